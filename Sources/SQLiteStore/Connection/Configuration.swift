@@ -1,0 +1,75 @@
+/// How a ``Database`` connection is opened and set up.
+///
+/// ```swift
+/// var configuration = Configuration()
+/// configuration.journalMode = .wal
+/// configuration.busyTimeout = .seconds(10)
+/// let db = try Database(path: path, configuration: configuration)
+/// ```
+public struct Configuration: Sendable {
+    /// Open the database read-only: every write fails with
+    /// ``ResultCode/readOnly``. The file must exist.
+    public var isReadOnly = false
+
+    /// Create the file when it does not exist (the default). When false,
+    /// opening a missing file fails with ``ResultCode/cantOpen``.
+    public var createsMissingFile = true
+
+    /// How long a statement waits for another connection's lock before it
+    /// fails with ``ResultCode/busy``. Five seconds by default.
+    public var busyTimeout: Duration = .seconds(5)
+
+    /// Enforce foreign keys (`PRAGMA foreign_keys`). On by default; SQLite's
+    /// own default is off.
+    public var foreignKeysEnabled = true
+
+    /// The journal mode to set when the connection opens; nil keeps the
+    /// file's mode (`delete` for a new file).
+    public var journalMode: JournalMode?
+
+    /// How many prepared statements ``Database/cachedStatement(_:)`` keeps.
+    public var statementCacheCapacity = 256
+
+    /// Whether ``SQLiteError/description`` includes the statement's
+    /// arguments. Off by default: arguments may hold private data.
+    public var includesArgumentsInErrors = false
+
+    /// A function that receives every statement the connection runs (see
+    /// ``Database/trace(options:_:)``).
+    public var trace: (@Sendable (TraceEvent) -> Void)?
+
+    /// What ``trace`` receives.
+    public var traceOptions: TraceOptions = .statements
+
+    /// Runs on every new connection after it is set up, for custom pragmas,
+    /// functions or collations.
+    public var prepareDatabase: (@Sendable (Database) throws -> Void)?
+
+    /// A name for the connection, used in messages.
+    public var label: String?
+
+    /// The default configuration.
+    public init() {}
+
+    var busyTimeoutMilliseconds: Int32 {
+        let (seconds, attoseconds) = busyTimeout.components
+        let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
+        return Int32(clamping: max(0, milliseconds))
+    }
+}
+
+/// SQLite's journal modes (`PRAGMA journal_mode`).
+public enum JournalMode: String, Sendable, CaseIterable {
+    /// Rollback journal deleted at the end of each transaction.
+    case delete
+    /// Rollback journal truncated instead of deleted.
+    case truncate
+    /// Rollback journal kept, its header zeroed.
+    case persist
+    /// Rollback journal in memory.
+    case memory
+    /// Write-ahead log: readers do not block the writer nor the writer readers.
+    case wal
+    /// No journal: no rollback and no atomic commit.
+    case off
+}

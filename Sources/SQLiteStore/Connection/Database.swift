@@ -1,0 +1,357 @@
+import Foundation
+
+/// One SQLite connection.
+///
+/// ```swift
+/// let db = try Database(path: "/path/to/people.sqlite")
+/// try db.execute("""
+///     CREATE TABLE IF NOT EXISTS people (
+///         id INTEGER PRIMARY KEY AUTOINCREMENT,
+///         name TEXT NOT NULL,
+///         age INTEGER)
+///     """)
+/// try db.execute("INSERT INTO people (name, age) VALUES (?, ?)", arguments: ["Ada", 36])
+/// let id = db.lastInsertedRowID
+/// let names = try db.fetchAll(String.self, "SELECT name FROM people ORDER BY name")
+/// ```
+///
+/// A `Database` is not thread-safe and not `Sendable`: use it from one thread
+/// at a time, or share it through a serializing wrapper.
+///
+/// The connection closes when ``close()`` is called or the object is
+/// released. Foreign keys are enforced unless the ``Configuration`` says
+/// otherwise.
+public final class Database {
+    /// The path the database was opened with (`:memory:` for an in-memory
+    /// database, empty for a temporary one).
+    public let path: String
+    /// The configuration the connection was opened with.
+    public let configuration: Configuration
+    @usableFromInline let connection: SQLiteConnection
+    private var statementCache: [String: Statement] = [:]
+    var savepointDepth = 0
+
+    /// Opens (and by default creates) the database file at `path`.
+    ///
+    /// Throws a ``SQLiteError``: ``ResultCode/cantOpen`` when the file cannot
+    /// be opened or created (missing directory, missing file with
+    /// ``Configuration/createsMissingFile`` off or read-only, no permission),
+    /// ``ResultCode/notADatabase`` when the file is not a SQLite database.
+    public init(path: String, configuration: Configuration = Configuration()) throws {
+        self.path = path
+        self.configuration = configuration
+        var flags = SQLITE_OPEN_NOMUTEX
+        if configuration.isReadOnly {
+            flags |= SQLITE_OPEN_READONLY
+        } else {
+            flags |= SQLITE_OPEN_READWRITE
+            if configuration.createsMissingFile { flags |= SQLITE_OPEN_CREATE }
+        }
+        var handle: OpaquePointer?
+        let code = sqlite3_open_v2(path, &handle, flags, nil)
+        guard code == SQLITE_OK, let handle else {
+            let error = SQLiteError.from(connection: handle, code: code, sql: nil)
+            sqlite3_close_v2(handle)
+            throw SQLiteError(code: error.extendedCode, message: Self.openFailureMessage(error.message, path: path))
+        }
+        sqlite3_extended_result_codes(handle, 1)
+        connection = SQLiteConnection(
+            handle: handle, includesArgumentsInErrors: configuration.includesArgumentsInErrors)
+        do {
+            try setUp()
+        } catch {
+            connection.close()
+            throw error
+        }
+    }
+
+    /// Opens a private in-memory database, gone when the connection closes.
+    public static func inMemory(configuration: Configuration = Configuration()) throws -> Database {
+        try Database(path: ":memory:", configuration: configuration)
+    }
+
+    /// Opens a private temporary database, stored in a file that SQLite
+    /// deletes when the connection closes.
+    public static func temporary(configuration: Configuration = Configuration()) throws -> Database {
+        try Database(path: "", configuration: configuration)
+    }
+
+    deinit {
+        statementCache.removeAll()
+        connection.close()
+    }
+
+    private func setUp() throws {
+        guard let handle = connection.handle else { return }
+        sqlite3_busy_timeout(handle, configuration.busyTimeoutMilliseconds)
+        if let trace = configuration.trace {
+            self.trace(options: configuration.traceOptions, trace)
+        }
+        if path != ":memory:" && !path.isEmpty {
+            // Reading the header now reports a file that is not a database at
+            // open time rather than at the first query.
+            do {
+                try execute("PRAGMA schema_version")
+            } catch let error as SQLiteError where error.code == .notADatabase {
+                throw SQLiteError(code: error.extendedCode, message: "file is not a database: \(path)")
+            }
+        }
+        try execute(configuration.foreignKeysEnabled ? "PRAGMA foreign_keys = ON" : "PRAGMA foreign_keys = OFF")
+        if let journalMode = configuration.journalMode {
+            let mode = try fetchOne(String.self, "PRAGMA journal_mode = \(journalMode.rawValue)")
+            guard mode?.lowercased() == journalMode.rawValue else {
+                throw SQLiteError(
+                    code: .error,
+                    message: "could not set journal mode \(journalMode.rawValue): the database stays in "
+                        + "\(mode ?? "an unknown") mode")
+            }
+        }
+        try configuration.prepareDatabase?(self)
+    }
+
+    private static func openFailureMessage(_ message: String, path: String) -> String {
+        var text = "\(message): \(path)"
+        let directory = (path as NSString).deletingLastPathComponent
+        var isDirectory: ObjCBool = false
+        if !directory.isEmpty && !FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
+            text += " (the directory \(directory) does not exist)"
+        } else if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+            text += " (it is a directory)"
+        }
+        return text
+    }
+
+    // MARK: - State
+
+    /// The underlying `sqlite3*` handle, for use with the C API; nil once closed.
+    public var sqliteConnection: OpaquePointer? { connection.handle }
+
+    /// Whether ``close()`` has been called.
+    public var isClosed: Bool { connection.isClosed }
+
+    /// Closes the connection. Safe to call more than once. Statements still
+    /// held elsewhere stay valid to release (they are finalized then) but
+    /// throw if used.
+    public func close() {
+        statementCache.removeAll()
+        connection.close()
+    }
+
+    /// Rows changed by the last completed INSERT, UPDATE or DELETE
+    /// (`sqlite3_changes64`).
+    public var changesCount: Int {
+        guard let handle = connection.handle else { return 0 }
+        return Int(sqlite3_changes64(handle))
+    }
+
+    /// Rows changed by INSERT, UPDATE and DELETE statements since the
+    /// connection opened (`sqlite3_total_changes64`).
+    public var totalChangesCount: Int {
+        guard let handle = connection.handle else { return 0 }
+        return Int(sqlite3_total_changes64(handle))
+    }
+
+    /// The rowid of the last successful INSERT into a rowid table
+    /// (`sqlite3_last_insert_rowid`), 0 if there was none.
+    public var lastInsertedRowID: Int64 {
+        guard let handle = connection.handle else { return 0 }
+        return sqlite3_last_insert_rowid(handle)
+    }
+
+    /// Whether a transaction is open.
+    public var isInsideTransaction: Bool {
+        guard let handle = connection.handle else { return false }
+        return sqlite3_get_autocommit(handle) == 0
+    }
+
+    /// Whether the main database is read-only.
+    public var isReadOnly: Bool {
+        guard let handle = connection.handle else { return true }
+        return sqlite3_db_readonly(handle, "main") == 1
+    }
+
+    /// Makes the running statement, if any, stop as soon as possible with
+    /// ``ResultCode/interrupt``. The one method that may be called from
+    /// another thread while the connection is in use.
+    public func interrupt() {
+        guard let handle = connection.handle else { return }
+        sqlite3_interrupt(handle)
+    }
+
+    // MARK: - Statements
+
+    /// Prepares a statement that you own. The SQL must hold exactly one
+    /// statement.
+    public func makeStatement(_ sql: String) throws -> Statement {
+        guard let handle = connection.handle else {
+            throw SQLiteError.misuse("the database connection is closed", sql: sql)
+        }
+        return try sql.utf8CString.withUnsafeBufferPointer { buffer in
+            let start = buffer.baseAddress!
+            let length = buffer.count - 1
+            var tail: UnsafePointer<CChar>?
+            var statement: OpaquePointer?
+            let code = sqlite3_prepare_v3(handle, start, Int32(length), 0, &statement, &tail)
+            guard code == SQLITE_OK else {
+                sqlite3_finalize(statement)
+                throw SQLiteError.from(connection: handle, code: code, sql: sql)
+            }
+            guard let statement else {
+                throw SQLiteError.misuse("the SQL holds no statement", sql: sql)
+            }
+            let consumed = tail.map { $0 - start } ?? length
+            let rest = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[consumed..<length])
+            guard SQLScanner.isBlank(rest.assumingMemoryBound(to: UInt8.self)) else {
+                sqlite3_finalize(statement)
+                throw SQLiteError.misuse(
+                    "the SQL holds more than one statement; use execute(_:arguments:) to run several", sql: sql)
+            }
+            return Statement(connection: connection, sqliteStatement: statement, sql: sql)
+        }
+    }
+
+    /// Returns a prepared statement from the connection's cache, preparing
+    /// and caching it the first time. The same SQL returns the same
+    /// statement, unless that one is being iterated by a cursor right now,
+    /// in which case a fresh one is prepared.
+    public func cachedStatement(_ sql: String) throws -> Statement {
+        if let statement = statementCache[sql], !statement.isBusy { return statement }
+        let statement = try makeStatement(sql)
+        if statementCache[sql] == nil, configuration.statementCacheCapacity > 0 {
+            if statementCache.count >= configuration.statementCacheCapacity {
+                statementCache.remove(at: statementCache.startIndex)
+            }
+            statementCache[sql] = statement
+        }
+        return statement
+    }
+
+    /// Empties the statement cache.
+    public func clearStatementCache() {
+        statementCache.removeAll()
+    }
+
+    // MARK: - Execute
+
+    /// Runs SQL: one statement or several separated by semicolons.
+    ///
+    /// With several statements, positional arguments are consumed in order
+    /// and named ones matched by name. Argument errors are thrown before the
+    /// statement that lacks them runs; statements before it have run, so
+    /// wrap a script in ``transaction(_:_:)`` to make it all-or-nothing.
+    ///
+    /// Rows returned by a statement are discarded; use the `fetch` methods to
+    /// read them.
+    public func execute(_ sql: String, arguments: StatementArguments = StatementArguments()) throws {
+        if let statement = statementCache[sql], !statement.isBusy {
+            try statement.execute(arguments: arguments)
+            return
+        }
+        guard let handle = connection.handle else {
+            throw SQLiteError.misuse("the database connection is closed", sql: sql)
+        }
+        try sql.utf8CString.withUnsafeBufferPointer { buffer in
+            let start = buffer.baseAddress!
+            let end = buffer.count - 1
+            var offset = 0
+            var positionalOffset = 0
+            var usedNames = Set<String>()
+            var isFirst = true
+            while offset < end {
+                var tail: UnsafePointer<CChar>?
+                var prepared: OpaquePointer?
+                let code = sqlite3_prepare_v3(handle, start + offset, Int32(end - offset), 0, &prepared, &tail)
+                guard code == SQLITE_OK else {
+                    sqlite3_finalize(prepared)
+                    throw SQLiteError.from(connection: handle, code: code, sql: sql)
+                }
+                let next = tail.map { $0 - start } ?? end
+                guard let prepared else {
+                    offset = next  // whitespace or a comment
+                    continue
+                }
+                let raw = UnsafeRawBufferPointer(buffer)
+                let rest = UnsafeRawBufferPointer(rebasing: raw[next..<end]).assumingMemoryBound(to: UInt8.self)
+                let isLast = SQLScanner.isBlank(rest)
+                let text =
+                    isFirst && isLast
+                    ? sql
+                    : String(decoding: UnsafeRawBufferPointer(rebasing: raw[offset..<next]), as: UTF8.self)
+                let statement = Statement(connection: connection, sqliteStatement: prepared, sql: text)
+                if isFirst && isLast {
+                    // A single statement: keep it for the next time.
+                    if configuration.statementCacheCapacity > 0 && statementCache[sql] == nil {
+                        if statementCache.count >= configuration.statementCacheCapacity {
+                            statementCache.remove(at: statementCache.startIndex)
+                        }
+                        statementCache[sql] = statement
+                    }
+                }
+                try statement.bind(
+                    arguments, positionalOffset: &positionalOffset, usedNames: &usedNames, isLast: isLast)
+                try statement.runToCompletion(arguments)
+                isFirst = false
+                offset = next
+                if isLast { break }
+            }
+            if isFirst && !arguments.isEmpty {
+                throw SQLiteError.misuse("arguments were given but the SQL holds no statement", sql: sql)
+            }
+        }
+    }
+
+    // MARK: - Fetch rows
+
+    /// Returns a cursor over the rows of a query, read one at a time.
+    public func fetchCursor(_ sql: String, arguments: StatementArguments = StatementArguments()) throws -> RowCursor {
+        try cachedStatement(sql).fetchCursor(arguments: arguments)
+    }
+
+    /// Returns all rows of a query.
+    public func fetchAll(_ sql: String, arguments: StatementArguments = StatementArguments()) throws -> [Row] {
+        try cachedStatement(sql).fetchAll(arguments: arguments)
+    }
+
+    /// Returns the first row of a query, or nil if there is none.
+    public func fetchOne(_ sql: String, arguments: StatementArguments = StatementArguments()) throws -> Row? {
+        try cachedStatement(sql).fetchOne(arguments: arguments)
+    }
+
+    // MARK: - Fetch values
+
+    /// Returns a cursor over the first column of a query's rows.
+    public func fetchCursor<Value: SQLiteValueConvertible>(
+        _ type: Value.Type, _ sql: String, arguments: StatementArguments = StatementArguments()
+    ) throws -> ValueCursor<Value> {
+        let statement = try cachedStatement(sql)
+        guard statement.columnCount > 0 else {
+            throw SQLiteError.misuse("the statement returns no columns to read values from", sql: sql)
+        }
+        try statement.prepareToRun(arguments)
+        return ValueCursor(statement: statement, arguments: arguments)
+    }
+
+    /// Returns the first column of every row of a query.
+    ///
+    /// ```swift
+    /// let names = try db.fetchAll(String.self, "SELECT name FROM people")
+    /// let ages = try db.fetchAll(Int?.self, "SELECT age FROM people")  // NULLs as nil
+    /// ```
+    public func fetchAll<Value: SQLiteValueConvertible>(
+        _ type: Value.Type, _ sql: String, arguments: StatementArguments = StatementArguments()
+    ) throws -> [Value] {
+        try Array(fetchCursor(type, sql, arguments: arguments))
+    }
+
+    /// Returns the first column of the first row of a query, or nil when
+    /// there is no row or the value is NULL.
+    ///
+    /// ```swift
+    /// let count = try db.fetchOne(Int.self, "SELECT COUNT(*) FROM people") ?? 0
+    /// ```
+    public func fetchOne<Value: SQLiteValueConvertible>(
+        _ type: Value.Type, _ sql: String, arguments: StatementArguments = StatementArguments()
+    ) throws -> Value? {
+        try fetchCursor(Value?.self, sql, arguments: arguments).next() ?? nil
+    }
+}

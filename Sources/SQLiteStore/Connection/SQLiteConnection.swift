@@ -1,0 +1,31 @@
+/// Owns a `sqlite3*` handle. Shared by a ``Database`` and its statements, so
+/// that statements can be finalized after the connection object is gone.
+@usableFromInline
+final class SQLiteConnection {
+    @usableFromInline var handle: OpaquePointer?
+    let includesArgumentsInErrors: Bool
+    /// Bumped after each schema change made through this connection.
+    var schemaGeneration = 0
+    var traceBox: Unmanaged<TraceBox>?
+
+    init(handle: OpaquePointer, includesArgumentsInErrors: Bool) {
+        self.handle = handle
+        self.includesArgumentsInErrors = includesArgumentsInErrors
+    }
+
+    @inlinable var isClosed: Bool { handle == nil }
+
+    /// Closes the connection. `sqlite3_close_v2` defers the actual close
+    /// until statements still held elsewhere are finalized, so closing never
+    /// fails or leaks because of them.
+    func close() {
+        guard let handle else { return }
+        self.handle = nil
+        sqlite3_trace_v2(handle, 0, nil, nil)
+        sqlite3_close_v2(handle)
+        traceBox?.release()
+        traceBox = nil
+    }
+
+    deinit { close() }
+}

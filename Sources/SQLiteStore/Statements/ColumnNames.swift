@@ -1,0 +1,60 @@
+/// The column names of a statement's rows, shared by all rows it returns.
+///
+/// Lookup by name is case-insensitive for ASCII letters, as SQLite compares
+/// identifiers, and takes the first column of that name.
+@usableFromInline
+final class ColumnNames: Sendable {
+    @usableFromInline let names: [String]
+
+    init(_ names: [String]) {
+        self.names = names
+    }
+
+    convenience init(statement: OpaquePointer) {
+        let count = Int(sqlite3_column_count(statement))
+        var names: [String] = []
+        names.reserveCapacity(count)
+        for index in 0..<count {
+            names.append(sqlite3_column_name(statement, Int32(index)).map { String(cString: $0) } ?? "")
+        }
+        self.init(names)
+    }
+
+    @inlinable var count: Int { names.count }
+
+    /// The index of a column, starting the search at `hint` (the column after
+    /// the one found last), since records and loops usually read columns in
+    /// order.
+    @inlinable
+    func index(of name: String, hint: inout Int) -> Int? {
+        if hint < names.count, names[hint] == name {
+            hint += 1
+            return hint - 1
+        }
+        guard let found = index(of: name) else { return nil }
+        hint = found + 1
+        return found
+    }
+
+    @usableFromInline
+    func index(of name: String) -> Int? {
+        if let exact = names.firstIndex(of: name) { return exact }
+        return names.firstIndex { Self.asciiCaseInsensitiveEquals($0, name) }
+    }
+
+    static func asciiCaseInsensitiveEquals(_ lhs: String, _ rhs: String) -> Bool {
+        var left = lhs.utf8.makeIterator()
+        var right = rhs.utf8.makeIterator()
+        while true {
+            switch (left.next(), right.next()) {
+            case (nil, nil): return true
+            case (let a?, let b?):
+                if a == b { continue }
+                let lowerA = a >= 65 && a <= 90 ? a + 32 : a
+                let lowerB = b >= 65 && b <= 90 ? b + 32 : b
+                if lowerA != lowerB { return false }
+            default: return false
+            }
+        }
+    }
+}

@@ -1,0 +1,258 @@
+import Foundation
+
+/// A prepared SQL statement, reusable with new arguments.
+///
+/// Get one from ``Database/makeStatement(_:)`` (yours to keep) or
+/// ``Database/cachedStatement(_:)`` (shared through the connection's cache).
+///
+/// ```swift
+/// let insert = try db.makeStatement("INSERT INTO t (a, b) VALUES (?, ?)")
+/// for i in 0..<1000 {
+///     try insert.execute(arguments: [i, "row \(i)"])
+/// }
+/// ```
+///
+/// A statement belongs to its connection and is used on that connection's
+/// thread. It is finalized when it is released, even after the connection
+/// has been closed.
+public final class Statement {
+    /// The SQL text of the statement.
+    public let sql: String
+    /// The underlying `sqlite3_stmt`, for use with the C API.
+    public let sqliteStatement: OpaquePointer
+    @usableFromInline let connection: SQLiteConnection
+    @usableFromInline var columns: ColumnNames
+    var columnsGeneration: Int
+    /// The number of parameters (`?`, `:name`, ...), which is also the
+    /// largest `?NNN` index.
+    public let parameterCount: Int
+    /// Parameter names without prefix, by index - 1; nil for `?` and `?NNN`.
+    let parameterNames: [String?]
+    /// Whether a cursor is iterating this statement right now.
+    @usableFromInline var isBusy = false
+    private let changesSchema: Bool
+
+    init(connection: SQLiteConnection, sqliteStatement: OpaquePointer, sql: String) {
+        self.connection = connection
+        self.sqliteStatement = sqliteStatement
+        self.sql = sql
+        self.columns = ColumnNames(statement: sqliteStatement)
+        self.columnsGeneration = connection.schemaGeneration
+        let count = Int(sqlite3_bind_parameter_count(sqliteStatement))
+        self.parameterCount = count
+        var names: [String?] = []
+        names.reserveCapacity(count)
+        for index in 0..<count {
+            if let cName = sqlite3_bind_parameter_name(sqliteStatement, Int32(index + 1)) {
+                let name = String(cString: cName)
+                names.append(name.hasPrefix("?") ? nil : StatementArguments.normalize(name))
+            } else {
+                names.append(nil)
+            }
+        }
+        self.parameterNames = names
+        self.changesSchema = sqlite3_stmt_readonly(sqliteStatement) == 0 && Self.isSchemaStatement(sql)
+    }
+
+    deinit {
+        sqlite3_finalize(sqliteStatement)
+    }
+
+    /// The names of the result columns, in order.
+    public var columnNames: [String] { columns.names }
+
+    /// The number of result columns.
+    public var columnCount: Int { columns.count }
+
+    /// Whether the statement leaves the database unchanged
+    /// (`sqlite3_stmt_readonly`).
+    public var isReadOnly: Bool { sqlite3_stmt_readonly(sqliteStatement) != 0 }
+
+    /// Binds arguments and runs the statement to completion, discarding any
+    /// rows it returns.
+    public func execute(arguments: StatementArguments = StatementArguments()) throws {
+        try prepareToRun(arguments)
+        try runToCompletion(arguments)
+    }
+
+    /// Returns a cursor over the rows of the statement.
+    ///
+    /// Rows are read one at a time as the cursor advances, so memory stays
+    /// constant however many rows the query returns. The statement cannot
+    /// run anything else until the cursor is done or released.
+    public func fetchCursor(arguments: StatementArguments = StatementArguments()) throws -> RowCursor {
+        try prepareToRun(arguments)
+        return RowCursor(statement: self, arguments: arguments)
+    }
+
+    /// Returns all rows of the statement.
+    public func fetchAll(arguments: StatementArguments = StatementArguments()) throws -> [Row] {
+        try Array(fetchCursor(arguments: arguments))
+    }
+
+    /// Returns the first row of the statement, or nil if there is none.
+    public func fetchOne(arguments: StatementArguments = StatementArguments()) throws -> Row? {
+        let cursor = try fetchCursor(arguments: arguments)
+        return try cursor.next()?.detached()
+    }
+
+    // MARK: - Running
+
+    /// Checks that the statement can run now, then binds the arguments.
+    @usableFromInline
+    func prepareToRun(_ arguments: StatementArguments) throws {
+        guard !connection.isClosed else { throw SQLiteError.misuse("the database connection is closed", sql: sql) }
+        guard !isBusy else {
+            throw SQLiteError.misuse("the statement is in use by a cursor that has not finished", sql: sql)
+        }
+        var offset = 0
+        var usedNames = Set<String>()
+        try bind(arguments, positionalOffset: &offset, usedNames: &usedNames, isLast: true)
+    }
+
+    /// Binds the values this statement takes from `arguments`.
+    ///
+    /// Positional values are consumed from `positionalOffset`; named ones are
+    /// looked up by name. When `isLast`, every value must have been used.
+    /// Everything is checked before anything is bound.
+    func bind(
+        _ arguments: StatementArguments, positionalOffset: inout Int, usedNames: inout Set<String>, isLast: Bool
+    ) throws {
+        if let error = arguments.conversionError { throw error.located(column: nil, index: nil, sql: sql) }
+        let handle = sqliteStatement
+        if !arguments.positional.isEmpty && !arguments.named.isEmpty {
+            throw argumentError("cannot mix positional and named arguments")
+        }
+        if arguments.named.isEmpty {
+            let available = arguments.positional.count - positionalOffset
+            if available < parameterCount || (isLast && available > parameterCount) {
+                let expected = positionalOffset + parameterCount
+                throw argumentError(
+                    "wrong number of arguments: the SQL has \(expected) parameter\(expected == 1 ? "" : "s"), "
+                        + "\(arguments.positional.count) value\(arguments.positional.count == 1 ? "" : "s") given")
+            }
+            var index: Int32 = 1
+            for value in arguments.positional[positionalOffset..<positionalOffset + parameterCount] {
+                let code = value.bind(to: handle, at: index)
+                if code != SQLITE_OK { throw error(code: code, arguments: arguments) }
+                index += 1
+            }
+            positionalOffset += parameterCount
+        } else {
+            for (index, name) in parameterNames.enumerated() {
+                guard let name else {
+                    throw argumentError("parameter \(index + 1) has no name, but only named arguments were given")
+                }
+                guard arguments.named[name] != nil else {
+                    throw argumentError("missing argument for parameter :\(name)")
+                }
+                usedNames.insert(name)
+            }
+            if isLast, let unknown = arguments.named.keys.sorted().first(where: { !usedNames.contains($0) }) {
+                let known = parameterNames.compactMap { $0.map { ":" + $0 } }
+                throw argumentError(
+                    "unknown argument name '\(unknown)'; the SQL's parameters are "
+                        + (known.isEmpty ? "none" : known.joined(separator: ", ")))
+            }
+            for (index, name) in parameterNames.enumerated() {
+                let code = arguments.named[name!]!.bind(to: handle, at: Int32(index + 1))
+                if code != SQLITE_OK { throw error(code: code, arguments: arguments) }
+            }
+        }
+    }
+
+    /// Steps until SQLite reports DONE, then resets the statement.
+    func runToCompletion(_ arguments: StatementArguments) throws {
+        let handle = sqliteStatement
+        while true {
+            let code = sqlite3_step(handle)
+            if code == SQLITE_DONE { break }
+            if code == SQLITE_ROW { continue }
+            let failure = error(code: code, arguments: arguments)
+            sqlite3_reset(handle)
+            throw failure
+        }
+        sqlite3_reset(handle)
+        if changesSchema { connection.schemaGeneration &+= 1 }
+    }
+
+    /// The column names of the current execution; refreshed when the schema
+    /// may have changed since they were read (SQLite re-prepares the
+    /// statement on its own, and `SELECT *` may then return other columns).
+    @usableFromInline
+    func currentColumns() -> ColumnNames {
+        if columnsGeneration != connection.schemaGeneration
+            || Int(sqlite3_column_count(sqliteStatement)) != columns.count
+        {
+            columns = ColumnNames(statement: sqliteStatement)
+            columnsGeneration = connection.schemaGeneration
+        }
+        return columns
+    }
+
+    /// The error for a failed SQLite call on this statement.
+    @usableFromInline
+    func error(code: Int32, arguments: StatementArguments? = nil) -> SQLiteError {
+        SQLiteError.from(
+            connection: connection.handle, code: code, sql: sql, arguments: arguments,
+            includesArguments: connection.includesArgumentsInErrors)
+    }
+
+    private func argumentError(_ message: String) -> SQLiteError {
+        SQLiteError(code: .misuse, message: message, sql: sql)
+    }
+
+    /// Whether SQL is DDL, after which cached column names may be stale.
+    private static func isSchemaStatement(_ sql: String) -> Bool {
+        let keyword = SQLScanner.firstKeyword(sql)
+        return keyword == "CREATE" || keyword == "ALTER" || keyword == "DROP"
+    }
+}
+
+/// Small lexical helpers over SQL text.
+enum SQLScanner {
+    /// The first word of the SQL, uppercased, after whitespace and comments.
+    static func firstKeyword(_ sql: String) -> String {
+        let bytes = Array(sql.utf8)
+        var index = skipBlank(bytes, from: 0)
+        let start = index
+        while index < bytes.count, (bytes[index] | 0x20) >= UInt8(ascii: "a"),
+            (bytes[index] | 0x20) <= UInt8(ascii: "z")
+        {
+            index += 1
+        }
+        return String(decoding: bytes[start..<index], as: UTF8.self).uppercased()
+    }
+
+    /// Whether the text holds nothing but whitespace, comments and semicolons.
+    static func isBlank(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        skipBlank(bytes, from: 0) == bytes.count
+    }
+
+    static func skipBlank<C: RandomAccessCollection>(_ bytes: C, from start: Int) -> Int
+    where C.Element == UInt8, C.Index == Int {
+        var index = start
+        let end = bytes.endIndex
+        while index < end {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\t")
+                || byte == UInt8(ascii: "\r") || byte == UInt8(ascii: ";") || byte == 0x0C
+            {
+                index += 1
+            } else if byte == UInt8(ascii: "-"), index + 1 < end, bytes[index + 1] == UInt8(ascii: "-") {
+                while index < end, bytes[index] != UInt8(ascii: "\n") { index += 1 }
+            } else if byte == UInt8(ascii: "/"), index + 1 < end, bytes[index + 1] == UInt8(ascii: "*") {
+                index += 2
+                while index < end,
+                    !(bytes[index] == UInt8(ascii: "*") && index + 1 < end && bytes[index + 1] == UInt8(ascii: "/"))
+                {
+                    index += 1
+                }
+                index = min(index + 2, end)
+            } else {
+                break
+            }
+        }
+        return index
+    }
+}

@@ -1,0 +1,144 @@
+import Foundation
+
+/// A value as SQLite stores it: one of its five storage classes.
+///
+/// NULL is a value like any other: rows keep it in place, and reading it into
+/// a non-optional Swift type is a thrown error.
+///
+/// ```swift
+/// let value: SQLiteValue = try row["age"]   // .integer(42) or .null
+/// let age: Int? = try row["age"]            // 42 or nil
+/// ```
+public enum SQLiteValue: Sendable, Hashable, CustomStringConvertible {
+    /// SQL NULL.
+    case null
+    /// A signed 64-bit integer.
+    case integer(Int64)
+    /// An IEEE 754 double. SQLite cannot store NaN.
+    case real(Double)
+    /// UTF-8 text, which may contain NUL characters.
+    case text(String)
+    /// Bytes.
+    case blob(Data)
+
+    /// SQLite's storage classes.
+    public enum StorageClass: String, Sendable, CustomStringConvertible {
+        case null = "NULL"
+        case integer = "INTEGER"
+        case real = "REAL"
+        case text = "TEXT"
+        case blob = "BLOB"
+        public var description: String { rawValue }
+    }
+
+    /// The value's storage class.
+    public var storageClass: StorageClass {
+        switch self {
+        case .null: .null
+        case .integer: .integer
+        case .real: .real
+        case .text: .text
+        case .blob: .blob
+        }
+    }
+
+    /// Whether the value is NULL.
+    public var isNull: Bool { if case .null = self { true } else { false } }
+
+    /// The value as an SQL literal, for display (values are never spliced
+    /// into executed SQL by this library).
+    public var description: String {
+        switch self {
+        case .null: return "NULL"
+        case .integer(let value): return String(value)
+        case .real(let value): return String(value)
+        case .text(let value): return "'" + value.replacingOccurrences(of: "'", with: "''") + "'"
+        case .blob(let data):
+            let hex = data.map { byte in
+                let digits = String(byte, radix: 16, uppercase: true)
+                return byte < 16 ? "0" + digits : digits
+            }.joined()
+            return "X'\(hex)'"
+        }
+    }
+
+    /// Reads column `column` of the current row of a prepared statement.
+    @inlinable
+    public init(sqliteStatement statement: OpaquePointer, column: Int32) {
+        switch sqlite3_column_type(statement, column) {
+        case SQLITE_INTEGER:
+            self = .integer(sqlite3_column_int64(statement, column))
+        case SQLITE_FLOAT:
+            self = .real(sqlite3_column_double(statement, column))
+        case SQLITE_TEXT:
+            self = .text(String(sqliteStatement: statement, textColumn: column))
+        case SQLITE_BLOB:
+            // sqlite3_column_blob must be called before sqlite3_column_bytes,
+            // and returns NULL for an empty blob.
+            let bytes = sqlite3_column_blob(statement, column)
+            let count = Int(sqlite3_column_bytes(statement, column))
+            if let bytes, count > 0 {
+                self = .blob(Data(bytes: bytes, count: count))
+            } else {
+                self = .blob(Data())
+            }
+        default:
+            self = .null
+        }
+    }
+
+    /// Binds the value to parameter `index` (1-based) of a prepared statement
+    /// and returns SQLite's result code.
+    @inlinable
+    func bind(to statement: OpaquePointer, at index: Int32) -> Int32 {
+        switch self {
+        case .null:
+            return sqlite3_bind_null(statement, index)
+        case .integer(let value):
+            return sqlite3_bind_int64(statement, index, value)
+        case .real(let value):
+            return sqlite3_bind_double(statement, index, value)
+        case .text(var value):
+            // The explicit byte count keeps embedded NUL characters.
+            return value.withUTF8 { buffer in
+                guard let base = buffer.baseAddress, buffer.count > 0 else {
+                    return sqlite3_bind_text(statement, index, "", 0, sqliteTransient)
+                }
+                return base.withMemoryRebound(to: CChar.self, capacity: buffer.count) { chars in
+                    sqlite3_bind_text64(
+                        statement, index, chars, UInt64(buffer.count), sqliteTransient, UInt8(SQLITE_UTF8))
+                }
+            }
+        case .blob(let data):
+            // A NULL pointer would bind NULL, so an empty blob is a zeroblob.
+            if data.isEmpty { return sqlite3_bind_zeroblob(statement, index, 0) }
+            return data.withUnsafeBytes { buffer in
+                sqlite3_bind_blob64(statement, index, buffer.baseAddress, UInt64(buffer.count), sqliteTransient)
+            }
+        }
+    }
+}
+
+extension SQLiteValue: ExpressibleByNilLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
+    ExpressibleByStringLiteral, ExpressibleByBooleanLiteral
+{
+    public init(nilLiteral: ()) { self = .null }
+    public init(integerLiteral value: Int64) { self = .integer(value) }
+    public init(floatLiteral value: Double) { self = .real(value) }
+    public init(stringLiteral value: String) { self = .text(value) }
+    public init(booleanLiteral value: Bool) { self = .integer(value ? 1 : 0) }
+}
+
+extension String {
+    /// Reads a text column, keeping embedded NUL characters.
+    @inlinable
+    init(sqliteStatement statement: OpaquePointer, textColumn column: Int32) {
+        // sqlite3_column_text must be called before sqlite3_column_bytes.
+        guard let text = sqlite3_column_text(statement, column) else {
+            self = ""
+            return
+        }
+        let count = Int(sqlite3_column_bytes(statement, column))
+        self = String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
+    }
+}

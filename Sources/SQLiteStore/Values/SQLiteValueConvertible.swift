@@ -1,0 +1,325 @@
+import Foundation
+
+/// A Swift type that converts to and from a ``SQLiteValue``.
+///
+/// The library provides conversions for every integer type, `Double`,
+/// `Float`, `Bool`, `String`, `Data`, `[UInt8]`, `Date`, `UUID`, `Decimal`,
+/// ``SQLiteValue`` itself, and `Optional` of any of them (nil is NULL).
+///
+/// Conform your own types by converting to and from one of those:
+///
+/// ```swift
+/// struct Email: SQLiteValueConvertible {
+///     var address: String
+///     var sqliteValue: SQLiteValue { .text(address) }
+///     init(sqliteValue: SQLiteValue) throws { address = try String(sqliteValue: sqliteValue) }
+/// }
+/// ```
+///
+/// Conversions never wrap, truncate or trap: a value that does not fit is a
+/// thrown ``ValueConversionError``.
+public protocol SQLiteValueConvertible {
+    /// The value to store. Throws when SQLite cannot represent the value
+    /// (a `UInt64` above `Int64.max`, a NaN).
+    var sqliteValue: SQLiteValue { get throws }
+
+    /// Creates a value from what SQLite returned. Throws a
+    /// ``ValueConversionError`` for NULL (unless the type is optional), for a
+    /// storage class the type does not accept, or for a value out of range.
+    init(sqliteValue: SQLiteValue) throws
+
+    /// Reads the value straight from column `column` of the current row of a
+    /// prepared statement.
+    ///
+    /// An optimization hook with a default implementation that goes through
+    /// ``init(sqliteValue:)``; the library's numeric and text types override
+    /// it to avoid building an intermediate ``SQLiteValue``.
+    static func read(sqliteStatement: OpaquePointer, column: Int32) throws -> Self
+}
+
+extension SQLiteValueConvertible {
+    @inlinable
+    public static func read(sqliteStatement: OpaquePointer, column: Int32) throws -> Self {
+        try Self(sqliteValue: SQLiteValue(sqliteStatement: sqliteStatement, column: column))
+    }
+}
+
+// MARK: - SQLiteValue
+
+extension SQLiteValue: SQLiteValueConvertible {
+    public var sqliteValue: SQLiteValue { self }
+    public init(sqliteValue: SQLiteValue) { self = sqliteValue }
+}
+
+// MARK: - Optional
+
+extension Optional: SQLiteValueConvertible where Wrapped: SQLiteValueConvertible {
+    public var sqliteValue: SQLiteValue {
+        get throws {
+            switch self {
+            case .none: .null
+            case .some(let wrapped): try wrapped.sqliteValue
+            }
+        }
+    }
+
+    public init(sqliteValue: SQLiteValue) throws {
+        if case .null = sqliteValue {
+            self = .none
+        } else {
+            self = .some(try Wrapped(sqliteValue: sqliteValue))
+        }
+    }
+
+    @inlinable
+    public static func read(sqliteStatement: OpaquePointer, column: Int32) throws -> Self {
+        if sqlite3_column_type(sqliteStatement, column) == SQLITE_NULL { return .none }
+        return .some(try Wrapped.read(sqliteStatement: sqliteStatement, column: column))
+    }
+}
+
+// MARK: - Integers
+
+/// Converts an integer value from SQLite: INTEGER as is, REAL only when it is
+/// a whole number in range.
+@inlinable
+func integerFromSQLite<T: FixedWidthInteger>(_ value: SQLiteValue, as type: T.Type) throws -> T {
+    switch value {
+    case .integer(let integer):
+        guard let result = T(exactly: integer) else { throw ValueConversionError(.outOfRange, type: T.self) }
+        return result
+    case .real(let real):
+        guard let result = T(exactly: real) else {
+            if real.isFinite && real.rounded() == real { throw ValueConversionError(.outOfRange, type: T.self) }
+            throw ValueConversionError(.invalidFormat("found a REAL that is not a whole number"), type: T.self)
+        }
+        return result
+    case .null:
+        throw ValueConversionError(.unexpectedNull, type: T.self)
+    default:
+        throw ValueConversionError(.typeMismatch(found: value.storageClass), type: T.self)
+    }
+}
+
+/// Reads an integer column without building a ``SQLiteValue`` in the common case.
+@inlinable
+func readInteger<T: FixedWidthInteger>(_ statement: OpaquePointer, _ column: Int32, as type: T.Type) throws -> T {
+    if sqlite3_column_type(statement, column) == SQLITE_INTEGER {
+        let integer = sqlite3_column_int64(statement, column)
+        guard let result = T(exactly: integer) else { throw ValueConversionError(.outOfRange, type: T.self) }
+        return result
+    }
+    return try integerFromSQLite(SQLiteValue(sqliteStatement: statement, column: column), as: T.self)
+}
+
+/// Converts an integer to SQLite's 64-bit signed integer, throwing when it
+/// does not fit (a `UInt64` or `UInt` above `Int64.max`).
+@inlinable
+func integerToSQLite<T: FixedWidthInteger>(_ value: T) throws -> SQLiteValue {
+    guard let integer = Int64(exactly: value) else {
+        throw ValueConversionError(
+            .notStorable("\(value) is outside SQLite's 64-bit signed integer range"), type: T.self)
+    }
+    return .integer(integer)
+}
+
+extension Int: SQLiteValueConvertible {
+    @inlinable public var sqliteValue: SQLiteValue { .integer(Int64(self)) }
+    @inlinable public init(sqliteValue: SQLiteValue) throws { self = try integerFromSQLite(sqliteValue, as: Int.self) }
+    @inlinable public static func read(sqliteStatement: OpaquePointer, column: Int32) throws -> Int {
+        try readInteger(sqliteStatement, column, as: Int.self)
+    }
+}
+
+extension Int8: SQLiteValueConvertible {
+    public var sqliteValue: SQLiteValue { .integer(Int64(self)) }
+    public init(sqliteValue: SQLiteValue) throws { self = try integerFromSQLite(sqliteValue, as: Int8.self) }
+    @inlinable public static func read(sqliteStatement: OpaquePointer, column: Int32) throws -> Int8 {
+        try readInteger(sqliteStatement, column, as: Int8.self)
+    }
+}
+
+extension Int16: SQLiteValueConvertible {
+    public var sqliteValue: SQLiteValue { .integer(Int64(self)) }
+    public init(sqliteValue: SQLiteValue) throws { self = try integerFromSQLite(sqliteValue, as: Int16.self) }
+    @inlinable public static func read(sqliteStatement: OpaquePointer, column: Int32) throws -> Int16 {
+        try readInteger(sqliteStatement, column, as: Int16.self)
+    }
+}
+
+extension Int32: SQLiteValueConvertible {
+    public var sqliteValue: SQLiteValue { .integer(Int64(self)) }
+    public init(sqliteValue: SQLiteValue) throws { self = try integerFromSQLite(sqliteValue, as: Int32.self) }
+    @inlinable public static func read(sqliteStatement: OpaquePointer, column: Int32) throws -> Int32 {
+        try readInteger(sqliteStatement, column, as: Int32.self)
+    }
+}
+
+extension Int64: SQLiteValueConvertible {
+    @inlinable public var sqliteValue: SQLiteValue { .integer(self) }
+    public init(sqliteValue: SQLiteValue) throws { self = try integerFromSQLite(sqliteValue, as: Int64.self) }
+    @inlinable public static func read(sqliteStatement: OpaquePointer, column: Int32) throws -> Int64 {
+        try readInteger(sqliteStatement, column, as: Int64.self)
+    }
+}
+
+extension UInt: SQLiteValueConvertible {
+    public var sqliteValue: SQLiteValue { get throws { try integerToSQLite(self) } }
+    public init(sqliteValue: SQLiteValue) throws { self = try integerFromSQLite(sqliteValue, as: UInt.self) }
+    @inlinable public static func read(sqliteStatement: OpaquePointer, column: Int32) throws -> UInt {
+        try readInteger(sqliteStatement, column, as: UInt.self)
+    }
+}
+
+extension UInt8: SQLiteValueConvertible {
+    public var sqliteValue: SQLiteValue { .integer(Int64(self)) }
+    public init(sqliteValue: SQLiteValue) throws { self = try integerFromSQLite(sqliteValue, as: UInt8.self) }
+    @inlinable public static func read(sqliteStatement: OpaquePointer, column: Int32) throws -> UInt8 {
+        try readInteger(sqliteStatement, column, as: UInt8.self)
+    }
+}
+
+extension UInt16: SQLiteValueConvertible {
+    public var sqliteValue: SQLiteValue { .integer(Int64(self)) }
+    public init(sqliteValue: SQLiteValue) throws { self = try integerFromSQLite(sqliteValue, as: UInt16.self) }
+    @inlinable public static func read(sqliteStatement: OpaquePointer, column: Int32) throws -> UInt16 {
+        try readInteger(sqliteStatement, column, as: UInt16.self)
+    }
+}
+
+extension UInt32: SQLiteValueConvertible {
+    public var sqliteValue: SQLiteValue { .integer(Int64(self)) }
+    public init(sqliteValue: SQLiteValue) throws { self = try integerFromSQLite(sqliteValue, as: UInt32.self) }
+    @inlinable public static func read(sqliteStatement: OpaquePointer, column: Int32) throws -> UInt32 {
+        try readInteger(sqliteStatement, column, as: UInt32.self)
+    }
+}
+
+extension UInt64: SQLiteValueConvertible {
+    public var sqliteValue: SQLiteValue { get throws { try integerToSQLite(self) } }
+    public init(sqliteValue: SQLiteValue) throws { self = try integerFromSQLite(sqliteValue, as: UInt64.self) }
+    @inlinable public static func read(sqliteStatement: OpaquePointer, column: Int32) throws -> UInt64 {
+        try readInteger(sqliteStatement, column, as: UInt64.self)
+    }
+}
+
+// MARK: - Floating point
+
+extension Double: SQLiteValueConvertible {
+    /// The value as REAL. NaN throws: SQLite would silently store it as NULL.
+    public var sqliteValue: SQLiteValue {
+        get throws {
+            if isNaN { throw ValueConversionError(.notStorable("NaN would be stored as NULL"), type: Double.self) }
+            return .real(self)
+        }
+    }
+
+    public init(sqliteValue: SQLiteValue) throws {
+        switch sqliteValue {
+        case .real(let real): self = real
+        case .integer(let integer): self = Double(integer)
+        case .null: throw ValueConversionError(.unexpectedNull, type: Double.self)
+        default: throw ValueConversionError(.typeMismatch(found: sqliteValue.storageClass), type: Double.self)
+        }
+    }
+
+    @inlinable public static func read(sqliteStatement: OpaquePointer, column: Int32) throws -> Double {
+        switch sqlite3_column_type(sqliteStatement, column) {
+        case SQLITE_FLOAT, SQLITE_INTEGER: return sqlite3_column_double(sqliteStatement, column)
+        default: return try Double(sqliteValue: SQLiteValue(sqliteStatement: sqliteStatement, column: column))
+        }
+    }
+}
+
+extension Float: SQLiteValueConvertible {
+    /// The value as REAL. NaN throws: SQLite would silently store it as NULL.
+    public var sqliteValue: SQLiteValue {
+        get throws {
+            if isNaN { throw ValueConversionError(.notStorable("NaN would be stored as NULL"), type: Float.self) }
+            return .real(Double(self))
+        }
+    }
+
+    public init(sqliteValue: SQLiteValue) throws {
+        let double: Double
+        do { double = try Double(sqliteValue: sqliteValue) } catch var error as ValueConversionError {
+            error.type = "Float"
+            throw error
+        }
+        let float = Float(double)
+        if double.isFinite && !float.isFinite { throw ValueConversionError(.outOfRange, type: Float.self) }
+        self = float
+    }
+}
+
+// MARK: - Bool
+
+extension Bool: SQLiteValueConvertible {
+    /// The value as INTEGER 1 or 0.
+    @inlinable public var sqliteValue: SQLiteValue { .integer(self ? 1 : 0) }
+
+    /// Zero is false and any other number true; text and blobs are refused.
+    public init(sqliteValue: SQLiteValue) throws {
+        switch sqliteValue {
+        case .integer(let integer): self = integer != 0
+        case .real(let real): self = real != 0
+        case .null: throw ValueConversionError(.unexpectedNull, type: Bool.self)
+        default: throw ValueConversionError(.typeMismatch(found: sqliteValue.storageClass), type: Bool.self)
+        }
+    }
+
+    @inlinable public static func read(sqliteStatement: OpaquePointer, column: Int32) throws -> Bool {
+        if sqlite3_column_type(sqliteStatement, column) == SQLITE_INTEGER {
+            return sqlite3_column_int64(sqliteStatement, column) != 0
+        }
+        return try Bool(sqliteValue: SQLiteValue(sqliteStatement: sqliteStatement, column: column))
+    }
+}
+
+// MARK: - Text and bytes
+
+extension String: SQLiteValueConvertible {
+    @inlinable public var sqliteValue: SQLiteValue { .text(self) }
+
+    /// Only TEXT is accepted: numbers are not silently turned into text.
+    public init(sqliteValue: SQLiteValue) throws {
+        switch sqliteValue {
+        case .text(let text): self = text
+        case .null: throw ValueConversionError(.unexpectedNull, type: String.self)
+        default: throw ValueConversionError(.typeMismatch(found: sqliteValue.storageClass), type: String.self)
+        }
+    }
+
+    @inlinable public static func read(sqliteStatement: OpaquePointer, column: Int32) throws -> String {
+        if sqlite3_column_type(sqliteStatement, column) == SQLITE_TEXT {
+            return String(sqliteStatement: sqliteStatement, textColumn: column)
+        }
+        return try String(sqliteValue: SQLiteValue(sqliteStatement: sqliteStatement, column: column))
+    }
+}
+
+extension Data: SQLiteValueConvertible {
+    public var sqliteValue: SQLiteValue { .blob(self) }
+
+    /// BLOB as is; TEXT as its UTF-8 bytes.
+    public init(sqliteValue: SQLiteValue) throws {
+        switch sqliteValue {
+        case .blob(let data): self = data
+        case .text(let text): self = Data(text.utf8)
+        case .null: throw ValueConversionError(.unexpectedNull, type: Data.self)
+        default: throw ValueConversionError(.typeMismatch(found: sqliteValue.storageClass), type: Data.self)
+        }
+    }
+}
+
+extension Array: SQLiteValueConvertible where Element == UInt8 {
+    public var sqliteValue: SQLiteValue { .blob(Data(self)) }
+
+    /// BLOB as is; TEXT as its UTF-8 bytes.
+    public init(sqliteValue: SQLiteValue) throws {
+        do { self = [UInt8](try Data(sqliteValue: sqliteValue)) } catch var error as ValueConversionError {
+            error.type = "Array<UInt8>"
+            throw error
+        }
+    }
+}
