@@ -13,6 +13,7 @@ let package = Package(
     products: [
         .library(name: "SQLiteStore", targets: ["SQLiteStore"]),
         .executable(name: "sqlitestore-demo", targets: ["sqlitestore-demo"]),
+        .executable(name: "bench", targets: ["bench"]),
     ],
     targets: [
         .systemLibrary(
@@ -26,6 +27,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "sqlitestore-demo",
+            dependencies: ["SQLiteStore"]
+        ),
+        .executableTarget(
+            name: "bench",
             dependencies: ["SQLiteStore"]
         ),
         .testTarget(

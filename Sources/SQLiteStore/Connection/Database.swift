@@ -29,6 +29,8 @@ public final class Database {
     public let configuration: Configuration
     @usableFromInline let connection: SQLiteConnection
     private var statementCache: [String: Statement] = [:]
+    /// The SQL and statements generated for record types (see `Records/`).
+    @usableFromInline let recordPlans = RecordPlans()
     var savepointDepth = 0
 
     /// Opens (and by default creates) the database file at `path`.
@@ -134,6 +136,7 @@ public final class Database {
     /// throw if used.
     public func close() {
         statementCache.removeAll()
+        recordPlans.removeAll()
         connection.close()
     }
 

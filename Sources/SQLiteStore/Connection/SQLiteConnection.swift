@@ -2,7 +2,8 @@
 /// that statements can be finalized after the connection object is gone.
 @usableFromInline
 final class SQLiteConnection {
-    @usableFromInline var handle: OpaquePointer?
+    /// Read before every step; see the note on Row's stored properties.
+    @usableFromInline @exclusivity(unchecked) var handle: OpaquePointer?
     let includesArgumentsInErrors: Bool
     /// Bumped after each schema change made through this connection.
     var schemaGeneration = 0

@@ -5,9 +5,12 @@
 @usableFromInline
 final class ColumnNames: Sendable {
     @usableFromInline let names: [String]
+    /// Stored rather than read from `names`: checked before every value read.
+    @usableFromInline let count: Int
 
     init(_ names: [String]) {
         self.names = names
+        self.count = names.count
     }
 
     convenience init(statement: OpaquePointer) {
@@ -19,8 +22,6 @@ final class ColumnNames: Sendable {
         }
         self.init(names)
     }
-
-    @inlinable var count: Int { names.count }
 
     /// The index of a column, starting the search at `hint` (the column after
     /// the one found last), since records and loops usually read columns in

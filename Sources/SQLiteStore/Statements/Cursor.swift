@@ -64,12 +64,16 @@ struct StatementStepper {
     @inlinable
     mutating func step() throws -> Bool {
         if isDone { return false }
-        guard !statement.connection.isClosed else {
-            finish()
-            throw SQLiteError.misuse("the database connection is closed", sql: statement.sql)
-        }
+        if statement.connection.isClosed { return try stepOnClosedConnection() }
         let code = sqlite3_step(statement.sqliteStatement)
         if code == SQLITE_ROW { return true }
+        return try stepDidEnd(code: code)
+    }
+
+    /// Done or failed: kept out of line so that ``step()`` inlines into
+    /// cursors.
+    @usableFromInline
+    mutating func stepDidEnd(code: Int32) throws -> Bool {
         if code == SQLITE_DONE {
             finish()
             return false
@@ -77,6 +81,12 @@ struct StatementStepper {
         let error = statement.error(code: code, arguments: arguments)
         finish()
         throw error
+    }
+
+    @usableFromInline
+    mutating func stepOnClosedConnection() throws -> Bool {
+        finish()
+        throw SQLiteError.misuse("the database connection is closed", sql: statement.sql)
     }
 
     @usableFromInline
@@ -90,8 +100,9 @@ struct StatementStepper {
 
 /// A cursor over the rows of a statement.
 public final class RowCursor: Cursor {
-    @usableFromInline var stepper: StatementStepper
-    @usableFromInline var row: Row?
+    // Hot state of inlined code: see the note on Row's stored properties.
+    @usableFromInline @exclusivity(unchecked) var stepper: StatementStepper
+    @usableFromInline @exclusivity(unchecked) var row: Row?
 
     init(statement: Statement, arguments: StatementArguments) {
         stepper = StatementStepper(statement: statement, arguments: arguments)
@@ -129,7 +140,7 @@ public final class RowCursor: Cursor {
 
 /// A cursor over the first column of a statement's rows, as values of one type.
 public final class ValueCursor<Value: SQLiteValueConvertible>: Cursor {
-    @usableFromInline var stepper: StatementStepper
+    @usableFromInline @exclusivity(unchecked) var stepper: StatementStepper
 
     init(statement: Statement, arguments: StatementArguments) {
         stepper = StatementStepper(statement: statement, arguments: arguments)

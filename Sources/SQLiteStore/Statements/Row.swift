@@ -23,13 +23,18 @@ import Foundation
 /// the cursor's current row; when the cursor moves on, a row you kept turns
 /// into a copy of its values, so a row is always safe to keep.
 public final class Row: CustomStringConvertible, Equatable {
+    // The mutable state below is read for every value, by code inlined into
+    // client modules, where the compiler cannot prove accesses exclusive and
+    // would check each one at run time (`swift_beginAccess`, about as costly
+    // as reading the value). The class only touches it from non-overlapping,
+    // non-reentrant accesses, so the checks are turned off.
     @usableFromInline let columns: ColumnNames
     /// The statement this row reads from, while it is the current row of a cursor.
-    @usableFromInline var sqliteStatement: OpaquePointer?
+    @usableFromInline @exclusivity(unchecked) var sqliteStatement: OpaquePointer?
     /// The values, once the row is a copy.
-    @usableFromInline var storage: ContiguousArray<SQLiteValue>
+    @usableFromInline @exclusivity(unchecked) var storage: ContiguousArray<SQLiteValue>
     /// Where the next lookup by name starts.
-    @usableFromInline var lookupHint = 0
+    @usableFromInline @exclusivity(unchecked) var lookupHint = 0
 
     /// Creates a row from column names and values, which must be as many.
     public init(columnNames: [String], values: [SQLiteValue]) {
@@ -147,9 +152,17 @@ public final class Row: CustomStringConvertible, Equatable {
                 return try Value.read(sqliteStatement: statement, column: Int32(truncatingIfNeeded: index))
             }
             return try Value(sqliteValue: storage[index])
-        } catch let error as ValueConversionError {
-            throw error.located(column: columns.names[index], index: index)
+        } catch {
+            throw locate(error, index: index)
         }
+    }
+
+    /// Adds the column to a conversion error. Out of line, so that reading
+    /// a value stays small enough to inline.
+    @usableFromInline
+    func locate(_ error: any Error, index: Int) -> any Error {
+        guard let error = error as? ValueConversionError else { return error }
+        return error.located(column: columns.names[index], index: index)
     }
 
     public var description: String {

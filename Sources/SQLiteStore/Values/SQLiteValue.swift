@@ -89,32 +89,40 @@ public enum SQLiteValue: Sendable, Hashable, CustomStringConvertible {
 
     /// Binds the value to parameter `index` (1-based) of a prepared statement
     /// and returns SQLite's result code.
+    ///
+    /// Small enough to inline: for a value of a known case, such as the
+    /// `.integer` of an `Int`, only the `sqlite3_bind_*` call remains.
     @inlinable
     func bind(to statement: OpaquePointer, at index: Int32) -> Int32 {
         switch self {
-        case .null:
-            return sqlite3_bind_null(statement, index)
-        case .integer(let value):
-            return sqlite3_bind_int64(statement, index, value)
-        case .real(let value):
-            return sqlite3_bind_double(statement, index, value)
-        case .text(var value):
-            // The explicit byte count keeps embedded NUL characters.
-            return value.withUTF8 { buffer in
-                guard let base = buffer.baseAddress, buffer.count > 0 else {
-                    return sqlite3_bind_text(statement, index, "", 0, sqliteTransient)
-                }
-                return base.withMemoryRebound(to: CChar.self, capacity: buffer.count) { chars in
-                    sqlite3_bind_text64(
-                        statement, index, chars, UInt64(buffer.count), sqliteTransient, UInt8(SQLITE_UTF8))
-                }
+        case .null: sqlite3_bind_null(statement, index)
+        case .integer(let value): sqlite3_bind_int64(statement, index, value)
+        case .real(let value): sqlite3_bind_double(statement, index, value)
+        case .text(let value): Self.bind(text: value, to: statement, at: index)
+        case .blob(let data): Self.bind(blob: data, to: statement, at: index)
+        }
+    }
+
+    @usableFromInline
+    static func bind(text: String, to statement: OpaquePointer, at index: Int32) -> Int32 {
+        var text = text
+        // The explicit byte count keeps embedded NUL characters.
+        return text.withUTF8 { buffer in
+            guard let base = buffer.baseAddress, buffer.count > 0 else {
+                return sqlite3_bind_text(statement, index, "", 0, sqliteTransient)
             }
-        case .blob(let data):
-            // A NULL pointer would bind NULL, so an empty blob is a zeroblob.
-            if data.isEmpty { return sqlite3_bind_zeroblob(statement, index, 0) }
-            return data.withUnsafeBytes { buffer in
-                sqlite3_bind_blob64(statement, index, buffer.baseAddress, UInt64(buffer.count), sqliteTransient)
+            return base.withMemoryRebound(to: CChar.self, capacity: buffer.count) { chars in
+                sqlite3_bind_text64(statement, index, chars, UInt64(buffer.count), sqliteTransient, UInt8(SQLITE_UTF8))
             }
+        }
+    }
+
+    @usableFromInline
+    static func bind(blob: Data, to statement: OpaquePointer, at index: Int32) -> Int32 {
+        // A NULL pointer would bind NULL, so an empty blob is a zeroblob.
+        if blob.isEmpty { return sqlite3_bind_zeroblob(statement, index, 0) }
+        return blob.withUnsafeBytes { buffer in
+            sqlite3_bind_blob64(statement, index, buffer.baseAddress, UInt64(buffer.count), sqliteTransient)
         }
     }
 }

@@ -104,12 +104,37 @@ func integerFromSQLite<T: FixedWidthInteger>(_ value: SQLiteValue, as type: T.Ty
 /// Reads an integer column without building a ``SQLiteValue`` in the common case.
 @inlinable
 func readInteger<T: FixedWidthInteger>(_ statement: OpaquePointer, _ column: Int32, as type: T.Type) throws -> T {
-    if sqlite3_column_type(statement, column) == SQLITE_INTEGER {
-        let integer = sqlite3_column_int64(statement, column)
-        guard let result = T(exactly: integer) else { throw ValueConversionError(.outOfRange, type: T.self) }
+    if let value = sqlite3_column_value(statement, column), sqlite3_value_type(value) == SQLITE_INTEGER,
+        let result = T(exactly: sqlite3_value_int64(value))
+    {
         return result
     }
-    return try integerFromSQLite(SQLiteValue(sqliteStatement: statement, column: column), as: T.self)
+    return try readIntegerSlowly(statement, column, as: T.self)
+}
+
+/// The uncommon cases of ``readInteger(_:_:as:)``, kept out of line so that
+/// the common one inlines into the caller. Inlinable nonetheless: a
+/// non-inlinable generic function called from a conformance's inlinable
+/// witness keeps client modules from devirtualizing that witness, which then
+/// costs an indirect call per value.
+@inlinable @inline(never)
+func readIntegerSlowly<T: FixedWidthInteger>(_ statement: OpaquePointer, _ column: Int32, as type: T.Type) throws
+    -> T
+{
+    try integerFromSQLite(SQLiteValue(sqliteStatement: statement, column: column), as: T.self)
+}
+
+/// Reads a column through one `sqlite3_column_value` call: the value's type
+/// and content then come from the cheap `sqlite3_value_*` accessors, instead
+/// of a second `sqlite3_column_*` call that would look the column up again.
+///
+/// The value is "unprotected" in SQLite's terms, which only matters to a
+/// connection shared by threads without a mutex; a ``Database`` is used by
+/// one thread at a time.
+@inlinable
+func columnValue(_ statement: OpaquePointer, _ column: Int32) -> (value: OpaquePointer, type: Int32)? {
+    guard let value = sqlite3_column_value(statement, column) else { return nil }
+    return (value, sqlite3_value_type(value))
 }
 
 /// Converts an integer to SQLite's 64-bit signed integer, throwing when it
@@ -224,10 +249,14 @@ extension Double: SQLiteValueConvertible {
     }
 
     @inlinable public static func read(sqliteStatement: OpaquePointer, column: Int32) throws -> Double {
-        switch sqlite3_column_type(sqliteStatement, column) {
-        case SQLITE_FLOAT, SQLITE_INTEGER: return sqlite3_column_double(sqliteStatement, column)
-        default: return try Double(sqliteValue: SQLiteValue(sqliteStatement: sqliteStatement, column: column))
+        if let (value, type) = columnValue(sqliteStatement, column), type == SQLITE_FLOAT || type == SQLITE_INTEGER {
+            return sqlite3_value_double(value)
         }
+        return try readSlowly(sqliteStatement, column)
+    }
+
+    @usableFromInline static func readSlowly(_ statement: OpaquePointer, _ column: Int32) throws -> Double {
+        try Double(sqliteValue: SQLiteValue(sqliteStatement: statement, column: column))
     }
 }
 
@@ -269,10 +298,14 @@ extension Bool: SQLiteValueConvertible {
     }
 
     @inlinable public static func read(sqliteStatement: OpaquePointer, column: Int32) throws -> Bool {
-        if sqlite3_column_type(sqliteStatement, column) == SQLITE_INTEGER {
-            return sqlite3_column_int64(sqliteStatement, column) != 0
+        if let (value, type) = columnValue(sqliteStatement, column), type == SQLITE_INTEGER {
+            return sqlite3_value_int64(value) != 0
         }
-        return try Bool(sqliteValue: SQLiteValue(sqliteStatement: sqliteStatement, column: column))
+        return try readSlowly(sqliteStatement, column)
+    }
+
+    @usableFromInline static func readSlowly(_ statement: OpaquePointer, _ column: Int32) throws -> Bool {
+        try Bool(sqliteValue: SQLiteValue(sqliteStatement: statement, column: column))
     }
 }
 
@@ -291,10 +324,17 @@ extension String: SQLiteValueConvertible {
     }
 
     @inlinable public static func read(sqliteStatement: OpaquePointer, column: Int32) throws -> String {
-        if sqlite3_column_type(sqliteStatement, column) == SQLITE_TEXT {
-            return String(sqliteStatement: sqliteStatement, textColumn: column)
+        if let (value, type) = columnValue(sqliteStatement, column), type == SQLITE_TEXT {
+            // sqlite3_value_text must be called before sqlite3_value_bytes.
+            guard let text = sqlite3_value_text(value) else { return "" }
+            let count = Int(sqlite3_value_bytes(value))
+            return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
         }
-        return try String(sqliteValue: SQLiteValue(sqliteStatement: sqliteStatement, column: column))
+        return try readSlowly(sqliteStatement, column)
+    }
+
+    @usableFromInline static func readSlowly(_ statement: OpaquePointer, _ column: Int32) throws -> String {
+        try String(sqliteValue: SQLiteValue(sqliteStatement: statement, column: column))
     }
 }
 

@@ -1,0 +1,243 @@
+/// The record types a connection has seen, each with its generated SQL and
+/// prepared statements. One per ``Database``; emptied when it closes.
+@usableFromInline
+final class RecordPlans {
+    private var plans: [ObjectIdentifier: RecordPlan] = [:]
+    // Records are usually written many times in a row with the same type:
+    // remembering the last one skips the dictionary.
+    private var lastType: ObjectIdentifier?
+    private var lastPlan: RecordPlan?
+
+    init() {}
+
+    /// The plan of a record type, made from its table name and primary key
+    /// the first time.
+    @usableFromInline
+    func plan<Record: TableRecord>(for type: Record.Type) -> RecordPlan {
+        let id = ObjectIdentifier(type)
+        if id == lastType, let lastPlan { return lastPlan }
+        let plan =
+            plans[id]
+            ?? RecordPlan(typeName: String(describing: type), tableName: type.tableName, primaryKey: type.primaryKey)
+        plans[id] = plan
+        lastType = id
+        lastPlan = plan
+        return plan
+    }
+
+    func removeAll() {
+        plans.removeAll()
+        lastType = nil
+        lastPlan = nil
+    }
+}
+
+/// What a connection knows about one record type: its table and key, the SQL
+/// that does not depend on the columns, and per set of encoded columns the
+/// SQL and statements that write them.
+@usableFromInline
+final class RecordPlan {
+    let typeName: String
+    let tableName: String
+    let primaryKey: String
+    let quotedTable: String
+    let quotedKey: String
+
+    @usableFromInline let selectAllSQL: String
+    @usableFromInline let selectByKeySQL: String
+    let existsByKeySQL: String
+    let deleteByKeySQL: String
+    let deleteAllSQL: String
+    let countSQL: String
+
+    // Exclusivity is not checked on the two properties below, used for every
+    // record written: they are only accessed from the non-reentrant methods
+    // of this class.
+    /// Most recently used first; a type usually writes one set of columns.
+    @exclusivity(unchecked) private var layouts: [ColumnLayout] = []
+    private static let maximumLayouts = 16
+    /// The buffer of the last encoded record, reused by the next one.
+    @exclusivity(unchecked) private var spare = ContiguousArray<SQLiteValue>()
+
+    init(typeName: String, tableName: String, primaryKey: String) {
+        self.typeName = typeName
+        self.tableName = tableName
+        self.primaryKey = primaryKey
+        quotedTable = quotedIdentifier(tableName)
+        quotedKey = quotedIdentifier(primaryKey)
+        selectAllSQL = "SELECT * FROM \(quotedTable)"
+        selectByKeySQL = "SELECT * FROM \(quotedTable) WHERE \(quotedKey) = ?"
+        existsByKeySQL = "SELECT EXISTS (SELECT 1 FROM \(quotedTable) WHERE \(quotedKey) = ?)"
+        deleteByKeySQL = "DELETE FROM \(quotedTable) WHERE \(quotedKey) = ?"
+        deleteAllSQL = "DELETE FROM \(quotedTable)"
+        countSQL = "SELECT COUNT(*) FROM \(quotedTable)"
+    }
+
+    // MARK: Encoding
+
+    /// Empty columns for the next record to encode, reusing buffers.
+    func makeColumns() -> RecordColumns {
+        var buffer = ContiguousArray<SQLiteValue>()
+        swap(&buffer, &spare)
+        return RecordColumns(reusing: buffer, expected: layouts.first?.names ?? [])
+    }
+
+    /// Takes back the buffer of encoded columns.
+    private func recycle(_ columns: inout RecordColumns) {
+        swap(&columns.values, &spare)
+        spare.removeAll(keepingCapacity: true)
+    }
+
+    /// Encodes a record, then runs `body` with its columns and their layout.
+    func withColumns<Record: PersistableRecord, Result>(
+        of record: Record, _ body: (RecordColumns, ColumnLayout) throws -> Result
+    ) throws -> Result {
+        var columns = makeColumns()
+        defer { recycle(&columns) }
+        try record.encode(to: &columns)
+        if let error = columns.conversionError { throw error }
+        return try body(columns, try layout(for: columns))
+    }
+
+    /// The layout of the encoded columns, made the first time.
+    private func layout(for columns: RecordColumns) throws -> ColumnLayout {
+        // The columns were checked against the first layout's names as they
+        // were written (comparing the arrays only compares their storage).
+        if let first = layouts.first, columns.isExpected, columns.expected == first.names { return first }
+        if let index = layouts.firstIndex(where: { columns.hasNames($0.names) }) {
+            let layout = layouts.remove(at: index)
+            layouts.insert(layout, at: 0)
+            return layout
+        }
+        guard columns.count > 0 else {
+            throw RecordError.invalidRecord(type: typeName, reason: "it encodes no columns")
+        }
+        let layout = ColumnLayout(names: ContiguousArray(columns.columnNames), plan: self)
+        layouts.insert(layout, at: 0)
+        if layouts.count > Self.maximumLayouts { layouts.removeLast() }
+        return layout
+    }
+
+    /// The position of the primary key among the columns; throws when the
+    /// record does not encode it.
+    func keyPosition(in layout: ColumnLayout) throws -> Int {
+        guard let position = layout.keyPosition else {
+            throw RecordError.invalidRecord(
+                type: typeName,
+                reason: "it does not encode its primary key column \(quotedKey) (declared by `primaryKey`)")
+        }
+        return position
+    }
+
+    func notFound(key: SQLiteValue) -> RecordError {
+        .recordNotFound(table: tableName, primaryKey: primaryKey, key: key)
+    }
+}
+
+/// One set of columns a record type writes, in order, with the SQL and
+/// statements that write them, generated and prepared once.
+final class ColumnLayout {
+    let names: ContiguousArray<String>
+    /// Where the primary key is among the names.
+    let keyPosition: Int?
+    private unowned let plan: RecordPlan
+    private var insertStatement: Statement?
+    private var updateStatement: Statement?
+    private var upsertStatement: Statement?
+    /// For UPDATE: the parameter number of each column (the key comes last).
+    private lazy var updateParameters: [Int32] = {
+        var parameters = [Int32](repeating: 0, count: names.count)
+        var next: Int32 = 1
+        for position in names.indices where position != keyPosition {
+            parameters[position] = next
+            next += 1
+        }
+        if let keyPosition { parameters[keyPosition] = next }
+        return parameters
+    }()
+
+    init(names: ContiguousArray<String>, plan: RecordPlan) {
+        self.names = names
+        self.plan = plan
+        keyPosition = names.firstIndex { ColumnNames.asciiCaseInsensitiveEquals($0, plan.primaryKey) }
+    }
+
+    private var quotedNames: [String] { names.map(quotedIdentifier) }
+
+    var insertSQL: String {
+        let placeholders = Array(repeating: "?", count: names.count).joined(separator: ", ")
+        return "INSERT INTO \(plan.quotedTable) (\(quotedNames.joined(separator: ", "))) VALUES (\(placeholders))"
+    }
+
+    /// Nil when the record has no column besides its key.
+    var updateSQL: String? {
+        let assignments = names.indices.filter { $0 != keyPosition }.map { "\(quotedIdentifier(names[$0])) = ?" }
+        guard !assignments.isEmpty else { return nil }
+        return "UPDATE \(plan.quotedTable) SET \(assignments.joined(separator: ", ")) WHERE \(plan.quotedKey) = ?"
+    }
+
+    var upsertSQL: String {
+        let assignments = names.indices.filter { $0 != keyPosition }.map { position in
+            let name = quotedIdentifier(names[position])
+            return "\(name) = excluded.\(name)"
+        }
+        let action = assignments.isEmpty ? "NOTHING" : "UPDATE SET " + assignments.joined(separator: ", ")
+        return "\(insertSQL) ON CONFLICT (\(plan.quotedKey)) DO \(action)"
+    }
+
+    /// Runs INSERT with the columns' values.
+    func insert(_ columns: RecordColumns, _ db: Database) throws {
+        if insertStatement == nil { insertStatement = try db.makeStatement(insertSQL) }
+        try Self.run(insertStatement!, columns, parameters: nil)
+    }
+
+    /// Runs UPDATE with the columns' values; returns whether a row had the
+    /// key.
+    func update(_ columns: RecordColumns, _ db: Database) throws -> Bool {
+        let key = columns.values[try plan.keyPosition(in: self)]
+        guard let sql = updateSQL else {
+            return try db.fetchOne(Bool.self, plan.existsByKeySQL, arguments: StatementArguments(values: [key])) ?? false
+        }
+        if updateStatement == nil { updateStatement = try db.makeStatement(sql) }
+        try Self.run(updateStatement!, columns, parameters: updateParameters)
+        return db.changesCount > 0
+    }
+
+    /// Runs INSERT ... ON CONFLICT DO UPDATE with the columns' values.
+    func upsert(_ columns: RecordColumns, _ db: Database) throws {
+        _ = try plan.keyPosition(in: self)
+        if upsertStatement == nil { upsertStatement = try db.makeStatement(upsertSQL) }
+        try Self.run(upsertStatement!, columns, parameters: nil)
+    }
+
+    /// Binds the values (to parameters 1, 2, ... or to `parameters`) and
+    /// runs the statement, which returns no rows.
+    private static func run(_ statement: Statement, _ columns: RecordColumns, parameters: [Int32]?) throws {
+        guard !statement.connection.isClosed else {
+            throw SQLiteError.misuse("the database connection is closed", sql: statement.sql)
+        }
+        let handle = statement.sqliteStatement
+        for position in columns.values.indices {
+            let parameter = parameters?[position] ?? Int32(truncatingIfNeeded: position + 1)
+            let code = columns.values[position].bind(to: handle, at: parameter)
+            if code != SQLITE_OK { throw failure(statement, code: code, columns, parameters) }
+        }
+        let code = sqlite3_step(handle)
+        guard code == SQLITE_DONE else {
+            let error = failure(statement, code: code, columns, parameters)
+            sqlite3_reset(handle)
+            throw error
+        }
+        sqlite3_reset(handle)
+    }
+
+    private static func failure(_ statement: Statement, code: Int32, _ columns: RecordColumns, _ parameters: [Int32]?)
+        -> SQLiteError
+    {
+        var ordered = Array(columns.values)
+        if let parameters {
+            for position in ordered.indices { ordered[Int(parameters[position]) - 1] = columns.values[position] }
+        }
+        return statement.error(code: code, arguments: StatementArguments(values: ordered))
+    }
+}

@@ -1,0 +1,161 @@
+extension FetchableRecord where Self: Decodable {
+    /// Decodes the record from the row's columns by name: each coding key
+    /// is a column name (case-insensitive).
+    ///
+    /// - Numbers, `Bool`, `String`, `Data`, `[UInt8]`, `Date`, `UUID`,
+    ///   `Decimal` and every other ``SQLiteValueConvertible`` type are read
+    ///   with their SQLite conversion, exactly as ``Row`` reads them.
+    /// - An enum with a raw value, or any type that decodes itself from a
+    ///   single value, is read from that value.
+    /// - Any other `Decodable` type (a struct, an array, a dictionary) is read
+    ///   from JSON text, the way ``PersistableRecord`` stores it.
+    /// - An optional property is nil when its column is NULL or absent; a
+    ///   non-optional one throws for NULL and for a missing column.
+    /// - A class's `super.init(from:)` reads the same row.
+    ///
+    /// Errors are ``ValueConversionError``s that name the column and type.
+    @inlinable
+    public init(row: Row) throws {
+        try self.init(from: RowDecoder(row: row))
+    }
+}
+
+/// The decoder behind ``FetchableRecord/init(row:)`` for `Decodable` types.
+/// A struct of one reference, so that passing it as `any Decoder` does not
+/// allocate; the only allocation per record is the keyed container's box,
+/// which `KeyedDecodingContainer` makes.
+@usableFromInline
+struct RowDecoder: Decoder {
+    let row: Row
+
+    @usableFromInline
+    init(row: Row) { self.row = row }
+
+    @usableFromInline var codingPath: [any CodingKey] { [] }
+    @usableFromInline var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    @usableFromInline
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        KeyedDecodingContainer(RowKeyedDecodingContainer<Key>(row: row))
+    }
+
+    @usableFromInline
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        throw DecodingError.typeMismatch(
+            [Any].self,
+            DecodingError.Context(
+                codingPath: [], debugDescription: "a row decodes by column name: use a keyed container"))
+    }
+
+    @usableFromInline
+    func singleValueContainer() throws -> any SingleValueDecodingContainer {
+        throw DecodingError.typeMismatch(
+            SQLiteValue.self,
+            DecodingError.Context(
+                codingPath: [], debugDescription: "a row decodes by column name: use a keyed container"))
+    }
+}
+
+struct RowKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
+    let row: Row
+
+    var codingPath: [any CodingKey] { [] }
+
+    var allKeys: [Key] { row.columnNames.compactMap { Key(stringValue: $0) } }
+
+    func contains(_ key: Key) -> Bool { row.hasColumn(key.stringValue) }
+
+    /// The index of the key's column; throws when there is none.
+    private func index<T>(of key: Key, for type: T.Type) throws -> Int {
+        let name = key.stringValue
+        guard let index = row.columns.index(of: name, hint: &row.lookupHint) else {
+            throw ValueConversionError(.columnNotFound, type: T.self, column: name)
+        }
+        return index
+    }
+
+    /// The index of the key's column, or nil when there is none.
+    private func optionalIndex(of key: Key) -> Int? {
+        row.columns.index(of: key.stringValue, hint: &row.lookupHint)
+    }
+
+    func decodeNil(forKey key: Key) throws -> Bool {
+        row.isNull(atColumn: try index(of: key, for: Never?.self))
+    }
+
+    // The overloads for the library's value types skip the dynamic dispatch
+    // of the generic method; they are what synthesized `init(from:)` calls.
+
+    private func value<V: SQLiteValueConvertible>(_ type: V.Type, _ key: Key) throws -> V {
+        try row.decode(V.self, at: try index(of: key, for: V.self))
+    }
+
+    private func optionalValue<V: SQLiteValueConvertible>(_ type: V.Type, _ key: Key) throws -> V? {
+        guard let index = optionalIndex(of: key) else { return nil }
+        return try row.decode(V?.self, at: index)
+    }
+
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try value(type, key) }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String { try value(type, key) }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try value(type, key) }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try value(type, key) }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try value(type, key) }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try value(type, key) }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try value(type, key) }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try value(type, key) }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try value(type, key) }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try value(type, key) }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try value(type, key) }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try value(type, key) }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try value(type, key) }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try value(type, key) }
+
+    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+        try ColumnCoding.decode(T.self, from: row, at: try index(of: key, for: T.self))
+    }
+
+    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try optionalValue(type, key) }
+    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try optionalValue(type, key) }
+    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try optionalValue(type, key) }
+    func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? { try optionalValue(type, key) }
+    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try optionalValue(type, key) }
+    func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { try optionalValue(type, key) }
+    func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? { try optionalValue(type, key) }
+    func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try optionalValue(type, key) }
+    func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try optionalValue(type, key) }
+    func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? { try optionalValue(type, key) }
+    func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? { try optionalValue(type, key) }
+    func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? { try optionalValue(type, key) }
+    func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? { try optionalValue(type, key) }
+    func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? { try optionalValue(type, key) }
+
+    func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+        guard let index = optionalIndex(of: key), !row.isNull(atColumn: index) else { return nil }
+        return try ColumnCoding.decode(T.self, from: row, at: index)
+    }
+
+    func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws
+        -> KeyedDecodingContainer<NestedKey>
+    {
+        throw Self.nestingError(key)
+    }
+
+    func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+        throw Self.nestingError(key)
+    }
+
+    /// The same row: a superclass decodes its own properties from it.
+    func superDecoder() throws -> any Decoder { RowDecoder(row: row) }
+
+    /// The same row: a superclass decodes its own properties from it.
+    func superDecoder(forKey key: Key) throws -> any Decoder { RowDecoder(row: row) }
+
+    private static func nestingError(_ key: Key) -> DecodingError {
+        DecodingError.typeMismatch(
+            SQLiteValue.self,
+            DecodingError.Context(
+                codingPath: [key],
+                debugDescription: "column \"\(key.stringValue)\" holds one value: decode a Decodable type "
+                    + "from it (stored as JSON) instead of a nested container"))
+    }
+}

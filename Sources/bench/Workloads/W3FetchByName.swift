@@ -1,0 +1,61 @@
+import Foundation
+import SQLiteStore
+
+extension Workloads {
+    /// W3: W2 with the columns read by name. The baseline resolves each name
+    /// to its index once per statement, the fastest honest way in C.
+    static var w3FetchByName: Workload {
+        Workload(
+            id: "W3", title: "fetch rows, 10 ints by name", target: .ratio(1.5),
+            template: makeTenIntegersTable,
+            raw: { run in
+                let connection = try RawConnection(path: run.path)
+                let statement = try connection.prepare(tenIntegersSelect)
+                defer { sqlite3_finalize(statement) }
+                return try run.measure {
+                    let indexes = try rawColumnIndexes(statement, names: tenColumnNames)
+                    var outcome = Outcome(count: 0, sum: 0)
+                    while true {
+                        let code = sqlite3_step(statement)
+                        guard code == SQLITE_ROW else {
+                            try connection.check(code, "step", expected: SQLITE_DONE)
+                            break
+                        }
+                        for index in indexes {
+                            outcome.sum &+= Int(sqlite3_column_int64(statement, index))
+                        }
+                        outcome.count += 1
+                    }
+                    sqlite3_reset(statement)
+                    return outcome
+                }
+            },
+            store: { run in
+                let db = try openStore(run.path)
+                return try run.measure {
+                    var outcome = Outcome(count: 0, sum: 0)
+                    let cursor = try db.fetchCursor(tenIntegersSelect)
+                    while let row = try cursor.next() {
+                        for name in tenColumnNames {
+                            outcome.sum &+= try row[name] as Int
+                        }
+                        outcome.count += 1
+                    }
+                    return outcome
+                }
+            })
+    }
+}
+
+/// The index of each named column of a statement, found once (by `strcmp`
+/// on `sqlite3_column_name`).
+func rawColumnIndexes(_ statement: OpaquePointer, names: [String]) throws -> [Int32] {
+    try names.map { name in
+        for index in 0..<sqlite3_column_count(statement) {
+            if let columnName = sqlite3_column_name(statement, index), strcmp(columnName, name) == 0 {
+                return index
+            }
+        }
+        throw BenchError("no column \(name)")
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import SQLiteStore
+
+// `swift run -c release bench [--rows N] [--reps N] [--filter NAME] [--json]`
+//
+// Runs each workload through the raw SQLite C API and through SQLiteStore in
+// this process, checks that both did the same work, and prints the median
+// times and their ratio.
+
+let usage = """
+    usage: bench [--rows N] [--reps N] [--filter NAME] [--json]
+      --rows N       rows per workload (default 100000; W7 streams ten times as many)
+      --reps N       timed runs per side, at least 5 (default 7); one warm-up run comes first
+      --filter NAME  only the workloads whose id or title contains NAME (case-insensitive);
+                     may be repeated
+      --json         print the results as JSON instead of a table
+      --list         list the workloads and exit
+    """
+
+struct Options {
+    var rows = 100_000
+    var repetitions = 7
+    var filters: [String] = []
+    var json = false
+    var list = false
+
+    init(_ arguments: [String]) throws {
+        var iterator = arguments.makeIterator()
+        func number(after flag: String, minimum: Int) throws -> Int {
+            guard let text = iterator.next(), let value = Int(text), value >= minimum else {
+                throw BenchError("\(flag) needs a whole number of at least \(minimum)\n\(usage)")
+            }
+            return value
+        }
+        while let argument = iterator.next() {
+            switch argument {
+            case "--rows": rows = try number(after: argument, minimum: 1)
+            case "--reps": repetitions = try number(after: argument, minimum: 5)
+            case "--filter":
+                guard let name = iterator.next() else { throw BenchError("--filter needs a name\n\(usage)") }
+                filters.append(name.lowercased())
+            case "--json": json = true
+            case "--list": list = true
+            case "-h", "--help":
+                print(usage)
+                exit(0)
+            default: throw BenchError("unknown argument \(argument)\n\(usage)")
+            }
+        }
+    }
+
+    func selects(_ workload: Workload) -> Bool {
+        filters.isEmpty
+            || filters.contains { "\(workload.id) \(workload.title)".lowercased().contains($0) }
+    }
+}
+
+func main() -> Int32 {
+    do {
+        let options = try Options(Array(CommandLine.arguments.dropFirst()))
+        let workloads = Workloads.all.filter(options.selects)
+        if options.list {
+            for workload in Workloads.all { print("\(workload.id)  \(workload.title)  (\(workload.target.description))") }
+            return 0
+        }
+        guard !workloads.isEmpty else { throw BenchError("no workload matches \(options.filters)") }
+        #if DEBUG
+            FileHandle.standardError.write(Data("bench: this is a debug build; measure with -c release\n".utf8))
+        #endif
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("sqlitestore-bench-\(ProcessInfo.processInfo.processIdentifier)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let runner = Runner(directory: directory, rows: options.rows, repetitions: options.repetitions)
+        if !options.json { print(Report.header(rows: options.rows, repetitions: options.repetitions)) }
+        var results: [Result] = []
+        var rows: [[String]] = []
+        for workload in workloads {
+            let result = try runner.run(workload)
+            results.append(result)
+            if !options.json {
+                // Reprint the table as it grows, so that a long run shows progress.
+                rows.append(Report.tableRow(result))
+                let lines = Report.table(rows).components(separatedBy: "\n")
+                if rows.count == 1, let header = lines.first { print(header) }
+                if let last = lines.last { print(last) }
+            }
+        }
+        if options.json { print(try Report.json(results, rows: options.rows, repetitions: options.repetitions)) }
+        return 0
+    } catch {
+        FileHandle.standardError.write(Data("bench: \(error)\n".utf8))
+        return 1
+    }
+}
+
+exit(main())
