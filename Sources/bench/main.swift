@@ -60,7 +60,9 @@ func main() -> Int32 {
         let options = try Options(Array(CommandLine.arguments.dropFirst()))
         let workloads = Workloads.all.filter(options.selects)
         if options.list {
-            for workload in Workloads.all { print("\(workload.id)  \(workload.title)  (\(workload.target.description))") }
+            for workload in Workloads.all {
+                print("\(workload.id)  \(workload.title)  (\(workload.target.description))")
+            }
             return 0
         }
         guard !workloads.isEmpty else { throw BenchError("no workload matches \(options.filters)") }

@@ -4,7 +4,8 @@ import Foundation
 /// column, for both record coding directions.
 ///
 /// - A ``SQLiteValueConvertible`` type (numbers, `String`, `Data`, `Date`,
-///   `UUID`, `Decimal`, ...) uses its own conversion.
+///   `UUID`, `Decimal`, ...) uses its own conversion; a `URL` is stored as
+///   its absolute string.
 /// - A type that codes itself as a single value (an enum with a raw value, a
 ///   wrapper around a `String`, `URL`) is stored as that value.
 /// - Anything else (a struct, an array, a dictionary) is stored as JSON text,
@@ -18,12 +19,29 @@ enum ColumnCoding {
         if let convertible = T.self as? any SQLiteValueConvertible.Type {
             return try decodeConvertible(convertible, from: row, at: index) as! T
         }
+        if T.self == URL.self {
+            let text: String
+            do { text = try row.decode(String.self, at: index) } catch var error as ValueConversionError {
+                error.type = "URL"
+                throw error
+            }
+            guard let url = URL(string: text) else {
+                throw ValueConversionError(
+                    .invalidFormat("text is not a URL"), type: URL.self, column: row.columnNames[index],
+                    columnIndex: index)
+            }
+            return url as! T
+        }
         do {
             return try T(from: ColumnDecoder(row: row, index: index))
         } catch is NeedsJSON {
             return try decodeJSON(T.self, from: row, at: index)
         } catch let error as DecodingError {
             throw conversionError(error, type: T.self, row: row, index: index)
+        } catch var error as ValueConversionError {
+            // Name the property's type, not the one it decodes itself from.
+            error.type = String(describing: T.self)
+            throw error
         }
     }
 
@@ -39,7 +57,8 @@ enum ColumnCoding {
         case .text(let text): data = Data(text.utf8)
         case .blob(let blob): data = blob
         case .null:
-            throw ValueConversionError(.unexpectedNull, type: T.self, column: row.columnNames[index], columnIndex: index)
+            throw ValueConversionError(
+                .unexpectedNull, type: T.self, column: row.columnNames[index], columnIndex: index)
         case let other:
             throw ValueConversionError(
                 .typeMismatch(found: other.storageClass), type: T.self, column: row.columnNames[index],
@@ -88,6 +107,7 @@ enum ColumnCoding {
                 throw error.located(column: column, index: nil)
             }
         }
+        if let url = value as? URL { return .text(url.absoluteString) }
         let encoder = ColumnEncoder(column: column)
         try value.encode(to: encoder)
         if encoder.needsJSON {

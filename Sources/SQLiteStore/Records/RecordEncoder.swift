@@ -4,7 +4,8 @@ extension PersistableRecord where Self: Encodable {
     ///
     /// - Numbers, `Bool`, `String`, `Data`, `[UInt8]`, `Date`, `UUID`,
     ///   `Decimal` and every other ``SQLiteValueConvertible`` type are
-    ///   stored with their SQLite conversion.
+    ///   stored with their SQLite conversion. A `URL` is stored as the text of
+    ///   its absolute string.
     /// - An enum with a raw value, or any type that encodes itself as a
     ///   single value, is stored as that value.
     /// - Any other `Encodable` type (a struct, an array, a dictionary) is

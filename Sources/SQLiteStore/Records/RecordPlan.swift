@@ -196,7 +196,8 @@ final class ColumnLayout {
     func update(_ columns: RecordColumns, _ db: Database) throws -> Bool {
         let key = columns.values[try plan.keyPosition(in: self)]
         guard let sql = updateSQL else {
-            return try db.fetchOne(Bool.self, plan.existsByKeySQL, arguments: StatementArguments(values: [key])) ?? false
+            return try db.fetchOne(Bool.self, plan.existsByKeySQL, arguments: StatementArguments(values: [key]))
+                ?? false
         }
         if updateStatement == nil { updateStatement = try db.makeStatement(sql) }
         try Self.run(updateStatement!, columns, parameters: updateParameters)

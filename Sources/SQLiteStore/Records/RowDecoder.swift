@@ -4,7 +4,8 @@ extension FetchableRecord where Self: Decodable {
     ///
     /// - Numbers, `Bool`, `String`, `Data`, `[UInt8]`, `Date`, `UUID`,
     ///   `Decimal` and every other ``SQLiteValueConvertible`` type are read
-    ///   with their SQLite conversion, exactly as ``Row`` reads them.
+    ///   with their SQLite conversion, exactly as ``Row`` reads them. A `URL`
+    ///   is read from text.
     /// - An enum with a raw value, or any type that decodes itself from a
     ///   single value, is read from that value.
     /// - Any other `Decodable` type (a struct, an array, a dictionary) is read
@@ -74,63 +75,82 @@ struct RowKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol
         return index
     }
 
-    /// The index of the key's column, or nil when there is none.
-    private func optionalIndex(of key: Key) -> Int? {
-        row.columns.index(of: key.stringValue, hint: &row.lookupHint)
-    }
-
     func decodeNil(forKey key: Key) throws -> Bool {
         row.isNull(atColumn: try index(of: key, for: Never?.self))
     }
 
     // The overloads for the library's value types skip the dynamic dispatch
     // of the generic method; they are what synthesized `init(from:)` calls.
+    // They call `Row` methods that are generic over the value type only:
+    // this container is only ever used unspecialized (through
+    // `KeyedDecodingContainer`'s box), and a helper generic over `Key` too
+    // would not be specialized for the value type.
 
-    private func value<V: SQLiteValueConvertible>(_ type: V.Type, _ key: Key) throws -> V {
-        try row.decode(V.self, at: try index(of: key, for: V.self))
-    }
-
-    private func optionalValue<V: SQLiteValueConvertible>(_ type: V.Type, _ key: Key) throws -> V? {
-        guard let index = optionalIndex(of: key) else { return nil }
-        return try row.decode(V?.self, at: index)
-    }
-
-    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try value(type, key) }
-    func decode(_ type: String.Type, forKey key: Key) throws -> String { try value(type, key) }
-    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try value(type, key) }
-    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try value(type, key) }
-    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try value(type, key) }
-    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try value(type, key) }
-    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try value(type, key) }
-    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try value(type, key) }
-    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try value(type, key) }
-    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try value(type, key) }
-    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try value(type, key) }
-    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try value(type, key) }
-    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try value(type, key) }
-    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try value(type, key) }
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try row.decode(type, named: key.stringValue) }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String { try row.decode(type, named: key.stringValue) }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try row.decode(type, named: key.stringValue) }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try row.decode(type, named: key.stringValue) }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try row.decode(type, named: key.stringValue) }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try row.decode(type, named: key.stringValue) }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try row.decode(type, named: key.stringValue) }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try row.decode(type, named: key.stringValue) }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try row.decode(type, named: key.stringValue) }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try row.decode(type, named: key.stringValue) }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try row.decode(type, named: key.stringValue) }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try row.decode(type, named: key.stringValue) }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try row.decode(type, named: key.stringValue) }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try row.decode(type, named: key.stringValue) }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
         try ColumnCoding.decode(T.self, from: row, at: try index(of: key, for: T.self))
     }
 
-    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try optionalValue(type, key) }
-    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try optionalValue(type, key) }
-    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try optionalValue(type, key) }
-    func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? { try optionalValue(type, key) }
-    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try optionalValue(type, key) }
-    func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { try optionalValue(type, key) }
-    func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? { try optionalValue(type, key) }
-    func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try optionalValue(type, key) }
-    func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try optionalValue(type, key) }
-    func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? { try optionalValue(type, key) }
-    func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? { try optionalValue(type, key) }
-    func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? { try optionalValue(type, key) }
-    func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? { try optionalValue(type, key) }
-    func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? { try optionalValue(type, key) }
+    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
+        try row.decodeIfPresent(type, named: key.stringValue)
+    }
+    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
+        try row.decodeIfPresent(type, named: key.stringValue)
+    }
+    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
+        try row.decodeIfPresent(type, named: key.stringValue)
+    }
+    func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? {
+        try row.decodeIfPresent(type, named: key.stringValue)
+    }
+    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? {
+        try row.decodeIfPresent(type, named: key.stringValue)
+    }
+    func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? {
+        try row.decodeIfPresent(type, named: key.stringValue)
+    }
+    func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? {
+        try row.decodeIfPresent(type, named: key.stringValue)
+    }
+    func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? {
+        try row.decodeIfPresent(type, named: key.stringValue)
+    }
+    func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? {
+        try row.decodeIfPresent(type, named: key.stringValue)
+    }
+    func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? {
+        try row.decodeIfPresent(type, named: key.stringValue)
+    }
+    func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? {
+        try row.decodeIfPresent(type, named: key.stringValue)
+    }
+    func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? {
+        try row.decodeIfPresent(type, named: key.stringValue)
+    }
+    func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? {
+        try row.decodeIfPresent(type, named: key.stringValue)
+    }
+    func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? {
+        try row.decodeIfPresent(type, named: key.stringValue)
+    }
 
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-        guard let index = optionalIndex(of: key), !row.isNull(atColumn: index) else { return nil }
+        guard let index = row.columns.index(of: key.stringValue, hint: &row.lookupHint), !row.isNull(atColumn: index)
+        else { return nil }
         return try ColumnCoding.decode(T.self, from: row, at: index)
     }
 
@@ -157,5 +177,14 @@ struct RowKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol
                 codingPath: [key],
                 debugDescription: "column \"\(key.stringValue)\" holds one value: decode a Decodable type "
                     + "from it (stored as JSON) instead of a nested container"))
+    }
+}
+
+extension Row {
+    /// The value of a column, converted; nil when the row has no such column
+    /// or the value is NULL.
+    func decodeIfPresent<Value: SQLiteValueConvertible>(_ type: Value.Type, named name: String) throws -> Value? {
+        guard let index = columns.index(of: name, hint: &lookupHint) else { return nil }
+        return try decodeUnchecked(Value?.self, at: index)
     }
 }

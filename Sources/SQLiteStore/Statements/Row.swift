@@ -128,9 +128,7 @@ public final class Row: CustomStringConvertible, Equatable {
     /// The value at a column index, converted to `type`.
     @inlinable
     public func decode<Value: SQLiteValueConvertible>(_ type: Value.Type = Value.self, at index: Int) throws -> Value {
-        guard index >= 0 && index < columns.count else {
-            throw ValueConversionError(.indexOutOfRange(count: columns.count), type: Value.self, columnIndex: index)
-        }
+        guard index >= 0 && index < columns.count else { throw indexOutOfRange(index, type: Value.self) }
         return try decodeUnchecked(Value.self, at: index)
     }
 
@@ -140,9 +138,22 @@ public final class Row: CustomStringConvertible, Equatable {
         -> Value
     {
         guard let index = columns.index(of: name, hint: &lookupHint) else {
-            throw ValueConversionError(.columnNotFound, type: Value.self, column: name)
+            throw columnNotFound(name, type: Value.self)
         }
         return try decodeUnchecked(Value.self, at: index)
+    }
+
+    // Errors are made out of line, so that reading a value stays small
+    // enough to inline.
+
+    @usableFromInline
+    func indexOutOfRange(_ index: Int, type: Any.Type) -> ValueConversionError {
+        ValueConversionError(.indexOutOfRange(count: columns.count), type: type, columnIndex: index)
+    }
+
+    @usableFromInline
+    func columnNotFound(_ name: String, type: Any.Type) -> ValueConversionError {
+        ValueConversionError(.columnNotFound, type: type, column: name)
     }
 
     @inlinable

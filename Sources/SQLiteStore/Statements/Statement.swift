@@ -107,7 +107,8 @@ public final class Statement {
                 throw bindingError(error)
             }
             if code != SQLITE_OK {
-                throw self.error(code: code, arguments: StatementArguments(values: Self.argumentValues(repeat each values)))
+                throw self.error(
+                    code: code, arguments: StatementArguments(values: Self.argumentValues(repeat each values)))
             }
         }
         try runToCompletion(StatementArguments(values: Self.argumentValues(repeat each values)))

@@ -23,7 +23,8 @@ enum Workloads {
 // MARK: - The ten-integer table shared by W1 to W5
 
 /// `t(i0..i9 INTEGER)`.
-let tenIntegersSchema = "CREATE TABLE t (i0 INTEGER, i1 INTEGER, i2 INTEGER, i3 INTEGER, i4 INTEGER, "
+let tenIntegersSchema =
+    "CREATE TABLE t (i0 INTEGER, i1 INTEGER, i2 INTEGER, i3 INTEGER, i4 INTEGER, "
     + "i5 INTEGER, i6 INTEGER, i7 INTEGER, i8 INTEGER, i9 INTEGER)"
 let tenIntegersInsert = "INSERT INTO t VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 let tenIntegersSelect = "SELECT i0, i1, i2, i3, i4, i5, i6, i7, i8, i9 FROM t"
