@@ -78,9 +78,9 @@ final class Run {
     }
 }
 
-/// Peak resident memory growth during a run, from Linux's `/proc`: the
-/// kernel's high-water mark is reset when measuring starts, and sampled
-/// values cover kernels that do not allow the reset.
+/// Peak resident memory growth during a run, from Linux's `/proc`: the heap
+/// is trimmed and the kernel's high-water mark reset when measuring starts,
+/// and sampled values cover kernels that do not allow the reset.
 final class MemoryProbe {
     private var baseline = 0
     private var peak = 0
@@ -95,6 +95,9 @@ final class MemoryProbe {
     }
 
     func start() {
+        // Memory freed by earlier runs would otherwise be reused without
+        // showing as growth.
+        _ = Self.trimHeap?(0)
         hwmWasReset = (try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)) != nil
         baseline = Self.read("VmRSS:") ?? 0
         peak = baseline
@@ -105,6 +108,13 @@ final class MemoryProbe {
     func sample() {
         if let rss = Self.read("VmRSS:") { peak = max(peak, rss) }
     }
+
+    /// glibc's `malloc_trim`, looked up at run time: it is not in the
+    /// `Glibc` module, and other C libraries do not have it.
+    private static let trimHeap: (@convention(c) (Int) -> Int32)? = {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
+    }()
 
     private static func read(_ field: String) -> Int? {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }

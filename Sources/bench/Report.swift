@@ -11,30 +11,37 @@ enum Report {
 
     static let columns = ["workload", "rows", "raw ms", "SQLiteStore ms", "ratio", "target", "result"]
 
-    static func tableRow(_ result: Result) -> [String] {
+    /// The widths of the columns, known before any result so that rows can
+    /// be printed as they come.
+    static func widths(for workloads: [Workload]) -> [Int] {
+        let names = workloads.map { "\($0.id) \($0.title)".count }
+        return [max(columns[0].count, names.max() ?? 0), 8, 8, 14, 6, 8, 0]
+    }
+
+    static func header(widths: [Int]) -> String {
+        line(columns, widths: widths)
+    }
+
+    static func row(_ result: Result, widths: [Int]) -> String {
         var met = result.isMet.map { $0 ? "ok" : "MISSED" } ?? "n/a"
         if case .memoryGrowth = result.workload.target {
             met += " (growth: raw \(megabytes(result.rawGrowth)), SQLiteStore \(megabytes(result.storeGrowth)))"
         }
-        return [
+        let cells = [
             "\(result.workload.id) \(result.workload.title)", String(result.rows),
             String(format: "%.2f", result.rawMedian), String(format: "%.2f", result.storeMedian),
             String(format: "%.2fx", result.ratio), result.workload.target.description, met,
         ]
+        return line(cells, widths: widths)
     }
 
-    /// Pads each column to its widest cell.
-    static func table(_ rows: [[String]]) -> String {
-        let all = [columns] + rows
-        let widths = columns.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
-        return all.map { row in
-            row.indices.map { column in
-                let cell = row[column]
-                let padding = String(repeating: " ", count: widths[column] - cell.count)
-                // Text left-aligned, figures right-aligned.
-                return column == 0 || column >= 5 ? cell + padding : padding + cell
-            }.joined(separator: "  ").trimmingCharacters(in: .whitespaces)
-        }.joined(separator: "\n")
+    /// Text left-aligned, figures right-aligned.
+    private static func line(_ cells: [String], widths: [Int]) -> String {
+        cells.indices.map { column in
+            let cell = cells[column]
+            let padding = String(repeating: " ", count: max(0, widths[column] - cell.count))
+            return column == 0 || column >= 5 ? cell + padding : padding + cell
+        }.joined(separator: "  ").trimmingCharacters(in: .whitespaces)
     }
 
     static func megabytes(_ bytes: Int?) -> String {

@@ -74,19 +74,17 @@ func main() -> Int32 {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let runner = Runner(directory: directory, rows: options.rows, repetitions: options.repetitions)
-        if !options.json { print(Report.header(rows: options.rows, repetitions: options.repetitions)) }
+        let widths = Report.widths(for: workloads)
+        if !options.json {
+            print(Report.header(rows: options.rows, repetitions: options.repetitions))
+            print(Report.header(widths: widths))
+        }
         var results: [Result] = []
-        var rows: [[String]] = []
         for workload in workloads {
             let result = try runner.run(workload)
             results.append(result)
-            if !options.json {
-                // Reprint the table as it grows, so that a long run shows progress.
-                rows.append(Report.tableRow(result))
-                let lines = Report.table(rows).components(separatedBy: "\n")
-                if rows.count == 1, let header = lines.first { print(header) }
-                if let last = lines.last { print(last) }
-            }
+            // Printed as it comes: a full run takes a while.
+            if !options.json { print(Report.row(result, widths: widths)) }
         }
         if options.json { print(try Report.json(results, rows: options.rows, repetitions: options.repetitions)) }
         return 0

@@ -143,6 +143,30 @@ private struct Tuple: Decodable, FetchableRecord {
     }
 }
 
+/// A record that (wrongly) keeps its decoding container.
+private struct Escaper: Decodable, FetchableRecord {
+    enum CodingKeys: String, CodingKey { case name }
+    nonisolated(unsafe) static var escaped: [KeyedDecodingContainer<CodingKeys>] = []
+    var name: String
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        Self.escaped.append(container)
+        name = try container.decode(String.self, forKey: .name)
+    }
+}
+
+/// Two records over the same rows with different coding keys.
+private struct NameOnly: Decodable, FetchableRecord { var name: String }
+private struct AgeOnly: Decodable, FetchableRecord { var age: Int? }
+private struct NameAndAge: Decodable, FetchableRecord {
+    var first: NameOnly
+    var second: AgeOnly
+    init(from decoder: any Decoder) throws {
+        first = try NameOnly(from: decoder)
+        second = try AgeOnly(from: decoder)
+    }
+}
+
 /// A record that keeps its row.
 private struct Keeper: FetchableRecord {
     var row: Row
@@ -371,6 +395,48 @@ struct RecordsDecodingTests {
         #expect(try keepers.map { try $0.row["name"] as String } == ["Ada", "Alan", "Grace"])
         let kept = try #require(try db.fetchOne(Keeper.self, "SELECT name FROM people WHERE id = 2"))
         #expect(try kept.row["name"] as String == "Alan")
+    }
+
+    @Test("A container kept past its record reads a frozen row, never a statement that moved on")
+    func escapedContainer() throws {
+        Escaper.escaped = []
+        let names = try db.fetchAll(Escaper.self, "SELECT name FROM people ORDER BY id").map(\.name)
+        #expect(names == ["Ada", "Alan", "Grace"])
+        let escaped = try #require(Escaper.escaped.last)
+        // The statement was reset when the cursor ended: the frozen row has
+        // its last state, no row, hence NULL.
+        #expect(throws: ValueConversionError.self) { try escaped.decode(String.self, forKey: .name) }
+        try db.execute("UPDATE people SET name = 'changed'")
+        #expect(try escaped.decodeIfPresent(String.self, forKey: .name) == nil)
+        Escaper.escaped = []
+    }
+
+    @Test("Records with different coding keys decode the same rows, in one record and in turn")
+    func severalKeyTypes() throws {
+        let both = try db.fetchAll(NameAndAge.self, "SELECT name, age FROM people ORDER BY id")
+        #expect(both.map(\.first.name) == ["Ada", "Alan", "Grace"])
+        #expect(both.map(\.second.age) == [36, nil, 85])
+        let cursor = try db.fetchCursor("SELECT name, age FROM people ORDER BY id")
+        var decoded: [String] = []
+        while let row = try cursor.next() {
+            decoded.append(try NameOnly(row: row).name)
+            decoded.append(String(describing: try AgeOnly(row: row).age))
+        }
+        #expect(decoded == ["Ada", "Optional(36)", "Alan", "nil", "Grace", "Optional(85)"])
+    }
+
+    @Test("Rows kept from a row cursor stay correct after records decoded them")
+    func keptRowsAfterDecoding() throws {
+        let rows = try db.fetchAll("SELECT name, age FROM people ORDER BY id")
+        #expect(try rows.map { try NameOnly(row: $0).name } == ["Ada", "Alan", "Grace"])
+        let cursor = try db.fetchCursor("SELECT name, age FROM people ORDER BY id")
+        var kept: [Row] = []
+        while let row = try cursor.next() {
+            _ = try NameOnly(row: row)
+            kept.append(row)
+        }
+        #expect(try kept.map { try NameOnly(row: $0).name } == ["Ada", "Alan", "Grace"])
+        #expect(try kept.map { try $0["age"] as Int? } == [36, nil, 85])
     }
 
     @Test("A record cursor frees its statement for reuse when done or released")

@@ -68,6 +68,7 @@ public final class RecordCursor<Record: FetchableRecord>: Cursor {
     }
 
     deinit {
+        row.dropDecodingCache()
         if !stepper.isDone {
             if !isKnownUniquelyReferenced(&row) { row.detach() }
             stepper.finish()

@@ -35,9 +35,33 @@ struct RowDecoder: Decoder {
     @usableFromInline var codingPath: [any CodingKey] { [] }
     @usableFromInline var userInfo: [CodingUserInfoKey: Any] { [:] }
 
+    /// The container for the row.
+    ///
+    /// Making one costs an allocation and several run-time lookups of
+    /// generic metadata, as much as decoding a few columns. A cursor hands
+    /// the same live row object to every record, so a live row keeps the
+    /// last container it made (see ``RowDecodingCache``).
     @usableFromInline
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        KeyedDecodingContainer(RowKeyedDecodingContainer<Key>(row: row))
+        guard let statement = row.sqliteStatement else {
+            return KeyedDecodingContainer(RowKeyedDecodingContainer<Key>(row: row))
+        }
+        let keys = ObjectIdentifier(Key.self)
+        if let cache = row.decodingCache {
+            if cache.keys == keys {
+                // Safe: the container was stored below for this very type of keys.
+                return unsafeDowncast(cache.container, to: CachedContainer<Key>.self).container
+            }
+        } else {
+            row.decodingCache = RowDecodingCache(
+                shadow: Row(columns: row.columns, liveStatement: statement), keys: keys,
+                container: CachedContainer<Key>.self)
+        }
+        let cache = row.decodingCache!
+        let container = KeyedDecodingContainer(RowKeyedDecodingContainer<Key>(row: cache.shadow))
+        cache.keys = keys
+        cache.container = CachedContainer(container)
+        return container
     }
 
     @usableFromInline
@@ -54,6 +78,44 @@ struct RowDecoder: Decoder {
             SQLiteValue.self,
             DecodingError.Context(
                 codingPath: [], debugDescription: "a row decodes by column name: use a keyed container"))
+    }
+}
+
+/// What a live row keeps for `Decodable` records: a keyed container, and
+/// the row it reads.
+///
+/// That row is a second live row over the same statement, the "shadow":
+/// were the container to refer to the cursor's row itself, the row would
+/// never be uniquely referenced, and the cursor would take it for a row
+/// kept by a record and copy it at every step. When the cache is dropped
+/// (the cursor's row is detached or its cursor released) the shadow is
+/// detached too, so that a container that outlived its record never reads
+/// a statement that moved on.
+final class RowDecodingCache {
+    let shadow: Row
+    var keys: ObjectIdentifier
+    var container: AnyObject
+
+    init<Key: CodingKey>(shadow: Row, keys: ObjectIdentifier, container: CachedContainer<Key>.Type) {
+        self.shadow = shadow
+        self.keys = keys
+        // Replaced right away by the caller.
+        self.container = shadow
+    }
+}
+
+/// A keyed container kept by a ``RowDecodingCache``.
+final class CachedContainer<Key: CodingKey> {
+    let container: KeyedDecodingContainer<Key>
+    init(_ container: KeyedDecodingContainer<Key>) { self.container = container }
+}
+
+extension Row {
+    /// Drops what `Decodable` records kept, turning it into a copy.
+    func dropDecodingCache() {
+        guard let cache = decodingCache else { return }
+        decodingCache = nil
+        cache.shadow.detach()
     }
 }
 

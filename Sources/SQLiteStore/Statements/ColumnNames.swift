@@ -26,7 +26,7 @@ final class ColumnNames: Sendable {
     /// The index of a column, starting the search at `hint` (the column after
     /// the one found last), since records and loops usually read columns in
     /// order.
-    @inlinable
+    @inlinable @inline(__always)
     func index(of name: String, hint: inout Int) -> Int? {
         if hint < names.count, names[hint] == name {
             hint += 1

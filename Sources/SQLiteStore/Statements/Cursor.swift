@@ -109,6 +109,7 @@ public final class RowCursor: Cursor {
     }
 
     deinit {
+        row?.dropDecodingCache()
         if !stepper.isDone {
             if !isKnownUniquelyReferenced(&row), let row { row.detach() }
             stepper.finish()

@@ -35,6 +35,9 @@ public final class Row: CustomStringConvertible, Equatable {
     @usableFromInline @exclusivity(unchecked) var storage: ContiguousArray<SQLiteValue>
     /// Where the next lookup by name starts.
     @usableFromInline @exclusivity(unchecked) var lookupHint = 0
+    /// While the row is live: what `Decodable` records decode it with, kept
+    /// from one record to the next (see `Records/RowDecoder.swift`).
+    @exclusivity(unchecked) var decodingCache: RowDecodingCache?
 
     /// Creates a row from column names and values, which must be as many.
     public init(columnNames: [String], values: [SQLiteValue]) {
@@ -64,6 +67,7 @@ public final class Row: CustomStringConvertible, Equatable {
     /// Turns a row that reads from a statement into a copy of its values.
     @usableFromInline
     func detach() {
+        dropDecodingCache()
         guard let statement = sqliteStatement else { return }
         var values = ContiguousArray<SQLiteValue>()
         values.reserveCapacity(columns.count)
@@ -126,14 +130,14 @@ public final class Row: CustomStringConvertible, Equatable {
     }
 
     /// The value at a column index, converted to `type`.
-    @inlinable
+    @inlinable @inline(__always)
     public func decode<Value: SQLiteValueConvertible>(_ type: Value.Type = Value.self, at index: Int) throws -> Value {
         guard index >= 0 && index < columns.count else { throw indexOutOfRange(index, type: Value.self) }
         return try decodeUnchecked(Value.self, at: index)
     }
 
     /// The value of a column, converted to `type`.
-    @inlinable
+    @inlinable @inline(__always)
     public func decode<Value: SQLiteValueConvertible>(_ type: Value.Type = Value.self, named name: String) throws
         -> Value
     {
@@ -156,7 +160,7 @@ public final class Row: CustomStringConvertible, Equatable {
         ValueConversionError(.columnNotFound, type: type, column: name)
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     func decodeUnchecked<Value: SQLiteValueConvertible>(_ type: Value.Type, at index: Int) throws -> Value {
         do {
             if let statement = sqliteStatement {
