@@ -13,18 +13,12 @@ extension Workloads {
                 defer { sqlite3_finalize(statement) }
                 return try run.measure {
                     var outcome = Outcome(count: 0, sum: 0)
-                    while true {
-                        let code = sqlite3_step(statement)
-                        guard code == SQLITE_ROW else {
-                            try connection.check(code, "step", expected: SQLITE_DONE)
-                            break
-                        }
+                    try connection.forEachRow(statement) {
                         for column: Int32 in 0..<10 {
                             outcome.sum &+= Int(sqlite3_column_int64(statement, column))
                         }
                         outcome.count += 1
                     }
-                    sqlite3_reset(statement)
                     return outcome
                 }
             },

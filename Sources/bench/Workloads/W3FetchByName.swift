@@ -15,18 +15,12 @@ extension Workloads {
                 return try run.measure {
                     let indexes = try rawColumnIndexes(statement, names: tenColumnNames)
                     var outcome = Outcome(count: 0, sum: 0)
-                    while true {
-                        let code = sqlite3_step(statement)
-                        guard code == SQLITE_ROW else {
-                            try connection.check(code, "step", expected: SQLITE_DONE)
-                            break
-                        }
+                    try connection.forEachRow(statement) {
                         for index in indexes {
                             outcome.sum &+= Int(sqlite3_column_int64(statement, index))
                         }
                         outcome.count += 1
                     }
-                    sqlite3_reset(statement)
                     return outcome
                 }
             },

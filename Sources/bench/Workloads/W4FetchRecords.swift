@@ -38,12 +38,7 @@ extension Workloads {
                 defer { sqlite3_finalize(statement) }
                 let rows = try run.measure {
                     var rows: [Ten] = []
-                    while true {
-                        let code = sqlite3_step(statement)
-                        guard code == SQLITE_ROW else {
-                            try connection.check(code, "step", expected: SQLITE_DONE)
-                            break
-                        }
+                    try connection.forEachRow(statement) {
                         rows.append(
                             Ten(
                                 i0: Int(sqlite3_column_int64(statement, 0)),
@@ -57,7 +52,6 @@ extension Workloads {
                                 i8: Int(sqlite3_column_int64(statement, 8)), i9: Int(sqlite3_column_int64(statement, 9))
                             ))
                     }
-                    sqlite3_reset(statement)
                     return rows
                 }
                 return outcome(rows)

@@ -117,15 +117,9 @@ func rawFetchPeople(_ statement: OpaquePointer, _ connection: RawConnection) thr
     -> [PersonFields]
 {
     var people: [PersonFields] = []
-    while true {
-        let code = sqlite3_step(statement)
-        guard code == SQLITE_ROW else {
-            try connection.check(code, "step", expected: SQLITE_DONE)
-            break
-        }
+    try connection.forEachRow(statement) {
         people.append(rawPerson(statement))
     }
-    sqlite3_reset(statement)
     return people
 }
 

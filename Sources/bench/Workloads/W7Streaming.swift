@@ -23,15 +23,9 @@ extension Workloads {
                 defer { sqlite3_finalize(statement) }
                 return try run.measure {
                     var outcome = Outcome(count: 0, sum: 0)
-                    while true {
-                        let code = sqlite3_step(statement)
-                        guard code == SQLITE_ROW else {
-                            try connection.check(code, "step", expected: SQLITE_DONE)
-                            break
-                        }
+                    try connection.forEachRow(statement) {
                         outcome.add(rawPerson(statement), memory: run.memory)
                     }
-                    sqlite3_reset(statement)
                     return outcome
                 }
             },
