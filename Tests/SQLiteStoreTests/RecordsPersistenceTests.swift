@@ -105,6 +105,65 @@ private struct Sparse: PersistableRecord {
     }
 }
 
+/// A record that writes another record of its type while it encodes itself.
+private struct Nester: Codable, FetchableRecord, PersistableRecord {
+    static let tableName = "nester"
+    nonisolated(unsafe) static var database: Database?
+    var id: Int64?
+    var name: String
+
+    mutating func didInsert(rowID: Int64) { id = rowID }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(name, forKey: .name)
+        if name == "parent", let database = Self.database {
+            var child = Nester(id: nil, name: "child")
+            try child.insert(database)
+        }
+    }
+}
+
+/// A record that (wrongly) keeps its encoding container.
+private struct Leaker: Codable, PersistableRecord {
+    static let tableName = "nester"
+    enum CodingKeys: String, CodingKey { case name }
+    nonisolated(unsafe) static var escaped: KeyedEncodingContainer<CodingKeys>?
+    var name: String
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(name, forKey: .name)
+        Self.escaped = container
+    }
+}
+
+/// Class records: a subclass writes its superclass's properties too.
+private class Vehicle: Codable {
+    var wheels: Int
+    init(wheels: Int) { self.wheels = wheels }
+}
+
+private final class Car: Vehicle, FetchableRecord, PersistableRecord {
+    static let tableName = "car"
+    var model: String
+    enum CodingKeys: String, CodingKey { case model }
+    init(model: String, wheels: Int) {
+        self.model = model
+        super.init(wheels: wheels)
+    }
+    required init(from decoder: any Decoder) throws {
+        model = try decoder.container(keyedBy: CodingKeys.self).decode(String.self, forKey: .model)
+        try super.init(from: decoder)
+    }
+    override func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(model, forKey: .model)
+        try super.encode(to: container.superEncoder())
+    }
+}
+
 private let peopleSchema = """
     CREATE TABLE peopleInfo (
         peopleInfoID INTEGER PRIMARY KEY AUTOINCREMENT, firstname TEXT NOT NULL, lastname TEXT, age INTEGER,
@@ -458,6 +517,45 @@ struct RecordsPersistenceTests {
         #expect(columns["d"] == .null)
         #expect(columns["missing"] == nil)
         #expect(columns["e"] as Data? == Data([1]))
+    }
+
+    @Test("A record that writes another of its type while encoding itself writes both")
+    func nestedEncoding() throws {
+        try db.execute("CREATE TABLE nester (id INTEGER PRIMARY KEY, name TEXT)")
+        Nester.database = db
+        defer { Nester.database = nil }
+        var parent = Nester(id: nil, name: "parent")
+        try parent.insert(db)
+        var other = Nester(id: nil, name: "other")
+        try other.insert(db)
+        #expect(try Nester.fetchAll(db).map(\.name).sorted() == ["child", "other", "parent"])
+        let parentID = try #require(parent.id)
+        #expect(try Nester.fetchOne(db, id: parentID)?.name == "parent")
+    }
+
+    @Test("An encoding container kept past its record cannot change other records")
+    func escapedEncodingContainer() throws {
+        try db.execute("CREATE TABLE nester (id INTEGER PRIMARY KEY, name TEXT)")
+        var first = Leaker(name: "first")
+        try first.insert(db)
+        var escaped = try #require(Leaker.escaped)
+        try escaped.encode("junk", forKey: .name)
+        var second = Leaker(name: "second")
+        try second.insert(db)
+        #expect(try db.fetchAll(String.self, "SELECT name FROM nester ORDER BY id") == ["first", "second"])
+        Leaker.escaped = nil
+    }
+
+    @Test("A subclass writes and reads its superclass's properties in the same row")
+    func classRecords() throws {
+        try db.execute("CREATE TABLE car (id INTEGER PRIMARY KEY, model TEXT, wheels INTEGER)")
+        var car = Car(model: "T", wheels: 4)
+        try car.insert(db)
+        var trike = Car(model: "Trike", wheels: 3)
+        try trike.insert(db)
+        let cars = try Car.fetchAll(db)
+        #expect(cars.map(\.model) == ["T", "Trike"])
+        #expect(cars.map(\.wheels) == [4, 3])
     }
 
     @Test("Writing a record on a closed connection throws")

@@ -26,6 +26,9 @@ public struct RecordColumns {
     /// The first value that could not be converted (an existential, so that
     /// copying the columns stays cheap).
     @usableFromInline var conversionError: (any Error)?
+    /// What the record type keeps for `Encodable` records, when the columns
+    /// come from a connection.
+    var encodingCache: RecordEncodingCache?
 
     /// An empty set of columns.
     public init() {

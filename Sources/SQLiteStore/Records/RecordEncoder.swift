@@ -14,24 +14,67 @@ extension PersistableRecord where Self: Encodable {
     ///   clears the column).
     /// - A class's `super.encode(to:)` writes into the same row.
     public func encode(to columns: inout RecordColumns) throws {
-        try withUnsafeMutablePointer(to: &columns) { pointer in
-            try encode(to: RecordEncoder(columns: pointer))
+        // The record type's cache, unless this is a nested use of it (a
+        // record written while another of its type encodes itself).
+        let cache = columns.encodingCache.flatMap { $0.isEncoding ? nil : $0 }
+        let slot = cache?.slot ?? ColumnsSlot()
+        swap(&columns, &slot.columns)
+        cache?.isEncoding = true
+        defer {
+            swap(&columns, &slot.columns)
+            cache?.isEncoding = false
         }
+        try encode(to: RecordEncoder(slot: slot, cache: cache))
     }
 }
 
+/// Where a record's columns are while it encodes itself, so that containers
+/// can refer to them without pointers.
+final class ColumnsSlot {
+    @exclusivity(unchecked) var columns = RecordColumns()
+}
+
+/// What a record type keeps from one record to the next for `Encodable`
+/// records: its slot, and the keyed container of its last record.
+///
+/// Making a container costs an allocation and several run-time lookups of
+/// generic metadata, as much as encoding a few columns. The container refers
+/// to the slot, not to a record, so reusing it is safe, and one that escaped
+/// its record only ever writes into the idle slot.
+final class RecordEncodingCache {
+    let slot = ColumnsSlot()
+    var keys: ObjectIdentifier?
+    var container: AnyObject?
+    var isEncoding = false
+}
+
+/// A keyed container kept by a ``RecordEncodingCache``.
+final class CachedEncodingContainer<Key: CodingKey> {
+    let container: KeyedEncodingContainer<Key>
+    init(_ container: KeyedEncodingContainer<Key>) { self.container = container }
+}
+
 /// The encoder behind the `Encodable` default of
-/// ``PersistableRecord/encode(to:)``. It points at the columns being
-/// written, so that passing it as `any Encoder` does not allocate; the only
-/// allocation per record is the keyed container's box.
+/// ``PersistableRecord/encode(to:)``: two references, so that passing it as
+/// `any Encoder` does not allocate.
 struct RecordEncoder: Encoder {
-    let columns: UnsafeMutablePointer<RecordColumns>
+    let slot: ColumnsSlot
+    let cache: RecordEncodingCache?
 
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        KeyedEncodingContainer(RecordKeyedEncodingContainer<Key>(columns: columns))
+        guard let cache else { return KeyedEncodingContainer(RecordKeyedEncodingContainer<Key>(slot: slot)) }
+        let keys = ObjectIdentifier(Key.self)
+        if cache.keys == keys, let cached = cache.container {
+            // Safe: the container was stored below for this very type of keys.
+            return unsafeDowncast(cached, to: CachedEncodingContainer<Key>.self).container
+        }
+        let container = KeyedEncodingContainer(RecordKeyedEncodingContainer<Key>(slot: slot))
+        cache.keys = keys
+        cache.container = CachedEncodingContainer(container)
+        return container
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
@@ -47,14 +90,14 @@ struct RecordEncoder: Encoder {
     /// Records a misuse, thrown once encoding returns: these methods cannot
     /// throw.
     func fail(_ reason: String) {
-        if columns.pointee.conversionError == nil {
-            columns.pointee.conversionError = ValueConversionError(.notStorable(reason), type: RecordColumns.self)
+        if slot.columns.conversionError == nil {
+            slot.columns.conversionError = ValueConversionError(.notStorable(reason), type: RecordColumns.self)
         }
     }
 }
 
 struct RecordKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
-    let columns: UnsafeMutablePointer<RecordColumns>
+    let slot: ColumnsSlot
 
     var codingPath: [any CodingKey] { [] }
 
@@ -64,12 +107,12 @@ struct RecordKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
     // ever used unspecialized (through `KeyedEncodingContainer`'s box).
 
     private func set(_ value: SQLiteValue, _ key: Key) {
-        columns.pointee.set(value, forColumn: key.stringValue)
+        slot.columns.set(value, forColumn: key.stringValue)
     }
 
     private func set(_ value: some FixedWidthInteger, _ key: Key) {
         if let integer = Int64(exactly: value) { return set(.integer(integer), key) }
-        columns.pointee.recordFailure(
+        slot.columns.recordFailure(
             ValueConversionError(
                 .notStorable("\(value) is outside SQLite's 64-bit signed integer range"), type: type(of: value)),
             type: type(of: value), column: key.stringValue)
@@ -77,7 +120,7 @@ struct RecordKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
 
     private func set(_ value: some BinaryFloatingPoint, _ key: Key) {
         if value.isNaN {
-            return columns.pointee.recordFailure(
+            return slot.columns.recordFailure(
                 ValueConversionError(.notStorable("NaN would be stored as NULL"), type: type(of: value)),
                 type: type(of: value), column: key.stringValue)
         }
@@ -102,7 +145,7 @@ struct RecordKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
 
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
         let column = key.stringValue
-        columns.pointee.set(try ColumnCoding.encode(value, column: column), forColumn: column)
+        slot.columns.set(try ColumnCoding.encode(value, column: column), forColumn: column)
     }
 
     // Synthesized code leaves nil optionals out through these; a record
@@ -157,20 +200,21 @@ struct RecordKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key)
         -> KeyedEncodingContainer<NestedKey>
     {
-        RecordEncoder(columns: columns).fail(Self.nestingMessage(key))
+        RecordEncoder(slot: slot, cache: nil).fail(Self.nestingMessage(key))
         return KeyedEncodingContainer(DiscardingKeyedContainer<NestedKey>())
     }
 
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
-        RecordEncoder(columns: columns).fail(Self.nestingMessage(key))
+        RecordEncoder(slot: slot, cache: nil).fail(Self.nestingMessage(key))
         return DiscardingUnkeyedContainer()
     }
 
-    /// The same row: a superclass writes its own properties into it.
-    mutating func superEncoder() -> any Encoder { RecordEncoder(columns: columns) }
+    /// The same row: a superclass writes its own properties into it (with
+    /// containers of its own, not kept).
+    mutating func superEncoder() -> any Encoder { RecordEncoder(slot: slot, cache: nil) }
 
     /// The same row: a superclass writes its own properties into it.
-    mutating func superEncoder(forKey key: Key) -> any Encoder { RecordEncoder(columns: columns) }
+    mutating func superEncoder(forKey key: Key) -> any Encoder { RecordEncoder(slot: slot, cache: nil) }
 
     private static func nestingMessage(_ key: Key) -> String {
         "column \"\(key.stringValue)\" holds one value: encode an Encodable value into it (stored as JSON) "

@@ -56,6 +56,8 @@ final class RecordPlan {
     /// Most recently used first; a type usually writes one set of columns.
     @exclusivity(unchecked) private var layouts: [ColumnLayout] = []
     private static let maximumLayouts = 16
+    /// What `Encodable` records of the type reuse.
+    private let encodingCache = RecordEncodingCache()
     /// The buffer of the last encoded record, reused by the next one.
     @exclusivity(unchecked) private var spare = ContiguousArray<SQLiteValue>()
 
@@ -79,7 +81,9 @@ final class RecordPlan {
     func makeColumns() -> RecordColumns {
         var buffer = ContiguousArray<SQLiteValue>()
         swap(&buffer, &spare)
-        return RecordColumns(reusing: buffer, expected: layouts.first?.names ?? [])
+        var columns = RecordColumns(reusing: buffer, expected: layouts.first?.names ?? [])
+        columns.encodingCache = encodingCache
+        return columns
     }
 
     /// Takes back the buffer of encoded columns.
@@ -187,8 +191,9 @@ final class ColumnLayout {
 
     /// Runs INSERT with the columns' values.
     func insert(_ columns: RecordColumns, _ db: Database) throws {
-        if insertStatement == nil { insertStatement = try db.makeStatement(insertSQL) }
-        try Self.run(insertStatement!, columns, parameters: nil)
+        let statement = try insertStatement ?? db.makeStatement(insertSQL)
+        insertStatement = statement
+        try Self.run(statement, columns, parameters: nil)
     }
 
     /// Runs UPDATE with the columns' values; returns whether a row had the
@@ -199,16 +204,18 @@ final class ColumnLayout {
             return try db.fetchOne(Bool.self, plan.existsByKeySQL, arguments: StatementArguments(values: [key]))
                 ?? false
         }
-        if updateStatement == nil { updateStatement = try db.makeStatement(sql) }
-        try Self.run(updateStatement!, columns, parameters: updateParameters)
+        let statement = try updateStatement ?? db.makeStatement(sql)
+        updateStatement = statement
+        try Self.run(statement, columns, parameters: updateParameters)
         return db.changesCount > 0
     }
 
     /// Runs INSERT ... ON CONFLICT DO UPDATE with the columns' values.
     func upsert(_ columns: RecordColumns, _ db: Database) throws {
         _ = try plan.keyPosition(in: self)
-        if upsertStatement == nil { upsertStatement = try db.makeStatement(upsertSQL) }
-        try Self.run(upsertStatement!, columns, parameters: nil)
+        let statement = try upsertStatement ?? db.makeStatement(upsertSQL)
+        upsertStatement = statement
+        try Self.run(statement, columns, parameters: nil)
     }
 
     /// Binds the values (to parameters 1, 2, ... or to `parameters`) and

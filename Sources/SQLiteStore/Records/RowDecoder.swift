@@ -47,17 +47,17 @@ struct RowDecoder: Decoder {
             return KeyedDecodingContainer(RowKeyedDecodingContainer<Key>(row: row))
         }
         let keys = ObjectIdentifier(Key.self)
-        if let cache = row.decodingCache {
-            if cache.keys == keys {
+        let cache: RowDecodingCache
+        if let existing = row.decodingCache {
+            if existing.keys == keys, let cached = existing.container {
                 // Safe: the container was stored below for this very type of keys.
-                return unsafeDowncast(cache.container, to: CachedContainer<Key>.self).container
+                return unsafeDowncast(cached, to: CachedContainer<Key>.self).container
             }
+            cache = existing
         } else {
-            row.decodingCache = RowDecodingCache(
-                shadow: Row(columns: row.columns, liveStatement: statement), keys: keys,
-                container: CachedContainer<Key>.self)
+            cache = RowDecodingCache(shadow: Row(columns: row.columns, liveStatement: statement))
+            row.decodingCache = cache
         }
-        let cache = row.decodingCache!
         let container = KeyedDecodingContainer(RowKeyedDecodingContainer<Key>(row: cache.shadow))
         cache.keys = keys
         cache.container = CachedContainer(container)
@@ -93,15 +93,10 @@ struct RowDecoder: Decoder {
 /// a statement that moved on.
 final class RowDecodingCache {
     let shadow: Row
-    var keys: ObjectIdentifier
-    var container: AnyObject
+    var keys: ObjectIdentifier?
+    var container: AnyObject?
 
-    init<Key: CodingKey>(shadow: Row, keys: ObjectIdentifier, container: CachedContainer<Key>.Type) {
-        self.shadow = shadow
-        self.keys = keys
-        // Replaced right away by the caller.
-        self.container = shadow
-    }
+    init(shadow: Row) { self.shadow = shadow }
 }
 
 /// A keyed container kept by a ``RowDecodingCache``.
