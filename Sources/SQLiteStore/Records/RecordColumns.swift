@@ -79,7 +79,7 @@ public struct RecordColumns {
     var isExpected: Bool { names == nil && values.count == expected.count }
 
     /// Writes a value.
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func set(_ value: SQLiteValue, forColumn column: String) {
         let position = values.count
         if names == nil && position < expected.count && expected[position] == column {
