@@ -12,7 +12,8 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "SQLiteStore", targets: ["SQLiteStore"]),
-        .executable(name: "sqlitestore-demo", targets: ["sqlitestore-demo"]),
+        .library(name: "RecordsApp", targets: ["RecordsApp"]),
+        .executable(name: "records", targets: ["records"]),
     ],
     targets: [
         .systemLibrary(
@@ -24,13 +25,34 @@ let package = Package(
             name: "SQLiteStore",
             dependencies: sqliteDependency
         ),
+        // The seeds' apps as UI-independent logic. The sample database is
+        // built from Resources/sampledb.sql by scripts/make-sample-database.sh.
+        .target(
+            name: "RecordsApp",
+            dependencies: ["SQLiteStore"],
+            exclude: ["Resources/sampledb.sql"],
+            resources: [.copy("Resources/sampledb.sqlite")]
+        ),
         .executableTarget(
-            name: "sqlitestore-demo",
-            dependencies: ["SQLiteStore"]
+            name: "records",
+            dependencies: ["RecordsApp", "SQLiteStore"]
+        ),
+        // Development tool behind scripts/make-sample-database.sh.
+        .executableTarget(
+            name: "make-sample-database",
+            dependencies: ["RecordsApp"]
         ),
         .testTarget(
             name: "SQLiteStoreTests",
             dependencies: ["SQLiteStore"]
+        ),
+        .testTarget(
+            name: "RecordsAppTests",
+            dependencies: ["RecordsApp", "SQLiteStore"]
+        ),
+        .testTarget(
+            name: "RecordsCLITests",
+            dependencies: ["records", "RecordsApp", "SQLiteStore"]
         ),
     ],
     swiftLanguageModes: [.v6]

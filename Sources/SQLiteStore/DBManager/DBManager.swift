@@ -46,8 +46,8 @@ import Synchronization
 /// ``transaction(_:_:)``; for anything else the ``Database`` API offers,
 /// ``withConnection(_:)``.
 public final class DBManager: Sendable {
-    /// The database file.
-    public let databaseURL: URL
+    /// The database file's path, or `:memory:` for ``inMemory(migrator:configuration:debugLog:)``.
+    public let path: String
     private let state: Mutex<State>
 
     private struct State {
@@ -90,17 +90,37 @@ public final class DBManager: Sendable {
     /// Opens the database at `databaseURL`, installing `template` there first
     /// if no database is there yet, then applies the migrator's pending
     /// migrations. The file's directory must exist.
-    public init(
+    public convenience init(
         databaseURL: URL, template: URL? = nil, migrator: Migrator? = nil,
         configuration: Configuration = Configuration(), debugLog: (@Sendable (String) -> Void)? = nil
     ) throws {
-        self.databaseURL = databaseURL
+        try self.init(
+            path: databaseURL.path, template: template, migrator: migrator, configuration: configuration,
+            debugLog: debugLog)
+    }
+
+    /// A manager of a private in-memory database, gone when it is closed or
+    /// released; for tests and previews.
+    public static func inMemory(
+        migrator: Migrator? = nil, configuration: Configuration = Configuration(),
+        debugLog: (@Sendable (String) -> Void)? = nil
+    ) throws -> DBManager {
+        try DBManager(
+            path: ":memory:", template: nil, migrator: migrator, configuration: configuration, debugLog: debugLog)
+    }
+
+    private init(
+        path: String, template: URL?, migrator: Migrator?, configuration: Configuration,
+        debugLog: (@Sendable (String) -> Void)?
+    ) throws {
+        self.path = path
         do {
             if let template {
-                let outcome = try DatabaseTemplate.install(from: template, to: databaseURL)
-                if outcome == .installed { debugLog?("installed \(template.path) at \(databaseURL.path)") }
+                let destination = URL(fileURLWithPath: path)
+                let outcome = try DatabaseTemplate.install(from: template, to: destination)
+                if outcome == .installed { debugLog?("installed \(template.path) at \(path)") }
             }
-            let database = try Database(path: databaseURL.path, configuration: configuration)
+            let database = try Database(path: path, configuration: configuration)
             if let debugLog { Self.installTrace(on: database, log: debugLog) }
             if let migrator {
                 let applied = try migrator.migrate(database)
@@ -176,7 +196,7 @@ public final class DBManager: Sendable {
     public func withConnection<T: Sendable>(_ body: (Database) throws -> T) throws -> T {
         try state.withLock { state in
             guard let database = state.database else {
-                let error = SQLiteError(code: .misuse, message: "the database \(databaseURL.path) is closed")
+                let error = SQLiteError(code: .misuse, message: "the database \(path) is closed")
                 state.log?("error: \(error)")
                 throw error
             }
@@ -201,7 +221,7 @@ public final class DBManager: Sendable {
         state.withLock { state in
             state.database?.close()
             state.database = nil
-            state.log?("closed \(databaseURL.path)")
+            state.log?("closed \(path)")
         }
     }
 

@@ -30,7 +30,7 @@ struct DBManagerTests {
         let manager = try DBManager(
             databaseFilename: "people.sqlite", template: URL(fileURLWithPath: dir.path("sampledb.sqlite")),
             directory: dir.url)
-        #expect(manager.databaseURL.path == dir.path("people.sqlite"))
+        #expect(manager.path == dir.path("people.sqlite"))
 
         let insert = try manager.executeQuery(
             "INSERT INTO peopleInfo (firstname, lastname, age) VALUES (?, ?, ?)", arguments: ["Grace", "O'Hopper", nil])
