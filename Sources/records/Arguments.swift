@@ -131,8 +131,10 @@ struct ParsedArguments {
             }
         }
         if wantsHelp { return }
-        for option in command.options where option.isRequired && values[option.name] == nil {
-            throw usage("missing required option '--\(option.name) \(option.valueName ?? "")'")
+        let missing = command.options.filter { $0.isRequired && values[$0.name] == nil }
+        if !missing.isEmpty {
+            let names = missing.map { "'--\($0.name) \($0.valueName ?? "")'" }.joined(separator: ", ")
+            throw usage("missing required option\(missing.count == 1 ? "" : "s") \(names)")
         }
         for (position, positional) in command.positionals.enumerated() {
             guard position < loose.count else { throw usage("missing \(positional.name)") }

@@ -43,7 +43,8 @@ struct SampleDatabaseTests {
         }
         #expect(try Data(contentsOf: dir.fileURL("exists.sqlite")) == Data("keep".utf8))
         #expect(throws: SQLiteError.self) {
-            try AppDatabase.buildSampleDatabase(sql: "CREATE TABLE t (a); INSERT INTO nope VALUES (1)", at: dir.fileURL("bad.sqlite"))
+            try AppDatabase.buildSampleDatabase(
+                sql: "CREATE TABLE t (a); INSERT INTO nope VALUES (1)", at: dir.fileURL("bad.sqlite"))
         }
         #expect(!FileManager.default.fileExists(atPath: dir.path("bad.sqlite")))
     }
@@ -51,7 +52,8 @@ struct SampleDatabaseTests {
     @Test("The bundled template is found and is the shipped file")
     func bundledTemplate() throws {
         let url = try AppDatabase.bundledTemplateURL()
-        #expect(try Data(contentsOf: url) == Data(contentsOf: resourcesDirectory.appendingPathComponent("sampledb.sqlite")))
+        #expect(
+            try Data(contentsOf: url) == Data(contentsOf: resourcesDirectory.appendingPathComponent("sampledb.sqlite")))
     }
 }
 
@@ -88,10 +90,11 @@ struct AppDatabaseTests {
         }
         let database = try AppDatabase(url: url, template: try AppDatabase.bundledTemplateURL())
         let people = try PeopleStore(database: database).all(sortedBy: .newest)
-        #expect(people == [
-            Person(id: 2, firstName: "", lastName: "Nameless", age: nil),
-            Person(id: 1, firstName: "Old", lastName: "Friend", age: 42),
-        ])
+        #expect(
+            people == [
+                Person(id: 2, firstName: "", lastName: "Nameless", age: nil),
+                Person(id: 1, firstName: "Old", lastName: "Friend", age: 42),
+            ])
         // The contacts table it lacked was added, empty.
         #expect(try ContactsStore(database: database).all().isEmpty)
     }
@@ -124,7 +127,9 @@ struct AppDatabaseTests {
     @Test("The location is the option, else RECORDS_DATABASE, else the data directory")
     func location() throws {
         let dir = try TemporaryDirectory()
-        let environment = ["XDG_DATA_HOME": dir.path("xdg"), "HOME": dir.path("home"), "RECORDS_DATABASE": "/env/db.sqlite"]
+        let environment = [
+            "XDG_DATA_HOME": dir.path("xdg"), "HOME": dir.path("home"), "RECORDS_DATABASE": "/env/db.sqlite",
+        ]
         let option = try AppDatabase.location(databasePath: "/opt/x.sqlite", environment: environment)
         #expect(option == DatabaseLocation(url: URL(fileURLWithPath: "/opt/x.sqlite"), source: .option))
         let fromEnvironment = try AppDatabase.location(databasePath: nil, environment: environment)
@@ -148,7 +153,9 @@ struct AppDatabaseTests {
         #expect(identifiers.contains("people.createTable") && identifiers.contains("contacts.createTable"))
     }
 
-    @Test("Folding ignores case, accents and width", arguments: [("Åkesson", "akesson"), ("ZOË", "zoe"), ("Ｓｅáｎ", "sean")])
+    @Test(
+        "Folding ignores case, accents and width",
+        arguments: [("Åkesson", "akesson"), ("ZOË", "zoe"), ("Ｓｅáｎ", "sean")])
     func folding(text: String, expected: String) {
         #expect(SearchFolding.fold(text) == expected)
     }

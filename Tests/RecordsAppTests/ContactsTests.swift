@@ -12,7 +12,8 @@ struct ContactsStoreTests {
     init() throws {
         store = ContactsStore(database: try emptyDatabase())
         try store.add(ContactDraft(name: "Jane Doe", address: "12 Main St", contact: "+1 555 0100"))
-        try store.add(ContactDraft(name: "Élise Martin", address: "1 rue de Rivoli, Paris", contact: "elise@example.com"))
+        try store.add(
+            ContactDraft(name: "Élise Martin", address: "1 rue de Rivoli, Paris", contact: "elise@example.com"))
     }
 
     @Test("Add trims and returns the contact; list is by name, or newest first")
@@ -80,7 +81,11 @@ struct ContactsViewModelTests {
     @Test("Adding says \"Contact added\" and the list refreshes at once")
     func add() throws {
         let changed = Flag()
-        withObservationTracking { _ = model.contacts } onChange: { changed.set() }
+        withObservationTracking {
+            _ = model.contacts
+        } onChange: {
+            changed.set()
+        }
         let contact = model.add(ContactDraft(name: "Jane Doe", address: "12 Main St", contact: "555 0100"))
         #expect(contact?.id == 1)
         #expect(model.status?.description == "Contact added")

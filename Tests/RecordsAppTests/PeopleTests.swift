@@ -82,7 +82,9 @@ struct PeopleStoreTests {
         }
         try store.update(id: id, with: PersonChanges(firstName: "Still"))
         let age = try database.read { db in
-            try db.fetchOne("SELECT age FROM peopleInfo WHERE peopleInfoID = ?", arguments: [id]).map { try $0[0] as SQLiteValue }
+            try db.fetchOne("SELECT age FROM peopleInfo WHERE peopleInfoID = ?", arguments: [id]).map {
+                try $0[0] as SQLiteValue
+            }
         }
         #expect(age == .null)
     }
@@ -92,7 +94,9 @@ struct PeopleStoreTests {
         #expect(try store.delete(id: 2).lastName == "Turing")
         #expect(try store.count() == 2)
         #expect(throws: RecordNotFoundError(kind: "person", id: 2)) { try store.delete(id: 2) }
-        #expect(throws: RecordNotFoundError(kind: "person", id: 9)) { try store.update(id: 9, with: PersonChanges(age: 1)) }
+        #expect(throws: RecordNotFoundError(kind: "person", id: 9)) {
+            try store.update(id: 9, with: PersonChanges(age: 1))
+        }
     }
 
     @Test(
@@ -135,7 +139,9 @@ struct PeopleStoreTests {
             #expect(error.problems.map(\.field) == ["first name", "last name", "age"])
             #expect(error.message(for: "age") == "age must be a whole number from 0 to 150")
         }
-        #expect(try PersonDraft.parse(firstName: "A", lastName: "B", age: " 7 ") == PersonDraft(firstName: "A", lastName: "B", age: 7))
+        #expect(
+            try PersonDraft.parse(firstName: "A", lastName: "B", age: " 7 ")
+                == PersonDraft(firstName: "A", lastName: "B", age: 7))
         #expect(throws: ValidationError.self) { try PersonChanges.parse(firstName: nil, lastName: nil, age: "4.5") }
         #expect(throws: ValidationError.self) { try PersonRules.age(fromText: "") }
     }
@@ -186,7 +192,11 @@ struct PeopleViewModelTests {
     @Test("Observers are told when the list changes")
     func notifiesObservers() throws {
         let changed = Flag()
-        withObservationTracking { _ = model.people } onChange: { changed.set() }
+        withObservationTracking {
+            _ = model.people
+        } onChange: {
+            changed.set()
+        }
         try model.add(PersonDraft(firstName: "Grace", lastName: "Hopper", age: 85))
         #expect(changed.isSet)
     }

@@ -11,7 +11,8 @@ struct CLITests {
     func mainHelp() throws {
         let run = try Sandbox().runRaw(["--help"])
         #expect(run.status == 0, "\(run)")
-        for command in ["people list", "people add", "people show", "people edit", "people delete", "people search",
+        for command in [
+            "people list", "people add", "people show", "people edit", "people delete", "people search",
             "contacts list", "contacts add", "contacts find", "contacts show", "contacts edit", "contacts delete",
         ] {
             #expect(run.stdout.contains(command), "missing \(command)")
@@ -145,9 +146,11 @@ struct CLITests {
     @Test("people list sorts by age and newest; a bad sort is a usage error")
     func peopleSort() throws {
         let sandbox = try Sandbox()
-        let byAge = try #require(try sandbox.run("people", "list", "--sort", "age", "--json").json() as? [[String: Any]])
+        let byAge = try #require(
+            try sandbox.run("people", "list", "--sort", "age", "--json").json() as? [[String: Any]])
         #expect(byAge.compactMap { $0["age"] as? Int } == [29, 36, 41, 85, 101])
-        let newest = try #require(try sandbox.run("people", "list", "--sort=newest", "--json").json() as? [[String: Any]])
+        let newest = try #require(
+            try sandbox.run("people", "list", "--sort=newest", "--json").json() as? [[String: Any]])
         #expect(newest.compactMap { $0["id"] as? Int } == [6, 5, 4, 3, 2, 1])
         let bad = try sandbox.run("people", "list", "--sort", "height")
         #expect(bad.status == 2)
@@ -187,7 +190,8 @@ struct CLITests {
         #expect(!FileManager.default.fileExists(atPath: sandbox.defaultDatabase))
         let age = try sandbox.run("people", "add", "--first", "A", "--last", "B", "--age", "forty")
         #expect(age.status == 2)
-        let long = try sandbox.run("people", "add", "--first", String(repeating: "x", count: 101), "--last", "B", "--age", "4")
+        let long = try sandbox.run(
+            "people", "add", "--first", String(repeating: "x", count: 101), "--last", "B", "--age", "4")
         #expect(long.stderr.contains("at most 100 characters"))
         #expect((try sandbox.run("people", "list", "--json").json() as? [Any])?.count == 6)
     }
@@ -214,7 +218,8 @@ struct CLITests {
         #expect(accents.stdout.contains("O'Brien"))
         let zoe = try #require(try sandbox.run("people", "search", "ZOE", "--json").json() as? [[String: Any]])
         #expect(zoe.count == 1)
-        let prefix = try #require(try sandbox.run("people", "search", "--prefix", "a", "--json").json() as? [[String: Any]])
+        let prefix = try #require(
+            try sandbox.run("people", "search", "--prefix", "a", "--json").json() as? [[String: Any]])
         #expect(Set(prefix.compactMap { $0["firstName"] as? String }) == ["Ada", "Alan", "Zoë"])
         let none = try sandbox.run("people", "search", "nobody")
         #expect(none.status == 0)
@@ -238,7 +243,8 @@ struct CLITests {
     func contactsAddAndFind() throws {
         let sandbox = try Sandbox()
         let url = "http://example.com/a:b?c=d"
-        let add = try sandbox.run("contacts", "add", "--name", "Bob O'Neil", "--address", "1 High St; Room 2", "--contact", url)
+        let add = try sandbox.run(
+            "contacts", "add", "--name", "Bob O'Neil", "--address", "1 High St; Room 2", "--contact", url)
         #expect(add.status == 0, "\(add)")
         #expect(add.stdout == "Contact added: Bob O'Neil (ID 4).\n")
         let find = try sandbox.run("contacts", "find", "bob", "o'neil")
@@ -290,7 +296,9 @@ struct CLITests {
         let sandbox = try Sandbox()
         #expect(try sandbox.run("contacts", "list").status == 0)
         let db = try Database(path: sandbox.database)
-        try db.execute("INSERT INTO CONTACTS (NAME, ADDRESS, CONTACT) VALUES (?, ?, ?)", arguments: ["Evil\u{1B}[2J", "Two\nlines", "x"])
+        try db.execute(
+            "INSERT INTO CONTACTS (NAME, ADDRESS, CONTACT) VALUES (?, ?, ?)",
+            arguments: ["Evil\u{1B}[2J", "Two\nlines", "x"])
         db.close()
         let run = try sandbox.run("contacts", "list")
         #expect(!run.stdout.contains("\u{1B}"))
@@ -341,7 +349,8 @@ struct CLITests {
         let statuses = try await withThrowingTaskGroup(of: Int32.self) { group in
             for index in 0..<4 {
                 group.addTask {
-                    try sandbox.runRaw(["people", "add", "--first", "P\(index)", "--last", "Q", "--age", "\(index)"]).status
+                    try sandbox.runRaw(["people", "add", "--first", "P\(index)", "--last", "Q", "--age", "\(index)"])
+                        .status
                 }
             }
             return try await group.reduce(into: [Int32]()) { $0.append($1) }

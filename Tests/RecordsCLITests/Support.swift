@@ -37,7 +37,8 @@ func recordsBinary() throws -> URL {
         for _ in 0..<4 {
             let candidate = current.appendingPathComponent("records")
             var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDirectory), !isDirectory.boolValue,
+            if FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDirectory),
+                !isDirectory.boolValue,
                 FileManager.default.isExecutableFile(atPath: candidate.path)
             {
                 return candidate
@@ -55,7 +56,8 @@ final class Sandbox: Sendable {
 
     init() throws {
         root = FileManager.default.temporaryDirectory.appendingPathComponent("records-cli-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: root.appendingPathComponent("home"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: root.appendingPathComponent("home"), withIntermediateDirectories: true)
     }
 
     deinit { try? FileManager.default.removeItem(at: root) }
