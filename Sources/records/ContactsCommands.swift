@@ -48,11 +48,7 @@ let contactsCommands = CommandFamily(
                     contact: invocation.required("contact")
                 ).validated()
                 let contact = try ContactsStore(database: invocation.database()).add(draft)
-                if invocation.wantsJSON {
-                    try Console.json(contact)
-                } else {
-                    Console.out("\(ContactStatus.added): \(describe(contact)).")
-                }
+                try invocation.emit(contact, text: "\(ContactStatus.added): \(describe(contact)).")
             }),
         Command(
             name: "find", summary: "Find contacts by name (exact, ignoring case and accents)",
@@ -88,11 +84,7 @@ let contactsCommands = CommandFamily(
                 guard let contact = try ContactsStore(database: invocation.database()).contact(id: id) else {
                     throw RecordNotFoundError(kind: "contact", id: id)
                 }
-                if invocation.wantsJSON {
-                    try Console.json(contact)
-                } else {
-                    Console.out(contactFields(contact))
-                }
+                try invocation.emit(contact, text: contactFields(contact))
             }),
         Command(
             name: "edit", summary: "Change a contact's name, address or contact",
@@ -112,11 +104,7 @@ let contactsCommands = CommandFamily(
                     contact: invocation.arguments.value("contact")
                 ).validated()
                 let contact = try ContactsStore(database: invocation.database()).update(id: id, with: changes)
-                if invocation.wantsJSON {
-                    try Console.json(contact)
-                } else {
-                    Console.out("Updated \(describe(contact)).")
-                }
+                try invocation.emit(contact, text: "Updated \(describe(contact)).")
             }),
         Command(
             name: "delete", summary: "Delete a contact",

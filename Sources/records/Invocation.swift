@@ -76,8 +76,10 @@ final class Invocation {
         var log: (@Sendable (String) -> Void)?
         if globals.debug { log = { @Sendable message in Console.error("records: debug: \(message)") } }
         log?("database \(location.url.path) (from \(location.source.rawValue))")
-        let database = try AppDatabase(
-            url: location.url, template: try AppDatabase.bundledTemplateURL(), debugLog: log)
+        // The sample is only needed when there is no database yet, so an
+        // existing database opens even if the sample went missing.
+        let template = DatabaseTemplate.isInstalled(at: location.url) ? nil : try AppDatabase.bundledTemplateURL()
+        let database = try AppDatabase(url: location.url, template: template, debugLog: log)
         openDatabase = database
         return database
     }
@@ -92,6 +94,15 @@ final class Invocation {
 
     /// `--json` was given.
     var wantsJSON: Bool { arguments.flag("json") }
+
+    /// Prints `value` as JSON when `--json` was given, else `text`.
+    func emit<T: Encodable>(_ value: T, text: @autoclosure () -> String) throws {
+        if wantsJSON {
+            try Console.json(value)
+        } else {
+            Console.out(text())
+        }
+    }
 
     /// An optional option parsed as one of an enumeration's values.
     func choice<T: RawRepresentable & CaseIterable>(_ option: String, default value: T) throws -> T

@@ -40,7 +40,7 @@ let peopleCommands = CommandFamily(
                     firstName: invocation.required("first"), lastName: invocation.required("last"),
                     age: invocation.required("age"))
                 let person = try PeopleStore(database: invocation.database()).add(draft)
-                try printPerson(person, invocation, message: "Added \(describe(person)).")
+                try invocation.emit(person, text: "Added \(describe(person)).")
             }),
         Command(
             name: "show", summary: "Show one person",
@@ -52,11 +52,7 @@ let peopleCommands = CommandFamily(
                 guard let person = try PeopleStore(database: invocation.database()).person(id: id) else {
                     throw RecordNotFoundError(kind: "person", id: id)
                 }
-                if invocation.wantsJSON {
-                    try Console.json(person)
-                } else {
-                    Console.out(personFields(person))
-                }
+                try invocation.emit(person, text: personFields(person))
             }),
         Command(
             name: "edit", summary: "Change a person's names or age",
@@ -75,7 +71,7 @@ let peopleCommands = CommandFamily(
                     firstName: invocation.arguments.value("first"), lastName: invocation.arguments.value("last"),
                     age: invocation.arguments.value("age"))
                 let person = try PeopleStore(database: invocation.database()).update(id: id, with: changes)
-                try printPerson(person, invocation, message: "Updated \(describe(person)).")
+                try invocation.emit(person, text: "Updated \(describe(person)).")
             }),
         Command(
             name: "delete", summary: "Delete a person",
@@ -129,15 +125,6 @@ private func printPeople(_ people: [Person], _ invocation: Invocation, empty: St
         table.append([String(person.id), person.firstName, person.lastName, person.age.map(String.init) ?? "-"])
     }
     Console.out(table.render())
-}
-
-@MainActor
-private func printPerson(_ person: Person, _ invocation: Invocation, message: String) throws {
-    if invocation.wantsJSON {
-        try Console.json(person)
-    } else {
-        Console.out(message)
-    }
 }
 
 private func personFields(_ person: Person) -> String {

@@ -16,7 +16,7 @@ import Observation
 /// ```
 @MainActor
 @Observable
-public final class ContactsViewModel {
+public final class ContactsViewModel: ListViewModel {
     /// The contacts shown, in ``sort`` order.
     public private(set) var contacts: [Contact] = []
 
@@ -32,7 +32,7 @@ public final class ContactsViewModel {
     public private(set) var matches: [Contact] = []
 
     /// The last error, for display; nil after a success.
-    public private(set) var errorMessage: String?
+    public internal(set) var errorMessage: String?
 
     private let store: ContactsStore
 
@@ -101,19 +101,7 @@ public final class ContactsViewModel {
         }
     }
 
-    private func change<T>(_ body: () throws -> T) throws -> T {
-        defer { refresh(keepingError: true) }
-        do {
-            let result = try body()
-            errorMessage = nil
-            return result
-        } catch {
-            errorMessage = String(describing: error)
-            throw error
-        }
-    }
-
-    private func refresh(keepingError: Bool = false) {
+    func refresh(keepingError: Bool = false) {
         do {
             contacts = try store.all(sortedBy: sort)
             if !keepingError { errorMessage = nil }

@@ -20,7 +20,7 @@ import Observation
 /// ``errorMessage`` for display; a successful change clears it.
 @MainActor
 @Observable
-public final class PeopleViewModel {
+public final class PeopleViewModel: ListViewModel {
     /// The people shown, in ``sort`` order, filtered by ``searchText``.
     public private(set) var people: [Person] = []
 
@@ -41,7 +41,7 @@ public final class PeopleViewModel {
     }
 
     /// The last error, for display; nil after a success.
-    public private(set) var errorMessage: String?
+    public internal(set) var errorMessage: String?
 
     private let store: PeopleStore
 
@@ -58,7 +58,7 @@ public final class PeopleViewModel {
     /// The person with that ID, to fill an edit form (the seed's
     /// `recordIDToEdit`).
     public func person(id: Int64) throws -> Person? {
-        try run { try store.person(id: id) }
+        try reportingErrors { try store.person(id: id) }
     }
 
     /// Saves a new person, then refreshes the list.
@@ -87,23 +87,7 @@ public final class PeopleViewModel {
         }
     }
 
-    private func change<T>(_ body: () throws -> T) throws -> T {
-        defer { refresh(keepingError: true) }
-        return try run(body)
-    }
-
-    private func run<T>(_ body: () throws -> T) throws -> T {
-        do {
-            let result = try body()
-            errorMessage = nil
-            return result
-        } catch {
-            errorMessage = String(describing: error)
-            throw error
-        }
-    }
-
-    private func refresh(keepingError: Bool = false) {
+    func refresh(keepingError: Bool = false) {
         do {
             let text = searchText.trimmingCharacters(in: .whitespacesAndNewlines)
             people =
