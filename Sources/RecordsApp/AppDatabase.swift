@@ -107,11 +107,11 @@ public struct DatabaseLocation: Sendable, Equatable {
     /// What chose the location.
     public enum Source: String, Sendable {
         /// The `--database` option.
-        case option
+        case option = "--database"
         /// The `RECORDS_DATABASE` environment variable.
-        case environment
+        case environment = "RECORDS_DATABASE"
         /// The platform's data directory.
-        case defaultDirectory
+        case defaultDirectory = "the data directory"
     }
 
     /// The database file.

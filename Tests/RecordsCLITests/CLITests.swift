@@ -119,6 +119,24 @@ struct CLITests {
         #expect(run.stdout.contains("Lovelace"))
     }
 
+    @Test("A binary without its sample fails cleanly on a fresh location, yet opens an existing database")
+    func missingSample() throws {
+        let sandbox = try Sandbox()
+        // A copy of the binary alone, without the resource bundle beside it.
+        let lonely = URL(fileURLWithPath: sandbox.path("bin/records"))
+        try FileManager.default.createDirectory(
+            at: lonely.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: try recordsBinary(), to: lonely)
+        let fresh = try sandbox.runRaw(["people", "list"], binary: lonely)
+        #expect(fresh.status == 1)
+        #expect(fresh.stderr.contains("sample database that ships with records is missing"))
+        #expect(!FileManager.default.fileExists(atPath: sandbox.defaultDatabase))
+        #expect(try sandbox.run("people", "list").status == 0)
+        let existing = try sandbox.runRaw(["--database", sandbox.database, "people", "list", "--json"], binary: lonely)
+        #expect(existing.status == 0, "\(existing)")
+        #expect((try existing.json() as? [Any])?.count == 6)
+    }
+
     // MARK: - People
 
     @Test("people list prints an aligned table of the sample people")

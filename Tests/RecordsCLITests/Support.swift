@@ -78,9 +78,11 @@ final class Sandbox: Sendable {
 
     /// Runs `records` with exactly these arguments, and a clean environment
     /// whose data directory is inside the sandbox.
-    func runRaw(_ arguments: [String], environment extra: [String: String] = [:]) throws -> RecordsRun {
+    func runRaw(_ arguments: [String], environment extra: [String: String] = [:], binary: URL? = nil) throws
+        -> RecordsRun
+    {
         let process = Process()
-        process.executableURL = try recordsBinary()
+        process.executableURL = try binary ?? recordsBinary()
         process.arguments = arguments
         var environment = [
             "HOME": path("home"), "XDG_DATA_HOME": path("xdg"), "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8",
