@@ -5,9 +5,12 @@ import COpenSSL
 enum OpenSSL {
     /// Bytes from OpenSSL's CSPRNG.
     static func randomBytes(count: Int) throws -> [UInt8] {
+        guard count >= 0, let length = Int32(exactly: count) else {
+            throw PasswordHashingError.openSSLFailure(function: "RAND_bytes", message: "cannot produce \(count) bytes")
+        }
         var bytes = [UInt8](repeating: 0, count: count)
         let status = bytes.withUnsafeMutableBufferPointer { buffer in
-            RAND_bytes(buffer.baseAddress, Int32(buffer.count))
+            RAND_bytes(buffer.baseAddress, length)
         }
         guard status == 1 else { throw failure("RAND_bytes") }
         return bytes

@@ -5,7 +5,7 @@ import Foundation
 ///
 /// ```swift
 /// let hasher = PasswordHasher()                      // OWASP's scrypt minimum
-/// let stored = try hasher.hash(password)             // "$scrypt$ln=17,r=8,p=1$…$…"
+/// var stored = try hasher.hash(password)             // "$scrypt$ln=17,r=8,p=1$…$…"
 /// if try hasher.verify(attempt, against: stored) {
 ///     if try hasher.needsRehash(stored) { stored = try hasher.hash(attempt) }
 /// }

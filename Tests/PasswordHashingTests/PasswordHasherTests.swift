@@ -128,6 +128,10 @@ struct PasswordHasherTests {
         #expect(a.count == 16)
         #expect(a != b)
         #expect(try OpenSSL.randomBytes(count: 0).isEmpty)
+        #expect(throws: PasswordHashingError.openSSLFailure(function: "RAND_bytes", message: "cannot produce -1 bytes"))
+        {
+            try OpenSSL.randomBytes(count: -1)
+        }
     }
 
     @Test("A malformed stored value throws from verify and needsRehash, with the reason")
@@ -163,6 +167,7 @@ struct PasswordHasherTests {
     }
 }
 
+/// Lower-case hexadecimal, two digits a byte.
 func hex(_ bytes: [UInt8]) -> String {
-    bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+    bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
 }
