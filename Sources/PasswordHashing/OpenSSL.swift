@@ -16,7 +16,7 @@ enum OpenSSL {
         return bytes
     }
 
-    /// scrypt(password, salt, N, r, p) truncated to `length` bytes.
+    /// scrypt(password, salt, N, r, p) with an output of `length` bytes (dkLen).
     static func scrypt(
         password: [UInt8], salt: [UInt8], parameters: ScryptParameters, length: Int
     ) throws -> [UInt8] {
