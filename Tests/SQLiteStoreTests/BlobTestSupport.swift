@@ -85,28 +85,19 @@ func storedPicture(_ db: Database, id: Int64 = 1) throws -> Data? {
     try db.fetchOne(Data.self, "SELECT picture FROM pictures WHERE id = ?", arguments: [id])
 }
 
-/// Runs `body` and returns the BlobError it throws, recording an issue if it
-/// throws something else or nothing.
-func blobError(_ body: () throws -> Void) -> BlobError? {
+/// Runs `body` and returns the error of type `E` it throws; nil when it
+/// throws nothing or an error of another type.
+func thrownError<E: Error>(_ type: E.Type, _ body: () throws -> Void) -> E? {
     do {
         try body()
-    } catch let error as BlobError {
-        return error
     } catch {
-        return nil
+        return error as? E
     }
     return nil
 }
 
-/// Runs `body` and returns the SQLiteError it throws, nil if it throws
-/// something else or nothing.
-func sqliteError(_ body: () throws -> Void) -> SQLiteError? {
-    do {
-        try body()
-    } catch let error as SQLiteError {
-        return error
-    } catch {
-        return nil
-    }
-    return nil
-}
+/// The BlobError thrown by `body`, if any.
+func blobError(_ body: () throws -> Void) -> BlobError? { thrownError(BlobError.self, body) }
+
+/// The SQLiteError thrown by `body`, if any.
+func sqliteError(_ body: () throws -> Void) -> SQLiteError? { thrownError(SQLiteError.self, body) }

@@ -177,13 +177,12 @@ final class BlobWriter {
         let opensStream = stream.streamStatus == .notOpen
         if opensStream { stream.open() }
         func failure() -> BlobError {
-            let why = stream.streamError.map { $0.localizedDescription } ?? "the stream failed"
-            return BlobError(.unwritableDestination(why), at: location)
+            BlobError(.unwritableDestination(StreamFailure.explanation(stream)), at: location)
         }
         if stream.streamStatus == .error || stream.streamStatus == .closed {
+            let error = failure()
             if opensStream { stream.close() }
-            throw stream.streamStatus == .closed
-                ? BlobError(.unwritableDestination("the stream is closed"), at: location) : failure()
+            throw error
         }
         var written = 0
         let closeStream = { if opensStream { stream.close() } }

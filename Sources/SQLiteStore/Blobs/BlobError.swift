@@ -155,6 +155,11 @@ struct BlobLocation {
 
     /// The table, qualified with its schema, quoted for SQL.
     var qualifiedTable: String { SQLIdentifier.quoted(schema) + "." + SQLIdentifier.quoted(table) }
+
+    /// The column, qualified with its schema and table, quoted for SQL.
+    /// Qualified, a misspelt column is an error: SQLite reads a lone
+    /// double-quoted name that matches no column as a string literal.
+    var qualifiedColumn: String { qualifiedTable + "." + SQLIdentifier.quoted(column) }
 }
 
 /// Quoting of identifiers that must be spliced into SQL (table and column

@@ -288,8 +288,7 @@ enum BlobDiagnosis {
     /// Uses the C API directly so that it can run from anywhere, even while
     /// a statement of the `Database` is busy.
     static func storageClass(connection: OpaquePointer, location: BlobLocation) throws -> SQLiteValue.StorageClass? {
-        let sql =
-            "SELECT typeof(\(SQLIdentifier.quoted(location.column))) FROM \(location.qualifiedTable) WHERE rowid = ?"
+        let sql = "SELECT typeof(\(location.qualifiedColumn)) FROM \(location.qualifiedTable) WHERE rowid = ?"
         var statement: OpaquePointer?
         let code = sqlite3_prepare_v2(connection, sql, -1, &statement, nil)
         defer { sqlite3_finalize(statement) }

@@ -185,13 +185,12 @@ final class BlobReader {
         let opensStream = stream.streamStatus == .notOpen
         if opensStream { stream.open() }
         func failure() -> BlobError {
-            let why = stream.streamError.map { $0.localizedDescription } ?? "the stream failed"
-            return BlobError(.unreadableSource(why), at: location)
+            BlobError(.unreadableSource(StreamFailure.explanation(stream)), at: location)
         }
         if stream.streamStatus == .error || stream.streamStatus == .closed {
+            let error = failure()
             if opensStream { stream.close() }
-            throw stream.streamStatus == .closed
-                ? BlobError(.unreadableSource("the stream is closed"), at: location) : failure()
+            throw error
         }
         return BlobReader(size: size, path: nil, location: location, cleanup: { if opensStream { stream.close() } }) {
             buffer in
@@ -252,6 +251,21 @@ final class BlobReader {
             } catch let error as SystemCallError {
                 throw BlobError(.temporaryFileFailed(error.message), at: location)
             }
+        }
+    }
+}
+
+/// Why a Foundation stream failed.
+enum StreamFailure {
+    static func explanation(_ stream: Stream) -> String {
+        switch stream.streamStatus {
+        // streamError is read only in the error state: on Linux, reading it
+        // when no error is set traps.
+        case .error: return stream.streamError.map { $0.localizedDescription } ?? "the stream failed"
+        case .closed: return "the stream is closed"
+        case .notOpen: return "the stream is not open"
+        case .atEnd: return "the stream is at its end"
+        default: return "the stream failed"
         }
     }
 }

@@ -101,11 +101,11 @@ extension Database {
     /// REAL or TEXT.
     public func blobSize(table: String, column: String, rowID: Int64, schema: String = "main") throws -> Int? {
         let location = BlobLocation(schema: schema, table: table, column: column, rowID: rowID)
-        let quotedColumn = SQLIdentifier.quoted(column)
+        let value = location.qualifiedColumn
         // typeof() and length() of a column are answered from the record
         // header: SQLite does not read the value's pages for them.
         let sql =
-            "SELECT typeof(\(quotedColumn)), length(\(quotedColumn)) FROM \(location.qualifiedTable) WHERE rowid = ?"
+            "SELECT typeof(\(value)), length(\(value)) FROM \(location.qualifiedTable) WHERE rowid = ?"
         guard let row = try fetchOne(sql, arguments: [rowID]) else {
             throw BlobError(.rowNotFound, at: location)
         }
