@@ -7,11 +7,18 @@ let sqliteDependency: [Target.Dependency] = [
     .target(name: "CSQLite", condition: .when(platforms: [.linux, .android, .openbsd]))
 ]
 
+// PasswordHashing uses scrypt from OpenSSL 3's libcrypto through the COpenSSL
+// system-library target (Debian: libssl-dev, installed by scripts/bootstrap.sh).
+// Apple's SDKs do not ship OpenSSL and CommonCrypto has no scrypt, so on macOS
+// it needs OpenSSL 3 from Homebrew (`brew install openssl@3`, with
+// PKG_CONFIG_PATH pointing at its lib/pkgconfig), and on iOS an OpenSSL 3
+// build linked into the app. SQLiteStore itself never depends on it.
 let package = Package(
     name: "SQLiteStore",
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "SQLiteStore", targets: ["SQLiteStore"]),
+        .library(name: "PasswordHashing", targets: ["PasswordHashing"]),
         .library(name: "RecordsApp", targets: ["RecordsApp"]),
         .executable(name: "records", targets: ["records"]),
     ],
@@ -20,6 +27,15 @@ let package = Package(
             name: "CSQLite",
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
+        ),
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]
+        ),
+        .target(
+            name: "PasswordHashing",
+            dependencies: ["COpenSSL"]
         ),
         .target(
             name: "SQLiteStore",
@@ -45,6 +61,10 @@ let package = Package(
         .testTarget(
             name: "SQLiteStoreTests",
             dependencies: ["SQLiteStore"]
+        ),
+        .testTarget(
+            name: "PasswordHashingTests",
+            dependencies: ["PasswordHashing"]
         ),
         .testTarget(
             name: "RecordsAppTests",

@@ -99,9 +99,9 @@ public enum DataDirectory {
         if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError,
             underlying.domain == NSPOSIXErrorDomain
         {
-            return systemErrorMessage(Int32(underlying.code))
+            return String(cString: strerror(Int32(underlying.code)))
         }
-        if nsError.domain == NSPOSIXErrorDomain { return systemErrorMessage(Int32(nsError.code)) }
+        if nsError.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(nsError.code))) }
         return nsError.localizedDescription
     }
 }

@@ -46,8 +46,3 @@ public struct DatabaseFileError: Error, Sendable, Equatable, CustomStringConvert
 
     public var errorDescription: String? { message }
 }
-
-/// The current `errno` as a sentence, such as "Permission denied".
-func systemErrorMessage(_ code: Int32 = errno) -> String {
-    String(cString: strerror(code))
-}

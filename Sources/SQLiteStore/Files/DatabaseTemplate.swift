@@ -39,7 +39,7 @@ public enum DatabaseTemplate {
     /// Whether a database is installed at `destination`: a regular file
     /// that is not empty.
     public static func isInstalled(at destination: URL) -> Bool {
-        guard let status = FileStatus(path: destination.path) else { return false }
+        guard let status = FileStatus.of(path: destination.path) else { return false }
         return status.isRegularFile && status.size > 0
     }
 
@@ -81,12 +81,12 @@ public enum DatabaseTemplate {
     /// or empty), or cannot be used.
     private static func destinationState(_ path: String) throws -> DestinationState {
         let directory = (path as NSString).deletingLastPathComponent
-        guard let parent = FileStatus(path: directory.isEmpty ? "." : directory), parent.isDirectory else {
+        guard let parent = FileStatus.of(path: directory.isEmpty ? "." : directory), parent.isDirectory else {
             throw DatabaseFileError(
                 .destinationUnusable, path: path,
                 message: "cannot install the database at \(path): the directory \(directory) does not exist")
         }
-        guard let status = FileStatus(path: path) else { return .absent }
+        guard let status = FileStatus.of(path: path) else { return .absent }
         if status.isDirectory {
             throw DatabaseFileError(
                 .destinationUnusable, path: path,
@@ -96,7 +96,7 @@ public enum DatabaseTemplate {
     }
 
     private static func checkTemplate(_ path: String) throws {
-        guard let status = FileStatus(path: path), !status.isDirectory else {
+        guard let status = FileStatus.of(path: path), !status.isDirectory else {
             throw DatabaseFileError(
                 .templateMissing, path: path,
                 message: "cannot install the database template: no file at \(path)")
@@ -111,48 +111,40 @@ public enum DatabaseTemplate {
     /// Copies in chunks (a large template never sits in memory whole) and
     /// flushes the copy to disk before it can be published.
     private static func copyFile(from source: String, to target: String, destinationDirectory: String) throws {
-        let input = open(source, O_RDONLY | O_CLOEXEC)
-        guard input >= 0 else {
+        let input: FileDescriptor
+        do {
+            input = try FileDescriptor.opening(source, flags: O_RDONLY)
+        } catch let error as SystemCallError {
             throw DatabaseFileError(
-                .templateMissing, path: source,
-                message: "cannot read the database template \(source): \(systemErrorMessage())")
+                .templateMissing, path: source, message: "cannot read the database template \(source): \(error.message)"
+            )
         }
-        defer { close(input) }
-        let output = open(target, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard output >= 0 else {
+        defer { try? input.closeDescriptor() }
+        let output: FileDescriptor
+        do {
+            output = try FileDescriptor.opening(target, flags: O_WRONLY | O_CREAT | O_EXCL, mode: 0o644)
+        } catch let error as SystemCallError {
             throw DatabaseFileError(
                 .destinationUnusable, path: destinationDirectory,
-                message: "cannot write in the directory \(destinationDirectory): \(systemErrorMessage())")
+                message: "cannot write in the directory \(destinationDirectory): \(error.message)")
         }
         var isOpen = true
-        defer { if isOpen { close(output) } }
-
-        let bufferSize = 1 << 20
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: bufferSize, alignment: 16)
+        defer { if isOpen { try? output.closeDescriptor() } }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buffer.deallocate() }
-        while true {
-            let count = read(input, buffer, bufferSize)
-            if count == 0 { break }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw ioFailure(source, "cannot read the database template \(source)")
+        do {
+            while true {
+                let count = try input.readSome(into: buffer)
+                if count == 0 { break }
+                try output.writeAll(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
             }
-            var written = 0
-            while written < count {
-                let result = write(output, buffer + written, count - written)
-                if result < 0 {
-                    if errno == EINTR { continue }
-                    throw ioFailure(target, "cannot copy the database template to \(destinationDirectory)")
-                }
-                written += result
-            }
-        }
-        guard fsync(output) == 0 else {
-            throw ioFailure(target, "cannot flush the database copy in \(destinationDirectory)")
-        }
-        isOpen = false
-        guard close(output) == 0 else {
-            throw ioFailure(target, "cannot finish the database copy in \(destinationDirectory)")
+            guard fsync(output.rawValue) == 0 else { throw SystemCallError.current() }
+            isOpen = false
+            try output.closeDescriptor()
+        } catch let error as SystemCallError {
+            throw DatabaseFileError(
+                .ioFailure, path: target,
+                message: "cannot copy the database template \(source) to \(destinationDirectory): \(error.message)")
         }
     }
 
@@ -191,7 +183,7 @@ public enum DatabaseTemplate {
         // only if absent" atomic across processes. A zero-byte file in the
         // way is replaced by renaming over it.
         for _ in 0..<3 {
-            guard let status = FileStatus(path: destination) else {
+            guard let status = FileStatus.of(path: destination) else {
                 if link(temporaryPath, destination) == 0 {
                     syncDirectory(directory)
                     return .installed
@@ -246,22 +238,6 @@ public enum DatabaseTemplate {
     }
 
     private static func ioFailure(_ path: String, _ what: String) -> DatabaseFileError {
-        DatabaseFileError(.ioFailure, path: path, message: "\(what): \(systemErrorMessage())")
-    }
-}
-
-/// The parts of `stat(2)` the file helpers need; symbolic links are followed.
-struct FileStatus: Equatable {
-    let isDirectory: Bool
-    let isRegularFile: Bool
-    let size: Int64
-
-    init?(path: String) {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        let type = info.st_mode & S_IFMT
-        isDirectory = type == S_IFDIR
-        isRegularFile = type == S_IFREG
-        size = Int64(info.st_size)
+        DatabaseFileError(.ioFailure, path: path, message: "\(what): \(SystemCallError.current().message)")
     }
 }
