@@ -45,7 +45,7 @@ let package = Package(
         // built from Resources/sampledb.sql by scripts/make-sample-database.sh.
         .target(
             name: "RecordsApp",
-            dependencies: ["SQLiteStore"],
+            dependencies: ["SQLiteStore", "PasswordHashing"],
             exclude: ["Resources/sampledb.sql"],
             resources: [.copy("Resources/sampledb.sqlite")]
         ),
@@ -68,7 +68,7 @@ let package = Package(
         ),
         .testTarget(
             name: "RecordsAppTests",
-            dependencies: ["RecordsApp", "SQLiteStore"]
+            dependencies: ["RecordsApp", "SQLiteStore", "PasswordHashing"]
         ),
         .testTarget(
             name: "RecordsCLITests",
