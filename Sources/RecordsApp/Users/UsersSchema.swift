@@ -35,7 +35,7 @@ enum UsersSchema {
                 case .none:
                     try createTable(db)
                 case .current:
-                    break
+                    try db.execute(emailIndexSQL)
                 case .seed:
                     try importSeedTable(db, hasher: hasher)
                 case .unknown(let columns):
@@ -71,7 +71,7 @@ enum UsersSchema {
 
     /// The unique index that makes emails unique; it takes the column's
     /// `NOCASE` collation.
-    static let emailIndexSQL = "CREATE UNIQUE INDEX User_Master_email ON User_Master (USER_EMAIL)"
+    static let emailIndexSQL = "CREATE UNIQUE INDEX IF NOT EXISTS User_Master_email ON User_Master (USER_EMAIL)"
 
     private static func createTable(_ db: Database) throws {
         try db.execute(createTableSQL(name: tableName))
@@ -84,7 +84,8 @@ enum UsersSchema {
     enum Layout: Equatable {
         /// No such table.
         case none
-        /// This app's.
+        /// This app's (made by another tool, or a copy of the app's file
+        /// without its migration records): kept, with its index ensured.
         case current
         /// Seed 004's, exactly as its `createTables` made it.
         case seed
@@ -112,11 +113,17 @@ enum UsersSchema {
             ("USER_ADDRESS", "TEXT"), ("USER_GENDER", "INT(1)"), ("USER_DOB", "DATE"),
         ].map { Column(name: $0.0, type: $0.1, notNull: true, primaryKey: false) }
 
-    /// This app's columns, in the order of ``createTableSQL(name:)``.
-    private static let currentColumnNames = [
-        "UID", "USER_IMAGENAME", "USER_FNAME", "USER_LNAME", "USER_EMAIL", "USER_PASS", "USER_MOBILE", "USER_STATE",
-        "USER_CITY", "USER_PINCODE", "USER_ADDRESS", "USER_GENDER", "USER_DOB",
-    ]
+    /// This app's columns, as ``createTableSQL(name:)`` makes them.
+    private static let currentColumns: [Column] =
+        [Column(name: "UID", type: "INTEGER", notNull: false, primaryKey: true)]
+        + [
+            ("USER_IMAGENAME", "TEXT"), ("USER_FNAME", "VARCHAR(30)"), ("USER_LNAME", "VARCHAR(30)"),
+            ("USER_EMAIL", "VARCHAR(255)"), ("USER_PASS", "TEXT"), ("USER_MOBILE", "TEXT"), ("USER_STATE", "TEXT"),
+            ("USER_CITY", "TEXT"), ("USER_PINCODE", "TEXT"), ("USER_ADDRESS", "TEXT"), ("USER_GENDER", "INT(1)"),
+            ("USER_DOB", "DATE"),
+        ].map { Column(name: $0.0, type: $0.1, notNull: true, primaryKey: false) }
+
+    private static var currentColumnNames: [String] { currentColumns.map(\.name) }
 
     static func existingLayout(_ db: Database) throws -> Layout {
         let isTable =
@@ -134,7 +141,11 @@ enum UsersSchema {
                     notNull: try row["notnull"], primaryKey: try row["pk"] as Int != 0))
         }
         if columns == seedColumns { return .seed }
-        if columns.map(\.name) == currentColumnNames { return .current }
+        // The same columns, and the check that keeps plain passwords out.
+        let sql = try db.fetchOne(
+            String.self, "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE",
+            arguments: [tableName])
+        if columns == currentColumns, sql?.contains("CHECK (USER_PASS GLOB") == true { return .current }
         return .unknown(columns: columns.map(\.name))
     }
 
