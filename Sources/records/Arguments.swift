@@ -178,7 +178,10 @@ struct ParsedArguments {
 
     private static func suggestion(for word: String, in command: Command) -> String {
         let name = word.drop { $0 == "-" }
-        let close = command.options.map(\.name).filter { editDistance($0, String(name)) <= 2 }
+        // A typo, or the start of a longer name ("--password" for "--password-stdin").
+        let close = command.options.map(\.name).filter {
+            editDistance($0, String(name)) <= 2 || (name.count >= 3 && $0.hasPrefix(name))
+        }
         return close.first.map { "; did you mean '--\($0)'?" } ?? ""
     }
 }

@@ -19,39 +19,40 @@ enum PasswordInput {
     /// The longest input read for passwords, in bytes.
     static let maximumInput = 16 * 1024
 
-    /// Reads one password per label: from standard input when `fromStandardInput`,
-    /// else from the terminal with the labels as prompts.
+    /// Reads one password per name ("password", "password confirmation"):
+    /// from standard input when `fromStandardInput`, else from the terminal,
+    /// prompting with each name ("Password confirmation: ").
     ///
     /// - Throws: ``UsageError`` when standard input has too few lines or is
     ///   not UTF-8, or when there is no terminal to ask on.
-    static func read(_ labels: [String], fromStandardInput: Bool, path: [String]) throws -> [String] {
+    static func read(_ names: [String], fromStandardInput: Bool, path: [String]) throws -> [String] {
         if fromStandardInput {
-            return try standardInputLines(labels, path: path)
+            return try standardInputLines(names, path: path)
         }
         guard isatty(STDIN_FILENO) == 1 else {
             throw UsageError(
                 message: "standard input is not a terminal to type the password on; "
-                    + "give \(describe(labels)) on standard input with --password-stdin",
+                    + "give \(describe(names)) on standard input with --password-stdin",
                 helpPath: path)
         }
-        return try labels.map { try prompt($0, path: path) }
+        return try names.map { try prompt($0, path: path) }
     }
 
     /// "the password and the password confirmation", for messages.
-    private static func describe(_ labels: [String]) -> String {
-        let names = labels.map { "the " + $0.lowercased() }
+    private static func describe(_ fields: [String]) -> String {
+        let names = fields.map { "the " + $0 }
         return names.count <= 1
             ? names.joined() : names.dropLast().joined(separator: ", ") + " and " + (names.last ?? "")
     }
 
     // MARK: - Standard input
 
-    private static func standardInputLines(_ labels: [String], path: [String]) throws -> [String] {
+    private static func standardInputLines(_ names: [String], path: [String]) throws -> [String] {
         var buffer: [UInt8] = []
         defer { wipe(&buffer) }
         var chunk = [UInt8](repeating: 0, count: 4096)
         defer { wipe(&chunk) }
-        while buffer.count(where: { $0 == UInt8(ascii: "\n") }) < labels.count {
+        while buffer.count(where: { $0 == UInt8(ascii: "\n") }) < names.count {
             let count = chunk.withUnsafeMutableBytes { posixRead(STDIN_FILENO, $0.baseAddress, $0.count) }
             if count < 0 {
                 if errno == EINTR { continue }
@@ -64,28 +65,33 @@ enum PasswordInput {
                 throw UsageError(message: "standard input is too long for passwords", helpPath: path)
             }
         }
-        var lines = buffer.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).prefix(labels.count)
-            .map(Array.init)
-        // A final line without a newline counts; the empty tail after a
-        // final newline does not.
-        if let last = lines.last, last.isEmpty, buffer.last == UInt8(ascii: "\n"),
-            buffer.count(where: { $0 == UInt8(ascii: "\n") }) < labels.count
-        {
-            lines.removeLast()
+        // Lines end in "\n"; a last line without one counts unless empty.
+        var lines: [[UInt8]] = []
+        var current: [UInt8] = []
+        for byte in buffer where lines.count < names.count {
+            if byte == UInt8(ascii: "\n") {
+                lines.append(current)
+                wipe(&current)
+                current.removeAll(keepingCapacity: true)
+            } else {
+                current.append(byte)
+            }
         }
-        guard lines.count == labels.count else {
+        if lines.count < names.count && !current.isEmpty { lines.append(current) }
+        wipe(&current)
+        guard lines.count == names.count else {
             throw UsageError(
-                message: "--password-stdin needs \(labels.count) line\(labels.count == 1 ? "" : "s") on standard "
-                    + "input (\(describe(labels))); it had \(lines.count)",
+                message: "--password-stdin needs \(names.count) line\(names.count == 1 ? "" : "s") on standard "
+                    + "input (\(describe(names))); it had \(lines.count)",
                 helpPath: path)
         }
+        defer { for index in lines.indices { wipe(&lines[index]) } }
         var passwords: [String] = []
-        for (index, var line) in lines.enumerated() {
-            defer { wipe(&line) }
-            if line.last == UInt8(ascii: "\r") { line.removeLast() }
-            guard let password = String(validating: line, as: UTF8.self) else {
+        for index in lines.indices {
+            if lines[index].last == UInt8(ascii: "\r") { lines[index].removeLast() }
+            guard let password = String(validating: lines[index], as: UTF8.self) else {
                 throw UsageError(
-                    message: "\(describe([labels[index]])) on standard input is not valid UTF-8", helpPath: path)
+                    message: "\(describe([names[index]])) on standard input is not valid UTF-8", helpPath: path)
             }
             passwords.append(password)
         }
@@ -97,7 +103,7 @@ enum PasswordInput {
     /// Prompts on standard error and reads a line from the terminal with
     /// echo off. A signal that ends the program meanwhile (Ctrl-C) restores
     /// echo first.
-    private static func prompt(_ label: String, path: [String]) throws -> String {
+    private static func prompt(_ name: String, path: [String]) throws -> String {
         var original = termios()
         guard tcgetattr(STDIN_FILENO, &original) == 0 else {
             throw UsageError(
@@ -108,7 +114,7 @@ enum PasswordInput {
         // No echo, but the Enter key still moves to the next line.
         silent.c_lflag &= ~tcflag_t(ECHO)
         silent.c_lflag |= tcflag_t(ECHONL)
-        FileHandle.standardError.write(Data("\(label): ".utf8))
+        FileHandle.standardError.write(Data((name.prefix(1).uppercased() + name.dropFirst() + ": ").utf8))
         TerminalRestorer.arm(original)
         defer { TerminalRestorer.disarm() }
         guard tcsetattr(STDIN_FILENO, TCSAFLUSH, &silent) == 0 else {
@@ -132,10 +138,10 @@ enum PasswordInput {
         if !sawNewline {
             // Ctrl-D: the terminal did not move to a new line.
             FileHandle.standardError.write(Data("\n".utf8))
-            throw UsageError(message: "no \(label.lowercased()) was typed", helpPath: path)
+            throw UsageError(message: "no \(name) was typed", helpPath: path)
         }
         guard let password = String(validating: line, as: UTF8.self) else {
-            throw UsageError(message: "the \(label.lowercased()) typed is not valid UTF-8", helpPath: path)
+            throw UsageError(message: "the \(name) typed is not valid UTF-8", helpPath: path)
         }
         return password
     }

@@ -82,7 +82,7 @@ let usersCommands = CommandFamily(
                 // the typing; input from a script is read and checked with it.
                 if !fromStandardInput { _ = try form.validatedProfile(today: today) }
                 let passwords = try PasswordInput.read(
-                    ["Password", "Confirm password"], fromStandardInput: fromStandardInput, path: invocation.path)
+                    ["password", "password confirmation"], fromStandardInput: fromStandardInput, path: invocation.path)
                 form.password = passwords[0]
                 form.passwordConfirmation = passwords[1]
                 _ = try form.validated(today: today)
@@ -108,7 +108,7 @@ let usersCommands = CommandFamily(
             run: { invocation in
                 let email = invocation.arguments.positionals.first ?? ""
                 let password = try PasswordInput.read(
-                    ["Password"], fromStandardInput: invocation.arguments.flag("password-stdin"),
+                    ["password"], fromStandardInput: invocation.arguments.flag("password-stdin"),
                     path: invocation.path)[0]
                 let user = try UsersStore(database: invocation.database()).authenticate(
                     email: email, password: password)
@@ -202,7 +202,7 @@ let usersCommands = CommandFamily(
                         throw ValidationError(field: UserField.email.rawValue, message: "email is already registered")
                     }
                     let passwords = try PasswordInput.read(
-                        ["Current password", "New password", "Confirm new password"],
+                        ["current password", "new password", "new password confirmation"],
                         fromStandardInput: fromStandardInput, path: invocation.path)
                     try store.changePassword(
                         id: id, current: passwords[0], new: passwords[1], confirmation: passwords[2])

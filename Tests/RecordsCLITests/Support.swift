@@ -76,11 +76,19 @@ final class Sandbox: Sendable {
         try runRaw(["--database", database] + arguments)
     }
 
+    /// Runs `records --database <sandbox db> arguments...` with `input` as
+    /// its standard input.
+    @discardableResult
+    func run(input: String, _ arguments: String...) throws -> RecordsRun {
+        try runRaw(["--database", database] + arguments, input: Data(input.utf8))
+    }
+
     /// Runs `records` with exactly these arguments, and a clean environment
-    /// whose data directory is inside the sandbox.
-    func runRaw(_ arguments: [String], environment extra: [String: String] = [:], binary: URL? = nil) throws
-        -> RecordsRun
-    {
+    /// whose data directory is inside the sandbox. Standard input is `input`,
+    /// or empty.
+    func runRaw(
+        _ arguments: [String], environment extra: [String: String] = [:], binary: URL? = nil, input: Data? = nil
+    ) throws -> RecordsRun {
         let process = Process()
         process.executableURL = try binary ?? recordsBinary()
         process.arguments = arguments
@@ -98,7 +106,16 @@ final class Sandbox: Sendable {
         let err = try FileHandle(forWritingTo: errURL)
         process.standardOutput = out
         process.standardError = err
-        process.standardInput = FileHandle.nullDevice
+        var inputHandle: FileHandle?
+        if let input {
+            let inURL = root.appendingPathComponent("stdin-\(UUID().uuidString)")
+            try input.write(to: inURL)
+            inputHandle = try FileHandle(forReadingFrom: inURL)
+            process.standardInput = inputHandle
+        } else {
+            process.standardInput = FileHandle.nullDevice
+        }
+        defer { try? inputHandle?.close() }
         try process.run()
         process.waitUntilExit()
         try out.close()
