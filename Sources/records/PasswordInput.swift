@@ -138,7 +138,7 @@ enum PasswordInput {
         if !sawNewline {
             // Ctrl-D: the terminal did not move to a new line.
             FileHandle.standardError.write(Data("\n".utf8))
-            throw UsageError(message: "no \(name) was typed", helpPath: path)
+            throw CommandFailure(message: "no \(name) was typed")
         }
         guard let password = String(validating: line, as: UTF8.self) else {
             throw UsageError(message: "the \(name) typed is not valid UTF-8", helpPath: path)

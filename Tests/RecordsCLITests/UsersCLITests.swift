@@ -101,7 +101,8 @@ struct UsersCLITests {
         let run = try sandbox.runRaw(
             ["--database", sandbox.database]
                 + registration(
-                    email: "ada@", ["first": "", "mobile": "12ab", "pincode": "1", "gender": "robot", "dob": "2999-02-30"])
+                    email: "ada@",
+                    ["first": "", "mobile": "12ab", "pincode": "1", "gender": "robot", "dob": "2999-02-30"])
                 + ["--password-stdin"],
             input: Data("short\nother\n".utf8))
         #expect(run.status == 2)
@@ -142,7 +143,8 @@ struct UsersCLITests {
             one.stderr.hasPrefix(
                 "records: error: --password-stdin needs 2 lines on standard input (the password and the password confirmation); it had 1"
             ))
-        let none = try sandbox.runRaw(["--database", sandbox.database] + registration() + ["--password-stdin"], input: Data())
+        let none = try sandbox.runRaw(
+            ["--database", sandbox.database] + registration() + ["--password-stdin"], input: Data())
         #expect(none.status == 2)
         #expect(none.stderr.contains("it had 0"))
         // Standard input is /dev/null here: there is no terminal to ask on.
@@ -209,12 +211,14 @@ struct UsersCLITests {
         let show = try sandbox.run("users", "show", "1")
         #expect(show.lines.contains("Email:          ada@example.com"))
         #expect(show.lines.contains("Date of birth:  1990-12-10"))
-        let json = try #require(try sandbox.run("users", "list", "--json", "--sort", "newest").json() as? [[String: Any]])
+        let json = try #require(
+            try sandbox.run("users", "list", "--json", "--sort", "newest").json() as? [[String: Any]])
         #expect(json.map { $0["id"] as? Int } == [2, 1])
-        #expect(Set(json[0].keys) == [
-            "id", "firstName", "lastName", "email", "mobile", "state", "city", "pincode", "address", "gender",
-            "dateOfBirth", "imageName",
-        ])
+        #expect(
+            Set(json[0].keys) == [
+                "id", "firstName", "lastName", "email", "mobile", "state", "city", "pincode", "address", "gender",
+                "dateOfBirth", "imageName",
+            ])
         let all = try sandbox.run("users", "list", "--json").stdout + show.stdout
         #expect(!all.contains("scrypt"))
         let missing = try sandbox.run("users", "show", "9")
@@ -277,9 +281,11 @@ struct UsersCLITests {
             "users", "edit", "1", "--change-password", "--password-stdin", "--city", "Oxford")
         #expect(ok.status == 0, "\(ok)")
         #expect(try sandbox.userRows()[0]["USER_CITY"] as String == "Oxford")
-        let newLogin = try sandbox.run(input: "battery staple\n", "users", "login", "ada@example.com", "--password-stdin")
+        let newLogin = try sandbox.run(
+            input: "battery staple\n", "users", "login", "ada@example.com", "--password-stdin")
         #expect(newLogin.status == 0)
-        let oldLogin = try sandbox.run(input: "correct horse\n", "users", "login", "ada@example.com", "--password-stdin")
+        let oldLogin = try sandbox.run(
+            input: "correct horse\n", "users", "login", "ada@example.com", "--password-stdin")
         #expect(oldLogin.status == 1)
     }
 

@@ -3,19 +3,33 @@ import Foundation
 /// The fields of the Users app's forms, named as messages and
 /// ``ValidationError/message(for:)`` name them.
 public enum UserField: String, Sendable, CaseIterable {
+    /// ``RegistrationForm/firstName``.
     case firstName = "first name"
+    /// ``RegistrationForm/lastName``.
     case lastName = "last name"
+    /// ``RegistrationForm/email``.
     case email
+    /// The new password.
     case password
+    /// The new password typed again.
     case passwordConfirmation = "password confirmation"
+    /// The current password, to change it.
     case currentPassword = "current password"
+    /// ``RegistrationForm/mobile``.
     case mobile
+    /// ``RegistrationForm/state``.
     case state
+    /// ``RegistrationForm/city``.
     case city
+    /// ``RegistrationForm/pincode``.
     case pincode
+    /// ``RegistrationForm/address``.
     case address
+    /// ``RegistrationForm/gender``.
     case gender
+    /// ``RegistrationForm/dateOfBirth``.
     case dateOfBirth = "date of birth"
+    /// ``RegistrationForm/imageName``.
     case imageName = "image name"
 }
 
@@ -240,16 +254,27 @@ public struct ProfileChanges: Sendable, Equatable {
 
 /// ``ProfileChanges`` once validated: typed, trimmed, at least one given.
 public struct ValidProfileChanges: Sendable, Equatable {
+    /// A new first name, trimmed.
     public internal(set) var firstName: String?
+    /// A new last name, trimmed.
     public internal(set) var lastName: String?
+    /// A new email address, trimmed.
     public internal(set) var email: String?
+    /// A new mobile number.
     public internal(set) var mobile: String?
+    /// A new state, trimmed.
     public internal(set) var state: String?
+    /// A new city, trimmed.
     public internal(set) var city: String?
+    /// A new postal code.
     public internal(set) var pincode: String?
+    /// A new address, trimmed.
     public internal(set) var address: String?
+    /// A new gender.
     public internal(set) var gender: Gender?
+    /// A new date of birth, in the past.
     public internal(set) var dateOfBirth: CalendarDate?
+    /// A new image file name.
     public internal(set) var imageName: String?
 }
 

@@ -108,18 +108,27 @@ public final class RegistrationViewModel {
 /// A profile's fields as typed in an edit form: every field of ``User``
 /// but its ID, as text.
 public struct ProfileForm: Sendable, Equatable {
+    /// The first name.
     public var firstName: String
+    /// The last name.
     public var lastName: String
+    /// The email address.
     public var email: String
+    /// The mobile number.
     public var mobile: String
+    /// The state.
     public var state: String
+    /// The city.
     public var city: String
+    /// The postal code.
     public var pincode: String
+    /// The address.
     public var address: String
     /// One of ``Gender/names``.
     public var gender: String
     /// `YYYY-MM-DD`.
     public var dateOfBirth: String
+    /// The profile picture's file name.
     public var imageName: String
 
     /// The form filled with a user's profile.
