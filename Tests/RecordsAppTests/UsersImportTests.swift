@@ -121,29 +121,16 @@ struct UsersImportTests {
         #expect(try AppDatabase.migrator.pendingIdentifiers(in: try Database(path: url.path)).isEmpty)
     }
 
-    @Test("IDs of deleted seed users are not handed out again")
-    func sequenceKept() throws {
+    @Test(
+        "IDs of deleted seed users are not handed out again, even when none is left",
+        arguments: ["DELETE FROM User_Master WHERE UID = 3", "DELETE FROM User_Master"])
+    func sequenceKept(deletion: String) throws {
         let dir = try TemporaryDirectory()
         let url = dir.fileURL("myDb")
         try makeSeedDatabase(at: url, users: seedUsers)
         do {
             let db = try Database(path: url.path)
-            try db.execute("DELETE FROM User_Master WHERE UID = 3")
-            db.close()
-        }
-        try migrateUsers(at: url)
-        let database = try AppDatabase(url: url, template: nil)
-        #expect(try usersStore(database).register(validForm()).id == 4)
-    }
-
-    @Test("A seed table whose users were all deleted keeps its sequence too")
-    func emptySeedTable() throws {
-        let dir = try TemporaryDirectory()
-        let url = dir.fileURL("myDb")
-        try makeSeedDatabase(at: url, users: seedUsers)
-        do {
-            let db = try Database(path: url.path)
-            try db.execute("DELETE FROM User_Master")
+            try db.execute(deletion)
             db.close()
         }
         try migrateUsers(at: url)
