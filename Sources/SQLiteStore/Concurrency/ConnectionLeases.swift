@@ -216,6 +216,9 @@ final class ConnectionLeases: Sendable {
 
     /// How many accesses wait for a connection.
     var waitingCount: Int { state.withLock { $0.waiters.count } }
+
+    /// Whether ``beginClose()`` was called.
+    var isClosing: Bool { state.withLock { $0.isClosing } }
 }
 
 /// A thread blocked until a connection is handed to it.

@@ -80,19 +80,22 @@ struct AccessRunner: Sendable {
     }
 
     /// Closes: refuses new accesses, waits for accepted ones (in the order
-    /// of `leases`), then closes every connection.
+    /// of `leases`), then closes every connection in the reverse order. A
+    /// pool lists its writer first: it closes last, when no reader is left,
+    /// so that SQLite can checkpoint the WAL into the database file and
+    /// delete it.
     func close(_ leases: [ConnectionLeases]) throws {
         try checkNotReentrant("close")
         for lease in leases { lease.beginClose() }
         for lease in leases { lease.waitUntilDrained() }
-        for lease in leases { lease.closeConnections() }
+        for lease in leases.reversed() { lease.closeConnections() }
     }
 
     /// Closes without blocking a thread; see ``close(_:)``.
     func close(_ leases: [ConnectionLeases]) async {
         for lease in leases { lease.beginClose() }
         for lease in leases { await lease.waitUntilDrained() }
-        for lease in leases { lease.closeConnections() }
+        for lease in leases.reversed() { lease.closeConnections() }
     }
 }
 

@@ -266,8 +266,8 @@ public final class DatabasePool: DatabaseWriter {
     /// connection. Later accesses throw a ``ResultCode/misuse`` error.
     /// Throws that error too when called from inside an access closure.
     public func close() throws {
-        // The writer first: a write(_:thenRead:) still writing needs a
-        // reader afterwards.
+        // The writer drains first: a write(_:thenRead:) still writing needs
+        // a reader afterwards. It closes last, to checkpoint the WAL.
         try runner.close([writer, readers])
     }
 
@@ -280,4 +280,6 @@ public final class DatabasePool: DatabaseWriter {
     var waitingReaderCount: Int { readers.waitingCount }
     /// How many accesses wait for the writer (for tests).
     var waitingWriterCount: Int { writer.waitingCount }
+    /// Whether closing has begun (for tests).
+    var isClosing: Bool { writer.isClosing }
 }

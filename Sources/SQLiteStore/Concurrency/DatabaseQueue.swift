@@ -115,4 +115,6 @@ public final class DatabaseQueue: DatabaseWriter {
 
     /// How many accesses wait for the connection (for tests).
     var waitingCount: Int { leases.waitingCount }
+    /// Whether closing has begun (for tests).
+    var isClosing: Bool { leases.isClosing }
 }
