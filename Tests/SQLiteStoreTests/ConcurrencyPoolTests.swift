@@ -489,10 +489,11 @@ struct DatabasePoolTests {
         let writing = Gate("writing")
         let release = Gate("release")
         let read = Task {
-            try await pool.read { db in
+            try await pool.read { db -> [Int?] in
+                let before = try db.fetchOne(Int.self, Self.countSQL)
                 reading.open()
                 try release.waitBlocking()
-                return try db.fetchOne(Int.self, Self.countSQL)
+                return [before, try db.fetchOne(Int.self, Self.countSQL)]
             }
         }
         let write = Task {
@@ -507,7 +508,7 @@ struct DatabasePoolTests {
         let closing = Task { try await onNewThread { try pool.close() } }
         try await eventually("close begun") { pool.isClosing }
         release.open()
-        #expect(try await read.value == 0)
+        #expect(try await read.value == [0, 0])
         try await write.value
         try await closing.value
         // Every connection is closed, the writer last: it checkpointed the

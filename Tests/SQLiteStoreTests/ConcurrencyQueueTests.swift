@@ -409,10 +409,8 @@ struct DatabaseQueueTests {
         try await queue.write { db in try db.execute("CREATE TABLE t (a)") }
         let holding = Gate("holding")
         let release = Gate("release")
-        let handle = Mutex<InterruptibleConnection?>(nil)
         let running = Task {
             try await queue.write { db in
-                handle.withLock { $0 = db.sqliteConnection.map(InterruptibleConnection.init) }
                 holding.open()
                 try release.waitBlocking()
                 try db.execute("INSERT INTO t VALUES ('running')")

@@ -17,7 +17,7 @@ final class Gate: Sendable {
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let semaphore = DispatchSemaphore(value: 0)
     let name: String
 

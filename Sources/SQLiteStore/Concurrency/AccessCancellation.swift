@@ -20,7 +20,7 @@ final class AccessCancellation: Sendable {
 
     private let cancelled = Atomic<Bool>(false)
     /// The connection running the access closure, while it runs.
-    private let running = Mutex<InterruptibleConnection?>(nil)
+    private let running = Locked<InterruptibleConnection?>(nil)
 
     /// Whether the task awaiting the access was cancelled.
     var isCancelled: Bool { cancelled.load(ordering: .acquiring) }

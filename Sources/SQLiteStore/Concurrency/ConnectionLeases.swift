@@ -53,14 +53,14 @@ final class ConnectionLeases: Sendable {
     let slots: [ConnectionSlot]
     /// Names the owner in errors: "database queue", "database pool".
     private let ownerName: String
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     init(slots: [ConnectionSlot], ownerName: String) {
         precondition(!slots.isEmpty, "leases need at least one connection")
         self.slots = slots
         self.ownerName = ownerName
         // Reversed so that the first slot is used first.
-        self.state = Mutex(State(idle: slots.reversed()))
+        self.state = Locked(State(idle: slots.reversed()))
     }
 
     private var closedError: SQLiteError {
@@ -224,7 +224,7 @@ final class ConnectionLeases: Sendable {
 /// A thread blocked until a connection is handed to it.
 private final class ThreadWaiter: Sendable {
     private let semaphore = DispatchSemaphore(value: 0)
-    private let slot = Mutex<ConnectionSlot?>(nil)
+    private let slot = Locked<ConnectionSlot?>(nil)
 
     func hand(_ slot: ConnectionSlot) {
         self.slot.withLock { $0 = slot }

@@ -7,7 +7,7 @@ import Dispatch
 /// `Sendable`. It is safe because only the holder of the slot's lease
 /// touches the database: ``ConnectionLeases`` lends each slot to one access
 /// at a time, and every hand-over (release, then acquire) goes through the
-/// leases' `Mutex` (or a semaphore or dispatch queue that follows it), which
+/// leases' lock (then a semaphore or the dispatch queue that follows it), which
 /// orders one holder's accesses before the next holder's. ``close()`` is
 /// only called once the leases are drained, so no access holds the slot.
 final class ConnectionSlot: @unchecked Sendable {
