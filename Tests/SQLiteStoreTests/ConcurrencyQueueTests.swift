@@ -86,7 +86,7 @@ struct DatabaseQueueTests {
         }
     }
 
-    @Test("A read cannot write, and the connection can write again afterwards")
+    @Test("A read that writes is rolled back and fails; the connection can write again afterwards")
     func readIsReadOnly() throws {
         let queue = try makeQueue()
         #expect {
@@ -94,8 +94,30 @@ struct DatabaseQueueTests {
         } throws: { error in
             (error as? SQLiteError)?.code == .readOnly
         }
+        #expect {
+            try queue.read { db in try db.execute("CREATE TABLE other (a)") }
+        } throws: { error in
+            (error as? SQLiteError)?.code == .readOnly
+        }
+        #expect(try count(queue) == 0)
+        #expect(try queue.read { db in try db.fetchOne(Int.self, "SELECT COUNT(*) FROM sqlite_master") } == 1)
         try queue.write { db in try db.execute("INSERT INTO t (a) VALUES (1)") }
         #expect(try count(queue) == 1)
+    }
+
+    @Test("Reads and writes keep the connection's prepared statements: nothing is re-prepared")
+    func statementsSurviveAccesses() throws {
+        let queue = try makeQueue()
+        let sql = "SELECT COUNT(*) FROM t"
+        for _ in 0..<3 {
+            _ = try queue.read { db in try db.fetchOne(Int.self, sql) }
+            try queue.write { db in try db.execute("INSERT INTO t (a) VALUES (1)") }
+            _ = try queue.write { db in try db.fetchOne(Int.self, sql) }
+        }
+        let reprepared = try queue.read { db in
+            sqlite3_stmt_status(try db.cachedStatement(sql).sqliteStatement, SQLITE_STMTSTATUS_REPREPARE, 0)
+        }
+        #expect(reprepared == 0)
     }
 
     @Test("A read runs in a transaction, closed when it returns")

@@ -50,9 +50,12 @@ public final class DatabaseQueue: DatabaseWriter {
 
     // MARK: - Reading
 
-    /// Runs `body` in a read-only deferred transaction and returns its
-    /// result, blocking the calling thread until the connection is free.
-    /// Writing from `body` fails with ``ResultCode/readOnly``.
+    /// Runs `body` in a deferred transaction and returns its result,
+    /// blocking the calling thread until the connection is free.
+    ///
+    /// A read must not write: when `body` has changed anything, the changes
+    /// are rolled back and the call throws ``ResultCode/readOnly`` after
+    /// `body` returns.
     public func read<T>(_ body: (Database) throws -> T) throws -> T {
         try runner.sync(leases, method: "read") { db in
             try db.readAccess(nil, enforcingReadOnly: true, body)

@@ -12,7 +12,8 @@ public protocol DatabaseReader: AnyObject, Sendable {
     /// the database for the whole closure, and returns its result. Blocks
     /// the calling thread until a connection is free.
     ///
-    /// Writing from `body` fails with ``ResultCode/readOnly``. Calling any
+    /// Writing from `body` fails with ``ResultCode/readOnly`` (with a
+    /// queue, once `body` returns, its changes rolled back). Calling any
     /// access method of the same queue or pool from `body` throws a
     /// ``ResultCode/misuse`` error instead of deadlocking.
     func read<T>(_ body: (Database) throws -> T) throws -> T
