@@ -75,17 +75,24 @@ final class ConnectionLeases: Sendable {
     /// - Parameter whileClosing: serve the request after ``beginClose()``,
     ///   for the second half of an access that was accepted before it.
     func acquire(whileClosing: Bool = false) throws -> ConnectionSlot {
-        let waiter = ThreadWaiter()
-        let slot = try state.withLock { state -> ConnectionSlot? in
+        enum Outcome {
+            case acquired(ConnectionSlot)
+            case waiting(ThreadWaiter)
+        }
+        let outcome = try state.withLock { state -> Outcome in
             if state.isClosed || (state.isClosing && !whileClosing) { throw closedError }
             if let slot = state.idle.popLast() {
                 state.leasedCount += 1
-                return slot
+                return .acquired(slot)
             }
+            let waiter = ThreadWaiter()
             state.waiters.append(.thread(waiter))
-            return nil
+            return .waiting(waiter)
         }
-        return slot ?? waiter.wait()
+        switch outcome {
+        case .acquired(let slot): return slot
+        case .waiting(let waiter): return waiter.wait()
+        }
     }
 
     /// Gives a connection back: to the next waiting access, or to the idle

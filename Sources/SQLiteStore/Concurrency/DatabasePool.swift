@@ -22,7 +22,7 @@ import Foundation
 ///   duration: writes committed meanwhile are not visible to it.
 /// - A read that starts after a write has returned sees that write. To read
 ///   the state a write left, excluding any later write, while letting the
-///   next writes go on, use ``write(_:thenRead:)-(Database)->W,_``.
+///   next writes go on, use `write(_:thenRead:)`.
 ///
 /// Accesses wait for a connection in the order they ask. Synchronous
 /// accesses run on the calling thread; `async` ones on a dispatch queue of
@@ -120,7 +120,7 @@ public final class DatabasePool: DatabaseWriter {
         }
     }
 
-    /// Runs `body` like ``read(_:)-(Database)->T`` on the reader's own
+    /// Runs `body` like `read(_:)` on the reader's own
     /// thread; cancelling the task interrupts it with `CancellationError`.
     public func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await runner.async(readers) { db, cancellation in
@@ -137,7 +137,7 @@ public final class DatabasePool: DatabaseWriter {
         try runner.sync(writer, method: "write") { db in try db.writeAccess(nil, body) }
     }
 
-    /// Runs `body` like ``write(_:)-(Database)->T`` on the writer's own
+    /// Runs `body` like `write(_:)` on the writer's own
     /// thread; cancelling the task interrupts it, rolls it back and throws
     /// `CancellationError`.
     public func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
@@ -145,7 +145,7 @@ public final class DatabasePool: DatabaseWriter {
     }
 
     /// Runs `body` on the writer connection outside any transaction (see
-    /// ``DatabaseWriter/writeWithoutTransaction(_:)-(Database)->T``).
+    /// `DatabaseWriter.writeWithoutTransaction(_:)`).
     public func writeWithoutTransaction<T>(_ body: (Database) throws -> T) throws -> T {
         try runner.sync(writer, method: "writeWithoutTransaction") { db in
             try db.writeAccessWithoutTransaction(nil, body)
@@ -163,7 +163,7 @@ public final class DatabasePool: DatabaseWriter {
 
     // MARK: - Reading what a write left
 
-    /// Runs `write` like ``write(_:)-(Database)->T``, then `read` on a
+    /// Runs `write` like `write(_:)`, then `read` on a
     /// reader connection whose snapshot is exactly the database `write`
     /// committed: it sees that write, and no later one. The writer is free
     /// for the next write as soon as the snapshot is taken, so `read` runs
@@ -194,7 +194,7 @@ public final class DatabasePool: DatabaseWriter {
     }
 
     /// Runs `write` then `read` like
-    /// ``write(_:thenRead:)-(Database)->W,_``, on the connections' own
+    /// `write(_:thenRead:)`, on the connections' own
     /// threads.
     ///
     /// Cancelling the task before `write` returns rolls the write back;
@@ -271,7 +271,7 @@ public final class DatabasePool: DatabaseWriter {
         try runner.close([writer, readers])
     }
 
-    /// Closes like ``close()-()`` without blocking a thread.
+    /// Closes like `close()` without blocking a thread.
     public func close() async {
         await runner.close([writer, readers])
     }

@@ -62,7 +62,7 @@ public final class DatabaseQueue: DatabaseWriter {
         }
     }
 
-    /// Runs `body` like ``read(_:)-(Database)->T`` on the connection's own
+    /// Runs `body` like `read(_:)` on the connection's own
     /// thread; cancelling the task interrupts it with `CancellationError`.
     public func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await runner.async(leases) { db, cancellation in
@@ -78,7 +78,7 @@ public final class DatabaseQueue: DatabaseWriter {
         try runner.sync(leases, method: "write") { db in try db.writeAccess(nil, body) }
     }
 
-    /// Runs `body` like ``write(_:)-(Database)->T`` on the connection's own
+    /// Runs `body` like `write(_:)` on the connection's own
     /// thread; cancelling the task interrupts it, rolls it back and throws
     /// `CancellationError`.
     public func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
@@ -86,7 +86,7 @@ public final class DatabaseQueue: DatabaseWriter {
     }
 
     /// Runs `body` outside any transaction (see
-    /// ``DatabaseWriter/writeWithoutTransaction(_:)-(Database)->T``).
+    /// `DatabaseWriter.writeWithoutTransaction(_:)`).
     public func writeWithoutTransaction<T>(_ body: (Database) throws -> T) throws -> T {
         try runner.sync(leases, method: "writeWithoutTransaction") { db in
             try db.writeAccessWithoutTransaction(nil, body)
@@ -111,7 +111,7 @@ public final class DatabaseQueue: DatabaseWriter {
         try runner.close([leases])
     }
 
-    /// Closes like ``close()-()`` without blocking a thread.
+    /// Closes like `close()` without blocking a thread.
     public func close() async {
         await runner.close([leases])
     }

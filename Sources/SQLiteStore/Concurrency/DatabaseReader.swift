@@ -18,7 +18,7 @@ public protocol DatabaseReader: AnyObject, Sendable {
     /// ``ResultCode/misuse`` error instead of deadlocking.
     func read<T>(_ body: (Database) throws -> T) throws -> T
 
-    /// Runs `body` like ``read(_:)-(Database)->T``, on a thread of the
+    /// Runs `body` like `read(_:)`, on a thread of the
     /// connection rather than the caller's, suspending the caller meanwhile.
     ///
     /// Cancelling the awaiting task interrupts the running statement
@@ -31,7 +31,7 @@ public protocol DatabaseReader: AnyObject, Sendable {
     /// ``ResultCode/misuse`` error. Calling it again does nothing more.
     func close() throws
 
-    /// Closes like ``close()-()``, suspending instead of blocking the caller.
+    /// Closes like `close()`, suspending instead of blocking the caller.
     func close() async
 }
 
@@ -48,7 +48,7 @@ public protocol DatabaseWriter: DatabaseReader {
     /// with ``ResultCode/busy``.
     func write<T>(_ body: (Database) throws -> T) throws -> T
 
-    /// Runs `body` like ``write(_:)-(Database)->T``, on a thread of the
+    /// Runs `body` like `write(_:)`, on a thread of the
     /// connection rather than the caller's, suspending the caller meanwhile.
     ///
     /// Cancelling the awaiting task interrupts the running statement
@@ -63,7 +63,7 @@ public protocol DatabaseWriter: DatabaseReader {
     /// rolled back and reported as an error.
     func writeWithoutTransaction<T>(_ body: (Database) throws -> T) throws -> T
 
-    /// Runs `body` like ``writeWithoutTransaction(_:)-(Database)->T``, on a
+    /// Runs `body` like `writeWithoutTransaction(_:)`, on a
     /// thread of the connection, suspending the caller meanwhile. Cancelling
     /// the task interrupts the running statement and throws
     /// `CancellationError`; what `body` already did stays done.
