@@ -157,21 +157,12 @@ struct DatabasePoolTests {
     @Test("Reads wait in line when every reader is busy")
     func readerLimit() async throws {
         let fixture = try Fixture(maximumReaderCount: 1)
-        let holding = Gate("holding")
-        let release = Gate("release")
-        let holder = Task {
-            try await fixture.pool.read { _ in
-                holding.open()
-                try release.waitBlocking()
-            }
-        }
-        try await holding.wait()
+        let held = try await HeldAccess.start { try await fixture.pool.read($0) }
         let waiting = Task { try await fixture.pool.read { db in try db.fetchOne(Int.self, Self.countSQL) } }
         try await eventually("read in line") { fixture.pool.waitingReaderCount == 1 }
         // Writes do not need a reader.
         try await fixture.pool.write { db in try db.execute("INSERT INTO t (a) VALUES (1)") }
-        release.open()
-        try await holder.value
+        try await held.finish()
         #expect(try await waiting.value == 1)
     }
 
@@ -360,17 +351,9 @@ struct DatabasePoolTests {
     @Test("Cancelling an async read interrupts its long query; the reader stays usable", .timeLimit(.minutes(2)))
     func cancelLongRead() async throws {
         let fixture = try Fixture(maximumReaderCount: 1)
-        let running = Gate("query running")
-        let task = Task {
-            try await fixture.pool.read { db in
-                db.openWhenRunning("RECURSIVE", running)
-                defer { db.trace(nil) }
-                return try db.fetchOne(Int.self, endlessQuery)
-            }
+        try await expectCancellationWhileRunning { running in
+            try await fixture.pool.read { db in try db.runEndless(signalling: running) }
         }
-        try await running.wait()
-        task.cancel()
-        await #expect(throws: CancellationError.self) { try await task.value }
         try await fixture.pool.write { db in try db.execute("INSERT INTO t (a) VALUES (1)") }
         // The one reader: out of its old snapshot.
         #expect(try await fixture.pool.read { db in try db.fetchOne(Int.self, Self.countSQL) } == 1)
@@ -379,18 +362,12 @@ struct DatabasePoolTests {
     @Test("Cancelling an async write interrupts it and rolls it back", .timeLimit(.minutes(2)))
     func cancelLongWrite() async throws {
         let fixture = try Fixture()
-        let running = Gate("query running")
-        let task = Task {
+        try await expectCancellationWhileRunning { running in
             try await fixture.pool.write { db in
                 try db.execute("INSERT INTO t (a) VALUES ('undone')")
-                db.openWhenRunning("RECURSIVE", running)
-                defer { db.trace(nil) }
-                try db.execute("INSERT INTO t (a) \(endlessQuery)")
+                try db.runEndless("INSERT INTO t (a) \(endlessQuery)", signalling: running)
             }
         }
-        try await running.wait()
-        task.cancel()
-        await #expect(throws: CancellationError.self) { try await task.value }
         #expect(try await fixture.pool.read { db in try db.fetchOne(Int.self, Self.countSQL) } == 0)
         try await fixture.pool.write { db in try db.execute("INSERT INTO t (a) VALUES ('kept')") }
         #expect(try await fixture.pool.read { db in try db.fetchOne(Int.self, Self.countSQL) } == 1)
@@ -399,19 +376,13 @@ struct DatabasePoolTests {
     @Test("Cancelling write(_:thenRead:) during its read interrupts the read; the write stays", .timeLimit(.minutes(2)))
     func cancelThenRead() async throws {
         let fixture = try Fixture()
-        let running = Gate("query running")
-        let task = Task {
+        try await expectCancellationWhileRunning { running in
             try await fixture.pool.write { db in
                 try db.execute("INSERT INTO t (a) VALUES (1)")
             } thenRead: { db, _ in
-                db.openWhenRunning("RECURSIVE", running)
-                defer { db.trace(nil) }
-                return try db.fetchOne(Int.self, endlessQuery)
+                try db.runEndless(signalling: running)
             }
         }
-        try await running.wait()
-        task.cancel()
-        await #expect(throws: CancellationError.self) { try await task.value }
         #expect(try await fixture.pool.read { db in try db.fetchOne(Int.self, Self.countSQL) } == 1)
         #expect(try await fixture.pool.write { db in try db.fetchOne(Int.self, Self.countSQL) } == 1)
     }
@@ -419,22 +390,13 @@ struct DatabasePoolTests {
     @Test("A read cancelled while every reader is busy never runs")
     func cancelWhileWaitingForReader() async throws {
         let fixture = try Fixture(maximumReaderCount: 1)
-        let holding = Gate("holding")
-        let release = Gate("release")
-        let holder = Task {
-            try await fixture.pool.read { _ in
-                holding.open()
-                try release.waitBlocking()
-            }
-        }
-        try await holding.wait()
+        let held = try await HeldAccess.start { try await fixture.pool.read($0) }
         let ran = Flag()
         let waiting = Task { try await fixture.pool.read { _ in ran.set() } }
         try await eventually("read in line") { fixture.pool.waitingReaderCount == 1 }
         waiting.cancel()
         await #expect(throws: CancellationError.self) { try await waiting.value }
-        release.open()
-        try await holder.value
+        try await held.finish()
         #expect(!ran.isSet)
         #expect(fixture.pool.waitingReaderCount == 0)
     }

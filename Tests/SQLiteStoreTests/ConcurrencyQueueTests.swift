@@ -204,15 +204,7 @@ struct DatabaseQueueTests {
     @Test("Accesses waiting for the connection are served in the order they asked")
     func firstComeFirstServed() async throws {
         let queue = try makeQueue()
-        let holding = Gate("holding")
-        let release = Gate("release")
-        let holder = Task {
-            try await queue.write { _ in
-                holding.open()
-                try release.waitBlocking()
-            }
-        }
-        try await holding.wait()
+        let held = try await HeldAccess.start { try await queue.write($0) }
         var writes: [Task<Void, any Error>] = []
         for value in 1...5 {
             writes.append(
@@ -221,8 +213,7 @@ struct DatabaseQueueTests {
                 })
             try await eventually("write \(value) in line") { queue.waitingCount == value }
         }
-        release.open()
-        try await holder.value
+        try await held.finish()
         for write in writes { try await write.value }
         let values = try await queue.read { db in try db.fetchAll(Int.self, "SELECT a FROM t ORDER BY id") }
         #expect(values == [1, 2, 3, 4, 5])
@@ -285,17 +276,9 @@ struct DatabaseQueueTests {
     @Test("Cancelling an async read interrupts its long query; the queue stays usable", .timeLimit(.minutes(2)))
     func cancelLongRead() async throws {
         let queue = try makeQueue()
-        let running = Gate("query running")
-        let task = Task {
-            try await queue.read { db in
-                db.openWhenRunning("RECURSIVE", running)
-                defer { db.trace(nil) }
-                return try db.fetchOne(Int.self, endlessQuery)
-            }
+        try await expectCancellationWhileRunning { running in
+            try await queue.read { db in try db.runEndless(signalling: running) }
         }
-        try await running.wait()
-        task.cancel()
-        await #expect(throws: CancellationError.self) { try await task.value }
         // Same connection: out of its read transaction and writable again.
         try await queue.write { db in try db.execute("INSERT INTO t (a) VALUES (1)") }
         #expect(try await queue.read { db in try db.fetchOne(Int.self, "SELECT COUNT(*) FROM t") } == 1)
@@ -304,18 +287,12 @@ struct DatabaseQueueTests {
     @Test("Cancelling an async write interrupts it and rolls back what it did", .timeLimit(.minutes(2)))
     func cancelLongWrite() async throws {
         let queue = try makeQueue()
-        let running = Gate("query running")
-        let task = Task {
+        try await expectCancellationWhileRunning { running in
             try await queue.write { db in
                 try db.execute("INSERT INTO t (a) VALUES ('undone')")
-                db.openWhenRunning("RECURSIVE", running)
-                defer { db.trace(nil) }
-                try db.execute("INSERT INTO t (a) \(endlessQuery)")
+                try db.runEndless("INSERT INTO t (a) \(endlessQuery)", signalling: running)
             }
         }
-        try await running.wait()
-        task.cancel()
-        await #expect(throws: CancellationError.self) { try await task.value }
         #expect(try count(queue) == 0)
         try await queue.write { db in try db.execute("INSERT INTO t (a) VALUES ('kept')") }
         #expect(try count(queue) == 1)
@@ -345,15 +322,7 @@ struct DatabaseQueueTests {
     @Test("An access cancelled while waiting for the connection never runs")
     func cancelWhileWaiting() async throws {
         let queue = try makeQueue()
-        let holding = Gate("holding")
-        let release = Gate("release")
-        let holder = Task {
-            try await queue.write { _ in
-                holding.open()
-                try release.waitBlocking()
-            }
-        }
-        try await holding.wait()
+        let held = try await HeldAccess.start { try await queue.write($0) }
         let ran = Flag()
         let waiting = Task {
             try await queue.write { db in
@@ -365,8 +334,7 @@ struct DatabaseQueueTests {
         waiting.cancel()
         await #expect(throws: CancellationError.self) { try await waiting.value }
         #expect(queue.waitingCount == 0)
-        release.open()
-        try await holder.value
+        try await held.finish()
         #expect(!ran.isSet)
         #expect(try count(queue) == 0)
     }

@@ -110,62 +110,58 @@ struct ConcurrencyStressTests {
         private var total: Int { ConcurrencyStressTests.total }
     }
 
-    @Test("8 async writers x 500 inserts with 8 async readers counting", arguments: Kind.allCases)
-    func asyncStress(kind: Kind) async throws {
+    /// Which API the writers and readers use.
+    enum API: String, CaseIterable, CustomTestStringConvertible {
+        /// `async` methods, from tasks.
+        case async
+        /// Synchronous methods, from threads of their own.
+        case threads
+        var testDescription: String { rawValue }
+
+        /// Runs `body` the way this API's callers do.
+        func run<T: Sendable>(
+            async asyncBody: @escaping @Sendable () async throws -> T,
+            sync syncBody: @escaping @Sendable () throws -> T
+        ) async throws -> T {
+            switch self {
+            case .async: try await asyncBody()
+            case .threads: try await onNewThread(syncBody)
+            }
+        }
+    }
+
+    @Test("8 writers x 500 inserts with 8 readers counting", arguments: Kind.allCases, API.allCases)
+    func stress(kind: Kind, api: API) async throws {
         let fixture = try Fixture(kind)
         let writer = fixture.writer
         let writersDone = Flag()
         let readerProblems = try await withThrowingTaskGroup(of: [String].self) { group in
             for reader in 0..<Self.readerCount {
                 group.addTask {
-                    var observations: [Fixture.Observation] = []
-                    repeat {
-                        observations.append(try await writer.read { db in try Fixture.observe(db) })
-                    } while !writersDone.isSet
+                    let observations = try await api.run {
+                        var observations: [Fixture.Observation] = []
+                        repeat {
+                            observations.append(try await writer.read { db in try Fixture.observe(db) })
+                        } while !writersDone.isSet
+                        return observations
+                    } sync: {
+                        var observations: [Fixture.Observation] = []
+                        repeat {
+                            observations.append(try writer.read { db in try Fixture.observe(db) })
+                        } while !writersDone.isSet
+                        return observations
+                    }
                     return Fixture.problems(in: observations).map { "reader \(reader): \($0)" }
                 }
             }
             try await withThrowingTaskGroup(of: Void.self) { writers in
                 for writerIndex in 0..<Self.writerCount {
                     writers.addTask {
-                        for seq in 0..<Self.insertsPerWriter {
-                            try await writer.write { db in try Fixture.insert(db, writer: writerIndex, seq: seq) }
-                        }
-                    }
-                }
-                try await writers.waitForAll()
-            }
-            writersDone.set()
-            var problems: [String] = []
-            for try await readerProblems in group { problems += readerProblems }
-            return problems
-        }
-        #expect(readerProblems.isEmpty, "\(readerProblems.prefix(5))")
-        try fixture.checkAllWritesPresent()
-        await writer.close()
-    }
-
-    @Test("8 writer threads x 500 inserts with 8 reader threads counting, synchronous API", arguments: Kind.allCases)
-    func threadStress(kind: Kind) async throws {
-        let fixture = try Fixture(kind)
-        let writer = fixture.writer
-        let writersDone = Flag()
-        let readerProblems = try await withThrowingTaskGroup(of: [String].self) { group in
-            for reader in 0..<Self.readerCount {
-                group.addTask {
-                    try await onNewThread {
-                        var observations: [Fixture.Observation] = []
-                        repeat {
-                            observations.append(try writer.read { db in try Fixture.observe(db) })
-                        } while !writersDone.isSet
-                        return Fixture.problems(in: observations).map { "reader \(reader): \($0)" }
-                    }
-                }
-            }
-            try await withThrowingTaskGroup(of: Void.self) { writers in
-                for writerIndex in 0..<Self.writerCount {
-                    writers.addTask {
-                        try await onNewThread {
+                        try await api.run {
+                            for seq in 0..<Self.insertsPerWriter {
+                                try await writer.write { db in try Fixture.insert(db, writer: writerIndex, seq: seq) }
+                            }
+                        } sync: {
                             for seq in 0..<Self.insertsPerWriter {
                                 try writer.write { db in try Fixture.insert(db, writer: writerIndex, seq: seq) }
                             }
@@ -181,6 +177,10 @@ struct ConcurrencyStressTests {
         }
         #expect(readerProblems.isEmpty, "\(readerProblems.prefix(5))")
         try fixture.checkAllWritesPresent()
-        try await onNewThread { try writer.close() }
+        try await api.run {
+            await writer.close()
+        } sync: {
+            try writer.close()
+        }
     }
 }

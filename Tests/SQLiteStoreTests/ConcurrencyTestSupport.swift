@@ -116,17 +116,62 @@ let endlessQuery = """
     SELECT count(*) FROM c
     """
 
-extension Database {
-    /// Opens `gate` as soon as a statement whose SQL contains `marker`
-    /// starts running on this connection.
-    func openWhenRunning(_ marker: String, _ gate: Gate) {
-        trace(options: .statements) { event in
-            if event.sql.contains(marker) { gate.open() }
-        }
-    }
-}
-
 func isMisuse(_ error: any Error, mentioning text: String) -> Bool {
     guard let error = error as? SQLiteError else { return false }
     return error.code == .misuse && error.message.contains(text)
+}
+
+/// An access that holds its connection until ``finish()``.
+struct HeldAccess {
+    private let release: Gate
+    private let task: Task<Void, any Error>
+
+    /// Starts an access through `access` (such as `{ try await queue.write($0) }`)
+    /// and returns once its closure is running.
+    static func start(
+        _ access: @escaping @Sendable (@escaping @Sendable (Database) throws -> Void) async throws -> Void
+    ) async throws -> HeldAccess {
+        let holding = Gate("holding")
+        let release = Gate("release")
+        let task = Task {
+            try await access { _ in
+                holding.open()
+                try release.waitBlocking()
+            }
+        }
+        try await holding.wait()
+        return HeldAccess(release: release, task: task)
+    }
+
+    /// Lets the access end, and waits for it.
+    func finish() async throws {
+        release.open()
+        try await task.value
+    }
+}
+
+/// Starts `access`, whose closure calls ``Database/runEndless(_:signalling:)``
+/// with the gate it is given; cancels the task once the endless statement
+/// runs, and expects `CancellationError`.
+func expectCancellationWhileRunning<T: Sendable>(
+    _ access: @escaping @Sendable (Gate) async throws -> T, sourceLocation: SourceLocation = #_sourceLocation
+) async throws {
+    let running = Gate("endless statement running")
+    let task = Task { try await access(running) }
+    try await running.wait()
+    task.cancel()
+    await #expect(throws: CancellationError.self, sourceLocation: sourceLocation) { try await task.value }
+}
+
+extension Database {
+    /// Runs `sql` (built on ``endlessQuery``, which it must contain) and
+    /// opens `gate` as soon as it starts running: it only ends when
+    /// interrupted.
+    func runEndless(_ sql: String = endlessQuery, signalling gate: Gate) throws {
+        trace(options: .statements) { event in
+            if event.sql.contains("RECURSIVE") { gate.open() }
+        }
+        defer { trace(nil) }
+        try execute(sql)
+    }
 }
