@@ -197,7 +197,7 @@ struct ValueConversionTests {
     func uuids() throws {
         let uuid = UUID()
         #expect(try roundTrip(uuid, in: db) == uuid)
-        #expect(try uuid.sqliteValue == .text(uuid.uuidString))
+        #expect(uuid.sqliteValue == .text(uuid.uuidString))
         #expect(try UUID(sqliteValue: .text(uuid.uuidString.lowercased())) == uuid)
         let bytes = withUnsafeBytes(of: uuid.uuid) { Data($0) }
         #expect(try UUID(sqliteValue: .blob(bytes)) == uuid)

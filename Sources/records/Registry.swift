@@ -1,0 +1,6 @@
+/// Every app of the `records` command, in the order help lists them. A new
+/// app adds a file with its `CommandFamily` and one line here.
+let commandFamilies: [CommandFamily] = [
+    peopleCommands,
+    contactsCommands,
+]
