@@ -364,16 +364,17 @@ struct CLITests {
     @Test("Several first runs at once install one database and all succeed")
     func concurrentFirstRuns() async throws {
         let sandbox = try Sandbox()
-        let statuses = try await withThrowingTaskGroup(of: Int32.self) { group in
+        let runs = try await withThrowingTaskGroup(of: (Int32, String).self) { group in
             for index in 0..<4 {
                 group.addTask {
-                    try sandbox.runRaw(["people", "add", "--first", "P\(index)", "--last", "Q", "--age", "\(index)"])
-                        .status
+                    let run = try sandbox.runRaw(
+                        ["people", "add", "--first", "P\(index)", "--last", "Q", "--age", "\(index)"])
+                    return (run.status, run.stderr)
                 }
             }
-            return try await group.reduce(into: [Int32]()) { $0.append($1) }
+            return try await group.reduce(into: [(Int32, String)]()) { $0.append($1) }
         }
-        #expect(statuses == [0, 0, 0, 0])
+        #expect(runs.map(\.0) == [0, 0, 0, 0], "\(runs.map(\.1))")
         let people = try #require(try sandbox.runRaw(["people", "list", "--json"]).json() as? [[String: Any]])
         #expect(people.count == 10)
     }

@@ -156,8 +156,7 @@ public struct Migrator: Sendable {
         let appliedSet = Set(applied)
         var appliedNow: [String] = []
         for migration in migrations {
-            if !appliedSet.contains(migration.identifier) {
-                try apply(migration, to: db)
+            if !appliedSet.contains(migration.identifier), try apply(migration, to: db) {
                 appliedNow.append(migration.identifier)
             }
             if migration.identifier == last { break }
@@ -165,7 +164,10 @@ public struct Migrator: Sendable {
         return appliedNow
     }
 
-    private func apply(_ migration: Migration, to db: Database) throws {
+    /// Applies one migration in its own transaction; returns false when
+    /// another connection (another process running the same app) applied it
+    /// after the pending list was read.
+    private func apply(_ migration: Migration, to db: Database) throws -> Bool {
         var restoreForeignKeys = false
         if migration.disablesForeignKeys {
             restoreForeignKeys = try db.fetchOne(Bool.self, "PRAGMA foreign_keys") ?? false
@@ -173,10 +175,18 @@ public struct Migrator: Sendable {
         }
         defer { if restoreForeignKeys { try? db.execute("PRAGMA foreign_keys = ON") } }
         do {
-            try db.transaction(.immediate) { db in
+            return try db.transaction(.immediate) { db in
                 // Created inside the first migration's transaction, so that
                 // a failed first migration does not leave it behind.
-                if try !hasMigrationTable(db) {
+                // The pending list was read before this transaction took
+                // the write lock: check again now that nobody else can
+                // migrate.
+                if try hasMigrationTable(db) {
+                    let recorded = try db.fetchOne(
+                        Int.self, "SELECT 1 FROM sqlitestore_migrations WHERE identifier = ?",
+                        arguments: [migration.identifier])
+                    if recorded != nil { return false }
+                } else {
                     try db.execute(
                         """
                         CREATE TABLE sqlitestore_migrations (
@@ -197,6 +207,7 @@ public struct Migrator: Sendable {
                 }
                 try db.execute(
                     "INSERT INTO sqlitestore_migrations (identifier) VALUES (?)", arguments: [migration.identifier])
+                return true
             }
         } catch let error as MigrationError {
             throw error

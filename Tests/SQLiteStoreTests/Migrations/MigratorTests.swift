@@ -58,6 +58,26 @@ struct MigratorTests {
         #expect(try db.fetchAll(Int?.self, "SELECT age FROM people") == [nil, nil])
     }
 
+    @Test("Two processes migrating at once apply each migration once and both succeed")
+    func concurrentMigrators() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("app.sqlite")
+        let first = try Database(path: path)
+        let second = try Database(path: path)
+        try peopleMigratorV1().migrate(first)
+        // The first connection reads its pending list, then, just before it
+        // takes the write lock for "addAge", the second one migrates.
+        var interleaved = false
+        first.trace { event in
+            guard !interleaved, event.sql.hasPrefix("BEGIN IMMEDIATE") else { return }
+            interleaved = true
+            #expect((try? peopleMigratorV2().migrate(second)) == ["addAge"])
+        }
+        #expect(try peopleMigratorV2().migrate(first) == [])
+        #expect(interleaved)
+        #expect(try peopleMigratorV2().appliedIdentifiers(in: first) == ["createPeople", "addAge"])
+    }
+
     @Test("A failing migration is rolled back completely and can run again once fixed")
     func failingMigrationRollsBack() throws {
         let db = try Database.inMemory()
