@@ -7,12 +7,20 @@ let sqliteDependency: [Target.Dependency] = [
     .target(name: "CSQLite", condition: .when(platforms: [.linux, .android, .openbsd]))
 ]
 
+// PasswordHashing uses scrypt from OpenSSL 3's libcrypto through the COpenSSL
+// system-library target (Debian: libssl-dev, installed by scripts/bootstrap.sh).
+// Apple's SDKs do not ship OpenSSL and CommonCrypto has no scrypt, so on macOS
+// it needs OpenSSL 3 from Homebrew (`brew install openssl@3`, with
+// PKG_CONFIG_PATH pointing at its lib/pkgconfig), and on iOS an OpenSSL 3
+// build linked into the app. SQLiteStore itself never depends on it.
 let package = Package(
     name: "SQLiteStore",
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "SQLiteStore", targets: ["SQLiteStore"]),
-        .executable(name: "sqlitestore-demo", targets: ["sqlitestore-demo"]),
+        .library(name: "PasswordHashing", targets: ["PasswordHashing"]),
+        .library(name: "RecordsApp", targets: ["RecordsApp"]),
+        .executable(name: "records", targets: ["records"]),
         .executable(name: "bench", targets: ["bench"]),
     ],
     targets: [
@@ -21,13 +29,35 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]
+        ),
+        .target(
+            name: "PasswordHashing",
+            dependencies: ["COpenSSL"]
+        ),
         .target(
             name: "SQLiteStore",
             dependencies: sqliteDependency
         ),
+        // The seeds' apps as UI-independent logic. The sample database is
+        // built from Resources/sampledb.sql by scripts/make-sample-database.sh.
+        .target(
+            name: "RecordsApp",
+            dependencies: ["SQLiteStore", "PasswordHashing"],
+            exclude: ["Resources/sampledb.sql"],
+            resources: [.copy("Resources/sampledb.sqlite")]
+        ),
         .executableTarget(
-            name: "sqlitestore-demo",
-            dependencies: ["SQLiteStore"]
+            name: "records",
+            dependencies: ["RecordsApp", "SQLiteStore"]
+        ),
+        // Development tool behind scripts/make-sample-database.sh.
+        .executableTarget(
+            name: "make-sample-database",
+            dependencies: ["RecordsApp"]
         ),
         .executableTarget(
             name: "bench",
@@ -36,6 +66,18 @@ let package = Package(
         .testTarget(
             name: "SQLiteStoreTests",
             dependencies: ["SQLiteStore"]
+        ),
+        .testTarget(
+            name: "PasswordHashingTests",
+            dependencies: ["PasswordHashing"]
+        ),
+        .testTarget(
+            name: "RecordsAppTests",
+            dependencies: ["RecordsApp", "SQLiteStore", "PasswordHashing"]
+        ),
+        .testTarget(
+            name: "RecordsCLITests",
+            dependencies: ["records", "RecordsApp", "SQLiteStore"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -9,6 +9,10 @@ command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 if ! pkg-config --exists sqlite3 2>/dev/null || [ ! -f /usr/include/sqlite3.h ]; then
     missing+=(libsqlite3-dev)
 fi
+# OpenSSL 3's libcrypto, for scrypt in PasswordHashing.
+if ! pkg-config --exists 'libcrypto >= 3' 2>/dev/null || [ ! -f /usr/include/openssl/evp.h ]; then
+    missing+=(libssl-dev)
+fi
 
 if [ ${#missing[@]} -gt 0 ]; then
     echo "bootstrap: installing ${missing[*]}" >&2

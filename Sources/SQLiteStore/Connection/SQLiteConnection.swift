@@ -8,6 +8,11 @@ final class SQLiteConnection {
     /// Bumped after each schema change made through this connection.
     var schemaGeneration = 0
     var traceBox: Unmanaged<TraceBox>?
+    /// Run (and forgotten) just before the handle closes: open BLOB handles
+    /// register here, keyed by their identity, so that closing the
+    /// connection closes them instead of leaving it a zombie that holds its
+    /// locks. Each handle removes its entry when it closes first.
+    var closeHandlers: [ObjectIdentifier: () -> Void] = [:]
 
     init(handle: OpaquePointer, includesArgumentsInErrors: Bool) {
         self.handle = handle
@@ -21,6 +26,9 @@ final class SQLiteConnection {
     /// fails or leaks because of them.
     func close() {
         guard let handle else { return }
+        let handlers = closeHandlers.values
+        closeHandlers.removeAll()
+        for handler in handlers { handler() }
         self.handle = nil
         sqlite3_trace_v2(handle, 0, nil, nil)
         sqlite3_close_v2(handle)

@@ -1,0 +1,127 @@
+import Foundation
+
+/// A contact of the Contacts app (seed 003): a row of `CONTACTS`.
+public struct Contact: Sendable, Equatable, Hashable, Identifiable, Codable {
+    /// The row's ID, assigned by the database.
+    public let id: Int64
+    /// The contact's name.
+    public var name: String
+    /// The postal address.
+    public var address: String
+    /// How to reach them: a phone number, an email address, a URL.
+    public var contact: String
+
+    /// Creates a contact.
+    public init(id: Int64, name: String, address: String, contact: String) {
+        self.id = id
+        self.name = name
+        self.address = address
+        self.contact = contact
+    }
+
+    /// The seed's list subtitle: "address | contact".
+    public var details: String { "\(address) | \(contact)" }
+}
+
+/// The rules for a contact's fields.
+public enum ContactRules {
+    /// The longest name, in characters.
+    public static let maxNameLength = 100
+    /// The longest address, in characters.
+    public static let maxAddressLength = 200
+    /// The longest contact field, in characters.
+    public static let maxContactLength = 200
+}
+
+/// The fields of a new contact, as typed.
+public struct ContactDraft: Sendable, Equatable {
+    /// The name; surrounding spaces are trimmed.
+    public var name: String
+    /// The address; surrounding spaces are trimmed.
+    public var address: String
+    /// The phone number, email or URL; surrounding spaces are trimmed.
+    public var contact: String
+
+    /// Creates a draft.
+    public init(name: String, address: String, contact: String) {
+        self.name = name
+        self.address = address
+        self.contact = contact
+    }
+
+    /// The draft trimmed, or the problems that keep it from being saved:
+    /// empty or over-long fields, control characters.
+    public func validated() throws -> ContactDraft {
+        var validator = Validator()
+        let draft = ContactDraft(
+            name: validator.text(name, field: "name", maxLength: ContactRules.maxNameLength),
+            address: validator.text(address, field: "address", maxLength: ContactRules.maxAddressLength),
+            contact: validator.text(contact, field: "contact", maxLength: ContactRules.maxContactLength))
+        try validator.check()
+        return draft
+    }
+}
+
+/// Changes to a contact's fields; nil leaves a field as it is.
+public struct ContactChanges: Sendable, Equatable {
+    /// A new name.
+    public var name: String?
+    /// A new address.
+    public var address: String?
+    /// A new contact field.
+    public var contact: String?
+
+    /// Creates changes.
+    public init(name: String? = nil, address: String? = nil, contact: String? = nil) {
+        self.name = name
+        self.address = address
+        self.contact = contact
+    }
+
+    /// Whether nothing would change.
+    public var isEmpty: Bool { name == nil && address == nil && contact == nil }
+
+    /// The changes trimmed, or the problems found (the same rules as
+    /// ``ContactDraft/validated()``; an empty change set is one).
+    public func validated() throws -> ContactChanges {
+        if isEmpty {
+            throw ValidationError(field: "changes", message: "nothing to change: give a name, address or contact")
+        }
+        var validator = Validator()
+        let changes = ContactChanges(
+            name: name.map { validator.text($0, field: "name", maxLength: ContactRules.maxNameLength) },
+            address: address.map { validator.text($0, field: "address", maxLength: ContactRules.maxAddressLength) },
+            contact: contact.map { validator.text($0, field: "contact", maxLength: ContactRules.maxContactLength) })
+        try validator.check()
+        return changes
+    }
+}
+
+/// How the list of contacts is ordered.
+public enum ContactSort: String, Sendable, CaseIterable, Codable {
+    /// By name, ignoring case and accents.
+    case name
+    /// The last added first.
+    case newest
+}
+
+/// The seed's status line after saving or finding a contact.
+public enum ContactStatus: Sendable, Equatable, CustomStringConvertible {
+    /// A contact was saved.
+    case added
+    /// Saving failed, with the reason.
+    case failedToAdd(String)
+    /// Finding by name found at least one contact.
+    case matchFound
+    /// Finding by name found nothing.
+    case matchNotFound
+
+    public var description: String {
+        switch self {
+        case .added: "Contact added"
+        case .failedToAdd(let reason): "Failed to add contact: \(reason)"
+        case .matchFound: "Match found"
+        case .matchNotFound: "Match not found"
+        }
+    }
+}

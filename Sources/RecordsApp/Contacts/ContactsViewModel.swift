@@ -1,0 +1,112 @@
+import Foundation
+import Observation
+
+/// The Contacts screens' state (seed 003): the list, the add form's status
+/// line, and "Find Contact".
+///
+/// The list refreshes itself after every change made through the view
+/// model, as the seed's `record_saved:` delegate call did:
+///
+/// ```swift
+/// let model = ContactsViewModel(store: ContactsStore(database: database))
+/// model.load()
+/// model.add(ContactDraft(name: "Jane", address: "12 Main St", contact: "555 0100"))
+/// model.status?.description     // "Contact added"
+/// model.find(name: "jane")       // fills `matches`; status "Match found"
+/// ```
+@MainActor
+@Observable
+public final class ContactsViewModel: ListViewModel {
+    /// The contacts shown, in ``sort`` order.
+    public private(set) var contacts: [Contact] = []
+
+    /// The order of ``contacts``; changing it refreshes the list.
+    public var sort: ContactSort = .name {
+        didSet { if sort != oldValue { refresh() } }
+    }
+
+    /// The seed's status line after the last add or find.
+    public private(set) var status: ContactStatus?
+
+    /// What the last ``find(name:)`` found.
+    public private(set) var matches: [Contact] = []
+
+    /// The last error, for display; nil after a success.
+    public internal(set) var errorMessage: String?
+
+    private let store: ContactsStore
+
+    /// Creates a view model; call ``load()`` to fill the list.
+    public init(store: ContactsStore) {
+        self.store = store
+    }
+
+    /// Loads the list again from the database.
+    public func load() {
+        refresh()
+    }
+
+    /// Saves a new contact and refreshes the list. The status says
+    /// "Contact added" or "Failed to add contact" with the reason.
+    ///
+    /// - Returns: The saved contact, or nil when it was not saved.
+    @discardableResult
+    public func add(_ draft: ContactDraft) -> Contact? {
+        defer { refresh(keepingError: true) }
+        do {
+            let contact = try store.add(draft)
+            status = .added
+            errorMessage = nil
+            return contact
+        } catch {
+            status = .failedToAdd(String(describing: error))
+            errorMessage = String(describing: error)
+            return nil
+        }
+    }
+
+    /// Finds contacts by name (the seed's "Find Contact"); the status says
+    /// "Match found" or "Match not found".
+    @discardableResult
+    public func find(name: String) -> [Contact] {
+        do {
+            matches = try store.find(name: name)
+            status = matches.isEmpty ? .matchNotFound : .matchFound
+            errorMessage = nil
+        } catch {
+            matches = []
+            status = .matchNotFound
+            errorMessage = String(describing: error)
+        }
+        return matches
+    }
+
+    /// Saves changes to a contact, then refreshes the list.
+    @discardableResult
+    public func update(id: Int64, with changes: ContactChanges) throws -> Contact {
+        try change { try store.update(id: id, with: changes) }
+    }
+
+    /// Deletes a contact, then refreshes the list.
+    public func delete(id: Int64) throws {
+        try change { _ = try store.delete(id: id) }
+    }
+
+    /// Deletes the contacts at positions of ``contacts`` (a list's swipe
+    /// to delete), then refreshes the list.
+    public func delete(atOffsets offsets: IndexSet) throws {
+        let ids = offsets.filter { contacts.indices.contains($0) }.map { contacts[$0].id }
+        try change {
+            for id in ids { _ = try store.delete(id: id) }
+        }
+    }
+
+    func refresh(keepingError: Bool = false) {
+        do {
+            contacts = try store.all(sortedBy: sort)
+            if !keepingError { errorMessage = nil }
+        } catch {
+            errorMessage = String(describing: error)
+        }
+    }
+}

@@ -1,0 +1,21 @@
+import SQLiteStore
+
+/// The People app's tables: seed 000's `peopleInfo`, kept as the seed made
+/// it so that the seed's own database files open unchanged.
+enum PeopleSchema {
+    /// In order; append, never edit a shipped one.
+    static let migrations: [Migrator.Migration] = [
+        // The shipped sample database already has the table; a database made
+        // from scratch (or by another tool) gets it here.
+        Migrator.migration("people.createTable") { db in
+            try db.execute(
+                """
+                CREATE TABLE IF NOT EXISTS peopleInfo (
+                    peopleInfoID INTEGER PRIMARY KEY AUTOINCREMENT,
+                    firstname TEXT,
+                    lastname TEXT,
+                    age INTEGER)
+                """)
+        }
+    ]
+}

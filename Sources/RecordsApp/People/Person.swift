@@ -1,0 +1,165 @@
+import Foundation
+
+/// A person of the People app (seed 000): a row of `peopleInfo`.
+public struct Person: Sendable, Equatable, Hashable, Identifiable, Codable {
+    /// The row's ID (`peopleInfoID`), assigned by the database.
+    public let id: Int64
+    /// The first name.
+    public var firstName: String
+    /// The last name.
+    public var lastName: String
+    /// The age, nil when the row has none (the seed's table allows NULL).
+    public var age: Int?
+
+    /// Creates a person.
+    public init(id: Int64, firstName: String, lastName: String, age: Int?) {
+        self.id = id
+        self.firstName = firstName
+        self.lastName = lastName
+        self.age = age
+    }
+
+    /// "First Last".
+    public var fullName: String {
+        [firstName, lastName].filter { !$0.isEmpty }.joined(separator: " ")
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case id, firstName, lastName, age
+    }
+
+    /// Encodes every key; a missing age is `null`, not left out.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(firstName, forKey: .firstName)
+        try container.encode(lastName, forKey: .lastName)
+        try container.encode(age, forKey: .age)
+    }
+}
+
+/// The rules for a person's fields.
+public enum PersonRules {
+    /// The longest first or last name, in characters.
+    public static let maxNameLength = 100
+    /// The ages a person can have.
+    public static let ages = 0...150
+
+    /// Parses an age typed as text ("42"), for forms and command lines.
+    ///
+    /// - Throws: ``ValidationError`` when the text is not a whole number in
+    ///   ``ages``.
+    public static func age(fromText text: String) throws -> Int {
+        var validator = Validator()
+        let age = validator.age(text)
+        try validator.check()
+        return age
+    }
+}
+
+extension Validator {
+    /// Parses and checks an age typed as text; 0 when it has a problem.
+    mutating func age(_ text: String) -> Int {
+        let ages = PersonRules.ages
+        guard let age = Int(text.trimmingCharacters(in: .whitespaces)), ages.contains(age) else {
+            fail("age", "age must be a whole number from \(ages.lowerBound) to \(ages.upperBound)")
+            return 0
+        }
+        return age
+    }
+}
+
+/// The fields of a new person, as typed.
+public struct PersonDraft: Sendable, Equatable {
+    /// The first name; surrounding spaces are trimmed.
+    public var firstName: String
+    /// The last name; surrounding spaces are trimmed.
+    public var lastName: String
+    /// The age, from 0 to 150.
+    public var age: Int
+
+    /// Creates a draft.
+    public init(firstName: String, lastName: String, age: Int) {
+        self.firstName = firstName
+        self.lastName = lastName
+        self.age = age
+    }
+
+    /// The draft with names trimmed, or the problems that keep it from
+    /// being saved: empty or over-long names, control characters, an age
+    /// outside 0-150.
+    public func validated() throws -> PersonDraft {
+        var validator = Validator()
+        let first = validator.text(firstName, field: "first name", maxLength: PersonRules.maxNameLength)
+        let last = validator.text(lastName, field: "last name", maxLength: PersonRules.maxNameLength)
+        validator.integer(age, field: "age", range: PersonRules.ages)
+        try validator.check()
+        return PersonDraft(firstName: first, lastName: last, age: age)
+    }
+
+    /// A validated draft from a form's text fields (or a command line),
+    /// with the problems of every field reported together.
+    public static func parse(firstName: String, lastName: String, age: String) throws -> PersonDraft {
+        var validator = Validator()
+        let first = validator.text(firstName, field: "first name", maxLength: PersonRules.maxNameLength)
+        let last = validator.text(lastName, field: "last name", maxLength: PersonRules.maxNameLength)
+        let age = validator.age(age)
+        try validator.check()
+        return PersonDraft(firstName: first, lastName: last, age: age)
+    }
+}
+
+/// Changes to a person's fields; nil leaves a field as it is.
+public struct PersonChanges: Sendable, Equatable {
+    /// A new first name.
+    public var firstName: String?
+    /// A new last name.
+    public var lastName: String?
+    /// A new age.
+    public var age: Int?
+
+    /// Creates changes.
+    public init(firstName: String? = nil, lastName: String? = nil, age: Int? = nil) {
+        self.firstName = firstName
+        self.lastName = lastName
+        self.age = age
+    }
+
+    /// Whether nothing would change.
+    public var isEmpty: Bool { firstName == nil && lastName == nil && age == nil }
+
+    /// The changes with names trimmed, or the problems found (the same
+    /// rules as ``PersonDraft/validated()``; an empty change set is one).
+    public func validated() throws -> PersonChanges {
+        if isEmpty {
+            throw ValidationError(field: "changes", message: "nothing to change: give a first name, last name or age")
+        }
+        var validator = Validator()
+        let first = firstName.map { validator.text($0, field: "first name", maxLength: PersonRules.maxNameLength) }
+        let last = lastName.map { validator.text($0, field: "last name", maxLength: PersonRules.maxNameLength) }
+        if let age { validator.integer(age, field: "age", range: PersonRules.ages) }
+        try validator.check()
+        return PersonChanges(firstName: first, lastName: last, age: age)
+    }
+
+    /// Validated changes from text fields; nil leaves a field as it is. The
+    /// problems of every field are reported together.
+    public static func parse(firstName: String?, lastName: String?, age: String?) throws -> PersonChanges {
+        var validator = Validator()
+        let first = firstName.map { validator.text($0, field: "first name", maxLength: PersonRules.maxNameLength) }
+        let last = lastName.map { validator.text($0, field: "last name", maxLength: PersonRules.maxNameLength) }
+        let age = age.map { validator.age($0) }
+        try validator.check()
+        return try PersonChanges(firstName: first, lastName: last, age: age).validated()
+    }
+}
+
+/// How the list of people is ordered.
+public enum PersonSort: String, Sendable, CaseIterable, Codable {
+    /// By last name, then first name (ignoring case and accents).
+    case name
+    /// Youngest first; unknown ages last.
+    case age
+    /// The last added first.
+    case newest
+}

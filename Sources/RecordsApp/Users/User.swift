@@ -1,0 +1,189 @@
+import Foundation
+
+/// A registered user of the Users app (seed 004): a row of `User_Master`,
+/// without its password hash, which never leaves ``UsersStore``.
+public struct User: Sendable, Equatable, Hashable, Identifiable, Codable {
+    /// The row's ID (`UID`), assigned by the database.
+    public let id: Int64
+    /// The first name (`USER_FNAME`).
+    public var firstName: String
+    /// The last name (`USER_LNAME`).
+    public var lastName: String
+    /// The email address, as typed (`USER_EMAIL`); unique ignoring case.
+    public var email: String
+    /// The mobile number: digits, perhaps after a `+` (`USER_MOBILE`).
+    public var mobile: String
+    /// The state (`USER_STATE`).
+    public var state: String
+    /// The city (`USER_CITY`).
+    public var city: String
+    /// The postal code: digits (`USER_PINCODE`).
+    public var pincode: String
+    /// The postal address (`USER_ADDRESS`).
+    public var address: String
+    /// The gender (`USER_GENDER`).
+    public var gender: Gender
+    /// The date of birth as `YYYY-MM-DD` (`USER_DOB`). A row imported from
+    /// the seed's own database keeps the text the seed stored.
+    public var dateOfBirth: String
+    /// The profile picture's file name (`USER_IMAGENAME`).
+    public var imageName: String
+
+    /// Creates a user.
+    public init(
+        id: Int64, firstName: String, lastName: String, email: String, mobile: String, state: String, city: String,
+        pincode: String, address: String, gender: Gender, dateOfBirth: String, imageName: String
+    ) {
+        self.id = id
+        self.firstName = firstName
+        self.lastName = lastName
+        self.email = email
+        self.mobile = mobile
+        self.state = state
+        self.city = city
+        self.pincode = pincode
+        self.address = address
+        self.gender = gender
+        self.dateOfBirth = dateOfBirth
+        self.imageName = imageName
+    }
+
+    /// "First Last".
+    public var fullName: String {
+        [firstName, lastName].filter { !$0.isEmpty }.joined(separator: " ")
+    }
+}
+
+/// The genders a user can give: a fixed set, stored as the seed's one-digit
+/// `USER_GENDER` code.
+///
+/// Codes 0-2 are those of ISO/IEC 5218 (0 not known, 1 male, 2 female), the
+/// published convention for a one-digit code, so a seed database's values
+/// keep their meaning when it is imported; 3 (other) is this app's.
+public enum Gender: Int, Sendable, CaseIterable, Codable, CustomStringConvertible {
+    /// Not given, or the user prefers not to say.
+    case unspecified = 0
+    /// Male.
+    case male = 1
+    /// Female.
+    case female = 2
+    /// Another gender.
+    case other = 3
+
+    /// The name typed and shown: "female".
+    public var name: String {
+        switch self {
+        case .unspecified: "unspecified"
+        case .male: "male"
+        case .female: "female"
+        case .other: "other"
+        }
+    }
+
+    /// The gender named `text`, ignoring case and surrounding spaces.
+    public init?(name text: String) {
+        let name = text.trimmingCharacters(in: .whitespaces).lowercased()
+        guard let match = Self.allCases.first(where: { $0.name == name }) else { return nil }
+        self = match
+    }
+
+    /// The names, in the order forms offer them.
+    public static var names: [String] { allCases.map(\.name) }
+
+    public var description: String { name }
+
+    /// Encoded as its name, not its code.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let name = try container.decode(String.self)
+        guard let gender = Gender(name: name) else {
+            throw DecodingError.dataCorruptedError(
+                in: container, debugDescription: "\"\(name)\" is not one of \(Self.names.joined(separator: ", "))")
+        }
+        self = gender
+    }
+
+    /// Encodes the name.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(name)
+    }
+}
+
+/// A day of the Gregorian calendar, without time or time zone: what a date
+/// of birth is.
+public struct CalendarDate: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// The year, 1 to 9999.
+    public let year: Int
+    /// The month, 1 to 12.
+    public let month: Int
+    /// The day of the month, 1 to 28-31.
+    public let day: Int
+
+    /// The date, or nil when there is no such day (`2023-02-29`).
+    public init?(year: Int, month: Int, day: Int) {
+        guard (1...9999).contains(year), (1...12).contains(month),
+            (1...Self.daysIn(month: month, year: year)).contains(day)
+        else { return nil }
+        self.year = year
+        self.month = month
+        self.day = day
+    }
+
+    /// Parses exactly `YYYY-MM-DD` (ISO 8601's calendar date), or nil when
+    /// the text has another form or names no real day.
+    public init?(iso text: String) {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
+            parts.allSatisfy({ $0.allSatisfy { ("0"..."9").contains($0) } }),
+            let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2])
+        else { return nil }
+        self.init(year: year, month: month, day: day)
+    }
+
+    /// The Gregorian date of `now` in `timeZone` (today, where the user is,
+    /// by default).
+    public static func today(timeZone: TimeZone = .current, now: Date = Date()) -> CalendarDate {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        let parts = calendar.dateComponents([.year, .month, .day], from: now)
+        // The components of a real instant always name a real day.
+        return CalendarDate(year: parts.year ?? 1970, month: parts.month ?? 1, day: parts.day ?? 1)
+            ?? CalendarDate(uncheckedYear: 1970, month: 1, day: 1)
+    }
+
+    private init(uncheckedYear year: Int, month: Int, day: Int) {
+        self.year = year
+        self.month = month
+        self.day = day
+    }
+
+    /// The same day `years` earlier; 28 February for 29 February in a
+    /// common year.
+    public func subtracting(years: Int) -> CalendarDate {
+        let target = max(1, year - years)
+        return CalendarDate(year: target, month: month, day: min(day, Self.daysIn(month: month, year: target)))
+            ?? CalendarDate(uncheckedYear: target, month: month, day: 1)
+    }
+
+    /// `YYYY-MM-DD`.
+    public var description: String {
+        func pad(_ value: Int, _ width: Int) -> String {
+            let digits = String(value)
+            return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        }
+        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))"
+    }
+
+    public static func < (lhs: CalendarDate, rhs: CalendarDate) -> Bool {
+        (lhs.year, lhs.month, lhs.day) < (rhs.year, rhs.month, rhs.day)
+    }
+
+    private static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+}

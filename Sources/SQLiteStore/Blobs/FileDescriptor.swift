@@ -1,0 +1,103 @@
+import Foundation
+
+/// A failed system call, with the system's explanation (`strerror`).
+struct SystemCallError: Error {
+    let code: Int32
+    let message: String
+
+    /// The error of the last failed system call (`errno`).
+    static func current() -> SystemCallError {
+        let code = errno
+        return SystemCallError(code: code, message: String(cString: strerror(code)))
+    }
+}
+
+/// A POSIX file descriptor, read and written with interrupted calls retried
+/// and short writes completed. POSIX rather than `FileHandle` so that
+/// errors carry the system's reason (`Permission denied`, `No space left on
+/// device`) and chunks go straight from SQLite's buffer to the file.
+struct FileDescriptor {
+    let rawValue: Int32
+
+    /// Opens `path`; `mode` applies when the file is created.
+    static func opening(_ path: String, flags: Int32, mode: mode_t = 0o666) throws -> FileDescriptor {
+        while true {
+            let descriptor = open(path, flags | O_CLOEXEC, mode)
+            if descriptor >= 0 { return FileDescriptor(rawValue: descriptor) }
+            if errno != EINTR { throw SystemCallError.current() }
+        }
+    }
+
+    /// Reads at most `buffer.count` bytes; returns 0 at the end of the file.
+    func readSome(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
+        while true {
+            let count = read(rawValue, base, buffer.count)
+            if count >= 0 { return count }
+            if errno != EINTR { throw SystemCallError.current() }
+        }
+    }
+
+    /// Writes all of `bytes`.
+    func writeAll(_ bytes: UnsafeRawBufferPointer) throws {
+        guard var base = bytes.baseAddress else { return }
+        var remaining = bytes.count
+        while remaining > 0 {
+            let count = write(rawValue, base, remaining)
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw SystemCallError.current()
+            }
+            base += count
+            remaining -= count
+        }
+    }
+
+    /// What the descriptor refers to.
+    func status() throws -> FileStatus {
+        var info = stat()
+        guard fstat(rawValue, &info) == 0 else { throw SystemCallError.current() }
+        return FileStatus(info)
+    }
+
+    /// The current offset, or nil when the descriptor cannot seek (a pipe).
+    func currentOffset() -> Int? {
+        let offset = lseek(rawValue, 0, SEEK_CUR)
+        return offset < 0 ? nil : Int(offset)
+    }
+
+    /// Moves back to the start of the file.
+    func rewind() throws {
+        guard lseek(rawValue, 0, SEEK_SET) == 0 else { throw SystemCallError.current() }
+    }
+
+    /// Closes the descriptor. Errors are reported (on some file systems a
+    /// failed write only shows here) but the descriptor is gone either way.
+    func closeDescriptor() throws {
+        if close(rawValue) != 0 && errno != EINTR { throw SystemCallError.current() }
+    }
+}
+
+/// The parts of `stat` that the blob copies need.
+struct FileStatus {
+    let isRegularFile: Bool
+    let isDirectory: Bool
+    let size: Int
+    let permissions: mode_t
+
+    init(_ info: stat) {
+        let type = info.st_mode & mode_t(S_IFMT)
+        isRegularFile = type == mode_t(S_IFREG)
+        isDirectory = type == mode_t(S_IFDIR)
+        size = Int(info.st_size)
+        permissions = info.st_mode & 0o7777
+    }
+
+    /// The status of the file at `path`, following symbolic links; nil when
+    /// there is none.
+    static func of(path: String) -> FileStatus? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return FileStatus(info)
+    }
+}

@@ -1,0 +1,123 @@
+/// One database connection shared safely between threads and tasks: every
+/// access waits for its turn and runs alone.
+///
+/// ```swift
+/// let queue = try DatabaseQueue(path: "people.sqlite")
+/// try queue.write { db in
+///     try db.execute("INSERT INTO people (name) VALUES (?)", arguments: ["Ada"])
+/// }
+/// let count = try await queue.read { db in
+///     try db.fetchOne(Int.self, "SELECT COUNT(*) FROM people") ?? 0
+/// }
+/// ```
+///
+/// Use a queue when accesses are short or the database is in memory; use a
+/// ``DatabasePool`` to let reads run while another access is in progress.
+///
+/// Accesses are served in the order they ask, synchronous and `async` ones
+/// alike. Synchronous accesses run on the calling thread; `async` ones run
+/// on a dispatch queue of the connection, so they never block the Swift
+/// cooperative thread pool, and can be cancelled. Calling an access method
+/// from inside an access closure of the same queue throws a
+/// ``ResultCode/misuse`` error rather than deadlocking.
+public final class DatabaseQueue: DatabaseWriter {
+    /// The path the database was opened with.
+    public let path: String
+    /// The configuration of the connection.
+    public let configuration: Configuration
+    private let leases: ConnectionLeases
+    private let runner = AccessRunner(ownerName: "DatabaseQueue")
+
+    /// Opens (and by default creates) the database at `path`, as
+    /// ``Database/init(path:configuration:)`` does, and shares its
+    /// connection.
+    public init(path: String, configuration: Configuration = Configuration()) throws {
+        self.path = path
+        self.configuration = configuration
+        let database = try Database(path: path, configuration: configuration)
+        let slot = ConnectionSlot(label: "SQLiteStore.DatabaseQueue", database: database) {
+            // Only reached if the connection was lost; a queue keeps the one
+            // it opened until it is closed, after which nothing opens again.
+            try Database(path: path, configuration: configuration)
+        }
+        self.leases = ConnectionLeases(slots: [slot], ownerName: "database queue")
+    }
+
+    /// A queue over a private in-memory database, gone when the queue closes.
+    public static func inMemory(configuration: Configuration = Configuration()) throws -> DatabaseQueue {
+        try DatabaseQueue(path: ":memory:", configuration: configuration)
+    }
+
+    // MARK: - Reading
+
+    /// Runs `body` in a deferred transaction and returns its result,
+    /// blocking the calling thread until the connection is free.
+    ///
+    /// A read must not write: when `body` has changed anything, the changes
+    /// are rolled back and the call throws ``ResultCode/readOnly`` after
+    /// `body` returns.
+    public func read<T>(_ body: (Database) throws -> T) throws -> T {
+        try runner.sync(leases, method: "read") { db in
+            try db.readAccess(nil, enforcingReadOnly: true, body)
+        }
+    }
+
+    /// Runs `body` like `read(_:)` on the connection's own
+    /// thread; cancelling the task interrupts it with `CancellationError`.
+    public func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await runner.async(leases) { db, cancellation in
+            try db.readAccess(cancellation, enforcingReadOnly: true, body)
+        }
+    }
+
+    // MARK: - Writing
+
+    /// Runs `body` in an immediate transaction, committed when it returns
+    /// and rolled back when it throws.
+    public func write<T>(_ body: (Database) throws -> T) throws -> T {
+        try runner.sync(leases, method: "write") { db in try db.writeAccess(nil, body) }
+    }
+
+    /// Runs `body` like `write(_:)` on the connection's own
+    /// thread; cancelling the task interrupts it, rolls it back and throws
+    /// `CancellationError`.
+    public func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await runner.async(leases) { db, cancellation in try db.writeAccess(cancellation, body) }
+    }
+
+    /// Runs `body` outside any transaction (see
+    /// `DatabaseWriter.writeWithoutTransaction(_:)`).
+    public func writeWithoutTransaction<T>(_ body: (Database) throws -> T) throws -> T {
+        try runner.sync(leases, method: "writeWithoutTransaction") { db in
+            try db.writeAccessWithoutTransaction(nil, body)
+        }
+    }
+
+    /// Runs `body` outside any transaction on the connection's own thread.
+    public func writeWithoutTransaction<T: Sendable>(
+        _ body: @escaping @Sendable (Database) throws -> T
+    ) async throws -> T {
+        try await runner.async(leases) { db, cancellation in
+            try db.writeAccessWithoutTransaction(cancellation, body)
+        }
+    }
+
+    // MARK: - Closing
+
+    /// Waits for the accesses already started or waiting, then closes the
+    /// connection. Later accesses throw a ``ResultCode/misuse`` error.
+    /// Throws that error too when called from inside an access closure.
+    public func close() throws {
+        try runner.close([leases])
+    }
+
+    /// Closes like `close()` without blocking a thread.
+    public func close() async {
+        await runner.close([leases])
+    }
+
+    /// How many accesses wait for the connection (for tests).
+    var waitingCount: Int { leases.waitingCount }
+    /// Whether closing has begun (for tests).
+    var isClosing: Bool { leases.isClosing }
+}

@@ -1,0 +1,203 @@
+import Foundation
+
+/// A group of commands for one app: `records people ...`.
+struct CommandFamily {
+    /// The word that selects the family ("people").
+    let name: String
+    /// One line for `records --help`.
+    let summary: String
+    /// The commands, in the order help lists them.
+    let commands: [Command]
+
+    func command(named name: String) -> Command? { commands.first { $0.name == name } }
+}
+
+/// One command: its arguments, its help, and what it does.
+struct Command {
+    /// A positional argument.
+    struct Positional {
+        let name: String
+        let help: String
+        /// Takes all remaining words, joined with spaces (`search ada lovelace`).
+        var takesRest = false
+    }
+
+    /// An option: `--name VALUE`, `--name=VALUE`, or a flag `--name`.
+    struct Option {
+        let name: String
+        /// The placeholder for the value; nil for a flag.
+        let valueName: String?
+        let help: String
+        var isRequired = false
+
+        static func flag(_ name: String, _ help: String) -> Option {
+            Option(name: name, valueName: nil, help: help)
+        }
+
+        static let json = Option.flag("json", "Print JSON instead of text")
+
+        var synopsis: String {
+            let text = valueName.map { "--\(name) \($0)" } ?? "--\(name)"
+            return isRequired ? text : "[\(text)]"
+        }
+    }
+
+    let name: String
+    let summary: String
+    var positionals: [Positional] = []
+    var options: [Option] = []
+    /// More explanation for the command's own help, if any.
+    var discussion: String?
+    var examples: [String] = []
+    let run: @MainActor (Invocation) throws -> Void
+
+    /// `show ID [--json]`
+    var synopsis: String {
+        ([name] + positionals.map { $0.takesRest ? "\($0.name)..." : $0.name } + options.map(\.synopsis))
+            .joined(separator: " ")
+    }
+
+    func option(named name: String) -> Option? { options.first { $0.name == name } }
+}
+
+/// A mistake in how the command was called: exit status 2.
+struct UsageError: Error, CustomStringConvertible {
+    let message: String
+    /// The words after `records` whose help would show the right usage.
+    let helpPath: [String]
+
+    var description: String { message }
+}
+
+/// The arguments of one command, checked against its definition.
+struct ParsedArguments {
+    private(set) var values: [String: String] = [:]
+    private(set) var flags: Set<String> = []
+    private(set) var positionals: [String] = []
+
+    /// Whether the arguments asked for help (`-h`, `--help`).
+    private(set) var wantsHelp = false
+
+    /// Parses `words` for `command`; `path` is the family and command, for
+    /// messages.
+    init(_ words: [String], for command: Command, path: [String]) throws {
+        func usage(_ message: String) -> UsageError { UsageError(message: message, helpPath: path) }
+        var index = 0
+        var onlyPositionals = false
+        var loose: [String] = []
+        while index < words.count {
+            let word = words[index]
+            index += 1
+            // "-5" is a (bad) value, not an option.
+            if onlyPositionals || !word.hasPrefix("-") || word == "-" || Int(word) != nil {
+                loose.append(word)
+                continue
+            }
+            if word == "--" {
+                onlyPositionals = true
+                continue
+            }
+            if word == "-h" || word == "--help" {
+                wantsHelp = true
+                continue
+            }
+            guard word.hasPrefix("--") else {
+                throw usage("unknown option '\(word)'\(Self.suggestion(for: word, in: command))")
+            }
+            var name = String(word.dropFirst(2))
+            var inlineValue: String?
+            if let equals = name.firstIndex(of: "=") {
+                inlineValue = String(name[name.index(after: equals)...])
+                name = String(name[..<equals])
+            }
+            guard let option = command.option(named: name) else {
+                throw usage("unknown option '--\(name)'\(Self.suggestion(for: name, in: command))")
+            }
+            if values[name] != nil || flags.contains(name) {
+                throw usage("option '--\(name)' is given more than once")
+            }
+            if option.valueName == nil {
+                if inlineValue != nil { throw usage("option '--\(name)' takes no value") }
+                flags.insert(name)
+                continue
+            }
+            if let inlineValue {
+                values[name] = inlineValue
+            } else if index < words.count {
+                values[name] = words[index]
+                index += 1
+            } else {
+                throw usage("option '--\(name)' needs a value (\(option.valueName ?? "VALUE"))")
+            }
+        }
+        if wantsHelp { return }
+        let missing = command.options.filter { $0.isRequired && values[$0.name] == nil }
+        if !missing.isEmpty {
+            let names = missing.map { "'--\($0.name) \($0.valueName ?? "")'" }.joined(separator: ", ")
+            throw usage("missing required option\(missing.count == 1 ? "" : "s") \(names)")
+        }
+        for (position, positional) in command.positionals.enumerated() {
+            guard position < loose.count else { throw usage("missing \(positional.name)") }
+            if positional.takesRest {
+                positionals.append(loose[position...].joined(separator: " "))
+                loose.removeAll()
+                break
+            }
+            positionals.append(loose[position])
+        }
+        if loose.count > command.positionals.count {
+            let extra = loose[command.positionals.count...].map { "'\($0)'" }.joined(separator: ", ")
+            throw usage("unexpected argument\(loose.count - command.positionals.count == 1 ? "" : "s") \(extra)")
+        }
+    }
+
+    /// The value of an option, if given.
+    func value(_ name: String) -> String? { values[name] }
+
+    /// Whether a flag was given.
+    func flag(_ name: String) -> Bool { flags.contains(name) }
+
+    /// A record ID: a positive whole number.
+    static func recordID(_ text: String, path: [String]) throws -> Int64 {
+        guard let id = Int64(text), id > 0 else {
+            throw UsageError(message: "ID must be a positive whole number, not '\(text)'", helpPath: path)
+        }
+        return id
+    }
+
+    /// One of an enumeration's raw values.
+    static func choice<T: RawRepresentable & CaseIterable>(
+        _ text: String, option: String, as type: T.Type, path: [String]
+    ) throws -> T where T.RawValue == String {
+        guard let value = T(rawValue: text) else {
+            let choices = T.allCases.map(\.rawValue).joined(separator: ", ")
+            throw UsageError(message: "invalid value '\(text)' for --\(option): choose \(choices)", helpPath: path)
+        }
+        return value
+    }
+
+    private static func suggestion(for word: String, in command: Command) -> String {
+        let name = word.drop { $0 == "-" }
+        // A typo, or the start of a longer name ("--password" for "--password-stdin").
+        let close = command.options.map(\.name).filter {
+            editDistance($0, String(name)) <= 2 || (name.count >= 3 && $0.hasPrefix(name))
+        }
+        return close.first.map { "; did you mean '--\($0)'?" } ?? ""
+    }
+}
+
+/// The Levenshtein distance, for "did you mean" suggestions.
+func editDistance(_ a: String, _ b: String) -> Int {
+    let a = Array(a)
+    let b = Array(b)
+    if a.isEmpty { return b.count }
+    var previous = Array(0...b.count)
+    for (i, left) in a.enumerated() {
+        var current = [i + 1]
+        for (j, right) in b.enumerated() {
+            current.append(min(previous[j + 1] + 1, current[j] + 1, previous[j] + (left == right ? 0 : 1)))
+        }
+        previous = current
+    }
+    return previous[b.count]
+}

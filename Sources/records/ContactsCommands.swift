@@ -1,0 +1,129 @@
+import RecordsApp
+
+/// `records contacts ...`: seed 003's Contacts app.
+let contactsCommands = CommandFamily(
+    name: "contacts",
+    summary: "contacts with a name, address and phone, email or URL (seed 003)",
+    commands: [
+        Command(
+            name: "list", summary: "List every contact: name, then \"address | contact\"",
+            options: [
+                Command.Option(
+                    name: "sort", valueName: "name|newest", help: "Order by name (default) or last added first"),
+                .json,
+            ],
+            examples: ["records contacts list", "records contacts list --json"],
+            run: { invocation in
+                let sort = try invocation.choice("sort", default: ContactSort.name)
+                let contacts = try ContactsStore(database: invocation.database()).all(sortedBy: sort)
+                if invocation.wantsJSON {
+                    try Console.json(contacts)
+                } else if contacts.isEmpty {
+                    Console.out(
+                        "No contacts yet. Add one: records contacts add --name NAME --address ADDRESS --contact CONTACT"
+                    )
+                } else {
+                    var table = Table([
+                        .init(title: "ID", alignment: .right), .init(title: "NAME"), .init(title: "ADDRESS | CONTACT"),
+                    ])
+                    for contact in contacts { table.append([String(contact.id), contact.name, contact.details]) }
+                    Console.out(table.render())
+                }
+            }),
+        Command(
+            name: "add", summary: "Add a contact",
+            options: [
+                Command.Option(name: "name", valueName: "NAME", help: "Name (1-100 characters)", isRequired: true),
+                Command.Option(
+                    name: "address", valueName: "ADDRESS", help: "Address (1-200 characters)", isRequired: true),
+                Command.Option(
+                    name: "contact", valueName: "CONTACT", help: "Phone number, email or URL (1-200 characters)",
+                    isRequired: true),
+                .json,
+            ],
+            examples: ["records contacts add --name \"Jane Doe\" --address \"12 Main St\" --contact \"+1 555 0100\""],
+            run: { invocation in
+                let draft = try ContactDraft(
+                    name: invocation.required("name"), address: invocation.required("address"),
+                    contact: invocation.required("contact")
+                ).validated()
+                let contact = try ContactsStore(database: invocation.database()).add(draft)
+                try invocation.emit(contact, text: "\(ContactStatus.added): \(describe(contact)).")
+            }),
+        Command(
+            name: "find", summary: "Find contacts by name (exact, ignoring case and accents)",
+            positionals: [
+                Command.Positional(name: "NAME", help: "The name; several words are one name", takesRest: true)
+            ],
+            options: [.json],
+            discussion: "Prints \"Match found\" and each match, or exits with status 1 and \"Match not found\".",
+            examples: ["records contacts find Jane Doe", "records contacts find \"jane doe\" --json"],
+            run: { invocation in
+                let name = invocation.arguments.positionals.first ?? ""
+                if name.trimmingCharacters(in: .whitespaces).isEmpty {
+                    throw UsageError(message: "NAME must not be empty", helpPath: invocation.path)
+                }
+                let matches = try ContactsStore(database: invocation.database()).find(name: name)
+                if invocation.wantsJSON { try Console.json(matches) }
+                guard !matches.isEmpty else {
+                    throw CommandFailure(
+                        message: "\(ContactStatus.matchNotFound): no contact is named \"\(Terminal.clean(name))\"")
+                }
+                if !invocation.wantsJSON {
+                    Console.out(ContactStatus.matchFound.description)
+                    Console.out(matches.map(contactFields).joined(separator: "\n\n"))
+                }
+            }),
+        Command(
+            name: "show", summary: "Show one contact",
+            positionals: [Command.Positional(name: "ID", help: "The contact's ID, as listed")],
+            options: [.json],
+            examples: ["records contacts show 1"],
+            run: { invocation in
+                let id = try invocation.recordID()
+                guard let contact = try ContactsStore(database: invocation.database()).contact(id: id) else {
+                    throw RecordNotFoundError(kind: "contact", id: id)
+                }
+                try invocation.emit(contact, text: contactFields(contact))
+            }),
+        Command(
+            name: "edit", summary: "Change a contact's name, address or contact",
+            positionals: [Command.Positional(name: "ID", help: "The contact's ID, as listed")],
+            options: [
+                Command.Option(name: "name", valueName: "NAME", help: "New name"),
+                Command.Option(name: "address", valueName: "ADDRESS", help: "New address"),
+                Command.Option(name: "contact", valueName: "CONTACT", help: "New phone number, email or URL"),
+                .json,
+            ],
+            discussion: "Fields not given are left as they are; give at least one.",
+            examples: ["records contacts edit 1 --address \"14 Main St\""],
+            run: { invocation in
+                let id = try invocation.recordID()
+                let changes = try ContactChanges(
+                    name: invocation.arguments.value("name"), address: invocation.arguments.value("address"),
+                    contact: invocation.arguments.value("contact")
+                ).validated()
+                let contact = try ContactsStore(database: invocation.database()).update(id: id, with: changes)
+                try invocation.emit(contact, text: "Updated \(describe(contact)).")
+            }),
+        Command(
+            name: "delete", summary: "Delete a contact",
+            positionals: [Command.Positional(name: "ID", help: "The contact's ID, as listed")],
+            examples: ["records contacts delete 2"],
+            run: { invocation in
+                let id = try invocation.recordID()
+                let contact = try ContactsStore(database: invocation.database()).delete(id: id)
+                Console.out("Deleted \(describe(contact)).")
+            }),
+    ])
+
+private func contactFields(_ contact: Contact) -> String {
+    fieldList([
+        ("ID", String(contact.id)), ("Name", contact.name), ("Address", contact.address), ("Contact", contact.contact),
+    ])
+}
+
+/// "Jane Doe (ID 1)"
+private func describe(_ contact: Contact) -> String {
+    "\(Terminal.clean(contact.name)) (ID \(contact.id))"
+}

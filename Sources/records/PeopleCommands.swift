@@ -1,0 +1,141 @@
+import RecordsApp
+
+/// `records people ...`: seed 000's People app.
+let peopleCommands = CommandFamily(
+    name: "people",
+    summary: "people with a first name, last name and age (seed 000)",
+    commands: [
+        Command(
+            name: "list", summary: "List everyone",
+            options: [
+                Command.Option(
+                    name: "sort", valueName: "name|age|newest",
+                    help: "Order by last and first name (default), age (youngest first), or last added first"),
+                .json,
+            ],
+            examples: ["records people list", "records people list --sort newest --json"],
+            run: { invocation in
+                let sort = try invocation.choice("sort", default: PersonSort.name)
+                let people = try PeopleStore(database: invocation.database()).all(sortedBy: sort)
+                try printPeople(
+                    people, invocation,
+                    empty: "No people yet. Add one: records people add --first NAME --last NAME --age N")
+            }),
+        Command(
+            name: "add", summary: "Add a person",
+            options: [
+                Command.Option(
+                    name: "first", valueName: "NAME", help: "First name (1-100 characters)", isRequired: true),
+                Command.Option(name: "last", valueName: "NAME", help: "Last name (1-100 characters)", isRequired: true),
+                Command.Option(
+                    name: "age", valueName: "N", help: "Age, a whole number from 0 to 150", isRequired: true),
+                .json,
+            ],
+            examples: [
+                "records people add --first Ada --last Lovelace --age 36",
+                "records people add --first Seán --last \"O'Brien\" --age 29",
+            ],
+            run: { invocation in
+                let draft = try PersonDraft.parse(
+                    firstName: invocation.required("first"), lastName: invocation.required("last"),
+                    age: invocation.required("age"))
+                let person = try PeopleStore(database: invocation.database()).add(draft)
+                try invocation.emit(person, text: "Added \(describe(person)).")
+            }),
+        Command(
+            name: "show", summary: "Show one person",
+            positionals: [Command.Positional(name: "ID", help: "The person's ID, as listed")],
+            options: [.json],
+            examples: ["records people show 1"],
+            run: { invocation in
+                let id = try invocation.recordID()
+                guard let person = try PeopleStore(database: invocation.database()).person(id: id) else {
+                    throw RecordNotFoundError(kind: "person", id: id)
+                }
+                try invocation.emit(person, text: personFields(person))
+            }),
+        Command(
+            name: "edit", summary: "Change a person's names or age",
+            positionals: [Command.Positional(name: "ID", help: "The person's ID, as listed")],
+            options: [
+                Command.Option(name: "first", valueName: "NAME", help: "New first name"),
+                Command.Option(name: "last", valueName: "NAME", help: "New last name"),
+                Command.Option(name: "age", valueName: "N", help: "New age, from 0 to 150"),
+                .json,
+            ],
+            discussion: "Fields not given are left as they are; give at least one.",
+            examples: ["records people edit 1 --age 37", "records people edit 2 --first Alan --last Turing"],
+            run: { invocation in
+                let id = try invocation.recordID()
+                let changes = try PersonChanges.parse(
+                    firstName: invocation.arguments.value("first"), lastName: invocation.arguments.value("last"),
+                    age: invocation.arguments.value("age"))
+                let person = try PeopleStore(database: invocation.database()).update(id: id, with: changes)
+                try invocation.emit(person, text: "Updated \(describe(person)).")
+            }),
+        Command(
+            name: "delete", summary: "Delete a person",
+            positionals: [Command.Positional(name: "ID", help: "The person's ID, as listed")],
+            examples: ["records people delete 3"],
+            run: { invocation in
+                let id = try invocation.recordID()
+                let person = try PeopleStore(database: invocation.database()).delete(id: id)
+                Console.out("Deleted \(describe(person)).")
+            }),
+        Command(
+            name: "search", summary: "Find people by first, last or full name, ignoring case and accents",
+            positionals: [
+                Command.Positional(name: "TEXT", help: "What to look for; several words are one text", takesRest: true)
+            ],
+            options: [
+                Command.Option.flag("prefix", "Match names that start with TEXT only (default: TEXT anywhere)"),
+                Command.Option(name: "sort", valueName: "name|age|newest", help: "Order as for list"),
+                .json,
+            ],
+            examples: [
+                "records people search love", "records people search --prefix a", "records people search ada lovelace",
+            ],
+            run: { invocation in
+                let mode: SearchMode = invocation.arguments.flag("prefix") ? .prefix : .substring
+                let sort = try invocation.choice("sort", default: PersonSort.name)
+                let text = invocation.arguments.positionals.first ?? ""
+                if text.trimmingCharacters(in: .whitespaces).isEmpty {
+                    throw UsageError(message: "search TEXT must not be empty", helpPath: invocation.path)
+                }
+                let people = try PeopleStore(database: invocation.database()).search(text, mode: mode, sortedBy: sort)
+                try printPeople(people, invocation, empty: "No one matches \"\(Terminal.clean(text))\".")
+            }),
+    ])
+
+@MainActor
+private func printPeople(_ people: [Person], _ invocation: Invocation, empty: String) throws {
+    if invocation.wantsJSON {
+        try Console.json(people)
+        return
+    }
+    guard !people.isEmpty else {
+        Console.out(empty)
+        return
+    }
+    var table = Table([
+        .init(title: "ID", alignment: .right), .init(title: "FIRST NAME"), .init(title: "LAST NAME"),
+        .init(title: "AGE", alignment: .right),
+    ])
+    for person in people {
+        table.append([String(person.id), person.firstName, person.lastName, person.age.map(String.init) ?? "-"])
+    }
+    Console.out(table.render())
+}
+
+private func personFields(_ person: Person) -> String {
+    fieldList([
+        ("ID", String(person.id)), ("First name", person.firstName), ("Last name", person.lastName),
+        ("Age", person.age.map(String.init) ?? "unknown"),
+    ])
+}
+
+/// "Ada Lovelace (ID 1, age 36)"
+private func describe(_ person: Person) -> String {
+    let age = person.age.map { ", age \($0)" } ?? ""
+    return Terminal.clean(person.fullName) + " (ID \(person.id)\(age))"
+}

@@ -1,0 +1,7 @@
+/// Every app of the `records` command, in the order help lists them. A new
+/// app adds a file with its `CommandFamily` and one line here.
+let commandFamilies: [CommandFamily] = [
+    peopleCommands,
+    contactsCommands,
+    usersCommands,
+]

@@ -1,0 +1,239 @@
+import RecordsApp
+
+/// A profile option of `register` (all required) and `edit` (any): where
+/// its value goes in each form.
+private struct ProfileOption: Sendable {
+    let name: String
+    let registration: WritableKeyPath<RegistrationForm, String> & Sendable
+    let change: WritableKeyPath<ProfileChanges, String?> & Sendable
+    let valueName: String
+    let help: String
+}
+
+private let profileOptions: [ProfileOption] = [
+    ProfileOption(
+        name: "first", registration: \.firstName, change: \.firstName, valueName: "NAME",
+        help: "first name (1-\(UserRules.maxNameLength) characters)"),
+    ProfileOption(
+        name: "last", registration: \.lastName, change: \.lastName, valueName: "NAME",
+        help: "last name (1-\(UserRules.maxNameLength) characters)"),
+    ProfileOption(
+        name: "email", registration: \.email, change: \.email, valueName: "EMAIL",
+        help: "email address, unique ignoring case"),
+    ProfileOption(
+        name: "mobile", registration: \.mobile, change: \.mobile, valueName: "NUMBER",
+        help: "mobile number: 7-15 digits, optionally after a +"),
+    ProfileOption(
+        name: "state", registration: \.state, change: \.state, valueName: "STATE",
+        help: "state (1-\(UserRules.maxPlaceLength) characters)"),
+    ProfileOption(
+        name: "city", registration: \.city, change: \.city, valueName: "CITY",
+        help: "city (1-\(UserRules.maxPlaceLength) characters)"),
+    ProfileOption(
+        name: "pincode", registration: \.pincode, change: \.pincode, valueName: "CODE",
+        help: "postal code: 3-10 digits"),
+    ProfileOption(
+        name: "address", registration: \.address, change: \.address, valueName: "ADDRESS",
+        help: "address (1-\(UserRules.maxAddressLength) characters)"),
+    ProfileOption(
+        name: "gender", registration: \.gender, change: \.gender, valueName: Gender.names.joined(separator: "|"),
+        help: "gender"),
+    ProfileOption(
+        name: "dob", registration: \.dateOfBirth, change: \.dateOfBirth, valueName: "YYYY-MM-DD",
+        help: "date of birth, in the past"),
+    ProfileOption(
+        name: "image", registration: \.imageName, change: \.imageName, valueName: "NAME",
+        help: "profile picture's file name"),
+]
+
+private let registerPasswordStdin = Command.Option.flag(
+    "password-stdin", "Read the password(s) from standard input, one per line, instead of the terminal")
+
+/// `records users ...`: seed 004's registration app.
+let usersCommands = CommandFamily(
+    name: "users",
+    summary: "registered users: sign-up, login, profiles; passwords stored as scrypt hashes (seed 004)",
+    commands: [
+        Command(
+            name: "register", summary: "Register a user",
+            options: profileOptions.map {
+                Command.Option(
+                    name: $0.name, valueName: $0.valueName, help: $0.help.prefix(1).uppercased() + $0.help.dropFirst(),
+                    isRequired: true)
+            } + [registerPasswordStdin, .json],
+            discussion: """
+                The password (8-\(UserRules.maxPasswordLength) characters, no control characters) is never an \
+                argument: it is asked for twice on the terminal, without echo, or read with --password-stdin \
+                from the first two lines of standard input (password, then confirmation). Every invalid field \
+                is reported; nothing is saved unless all are valid.
+                """,
+            examples: [
+                "records users register --first Ada --last Lovelace --email ada@example.com --mobile 9876543210 "
+                    + "--state Surrey --city London --pincode 110001 --address \"12 St James's Sq\" "
+                    + "--gender female --dob 1815-12-10 --image ada.png",
+                "printf '%s\\n%s\\n' \"$PW\" \"$PW\" | records users register ... --password-stdin",
+            ],
+            run: { invocation in
+                var form = RegistrationForm()
+                for option in profileOptions { form[keyPath: option.registration] = invocation.required(option.name) }
+                let today = CalendarDate.today()
+                let fromStandardInput = invocation.arguments.flag("password-stdin")
+                // Asking for a password only to reject the form would waste
+                // the typing; input from a script is read and checked with it.
+                if !fromStandardInput { _ = try form.validatedProfile(today: today) }
+                let passwords = try PasswordInput.read(
+                    ["password", "password confirmation"], fromStandardInput: fromStandardInput, path: invocation.path)
+                form.password = passwords[0]
+                form.passwordConfirmation = passwords[1]
+                _ = try form.validated(today: today)
+                let user = try UsersStore(database: try invocation.database(), today: { today }).register(form)
+                try invocation.emit(user, text: "Registered \(describe(user)).")
+            }),
+        Command(
+            name: "login", summary: "Check a user's password",
+            positionals: [Command.Positional(name: "EMAIL", help: "The email address, in any case")],
+            options: [
+                Command.Option.flag("password-stdin", "Read the password from the first line of standard input"),
+                .json,
+            ],
+            discussion: """
+                Exits with status 0 when the password is right, or 1 with "invalid email or password", the same \
+                for an unknown email as for a wrong password (and as slow: an unknown email costs a dummy \
+                password check).
+                """,
+            examples: [
+                "records users login ada@example.com",
+                "printf '%s\\n' \"$PW\" | records users login ada@example.com --password-stdin",
+            ],
+            run: { invocation in
+                let email = invocation.arguments.positionals.first ?? ""
+                let password = try PasswordInput.read(
+                    ["password"], fromStandardInput: invocation.arguments.flag("password-stdin"),
+                    path: invocation.path)[0]
+                let user = try UsersStore(database: invocation.database()).authenticate(
+                    email: email, password: password)
+                try invocation.emit(user, text: "Logged in as \(describe(user)).")
+            }),
+        Command(
+            name: "list", summary: "List every user",
+            options: [
+                Command.Option(
+                    name: "sort", valueName: "name|newest",
+                    help: "Order by last and first name (default), or newest first"),
+                .json,
+            ],
+            examples: ["records users list", "records users list --sort newest --json"],
+            run: { invocation in
+                let sort = try invocation.choice("sort", default: UserSort.name)
+                let users = try UsersStore(database: invocation.database()).all(sortedBy: sort)
+                if invocation.wantsJSON {
+                    try Console.json(users)
+                } else if users.isEmpty {
+                    Console.out("No users yet. Register one: records users register --help")
+                } else {
+                    var table = Table([
+                        .init(title: "ID", alignment: .right), .init(title: "NAME"), .init(title: "EMAIL"),
+                        .init(title: "MOBILE"), .init(title: "CITY"),
+                    ])
+                    for user in users {
+                        table.append([String(user.id), user.fullName, user.email, user.mobile, user.city])
+                    }
+                    Console.out(table.render())
+                }
+            }),
+        Command(
+            name: "show", summary: "Show one user's profile",
+            positionals: [Command.Positional(name: "ID", help: "The user's ID, as listed")],
+            options: [.json],
+            examples: ["records users show 1"],
+            run: { invocation in
+                let id = try invocation.recordID()
+                guard let user = try UsersStore(database: invocation.database()).user(id: id) else {
+                    throw RecordNotFoundError(kind: "user", id: id)
+                }
+                try invocation.emit(user, text: userFields(user))
+            }),
+        Command(
+            name: "edit", summary: "Change a user's profile, or password",
+            positionals: [Command.Positional(name: "ID", help: "The user's ID, as listed")],
+            options: profileOptions.map {
+                Command.Option(name: $0.name, valueName: $0.valueName, help: "New " + $0.help)
+            }
+                + [
+                    Command.Option.flag("change-password", "Change the password; the current one is asked for"),
+                    Command.Option.flag(
+                        "password-stdin",
+                        "With --change-password: read the current password, the new one and its confirmation "
+                            + "from the first three lines of standard input"),
+                    .json,
+                ],
+            discussion: """
+                Fields not given are left as they are; give at least one, or --change-password. The password is \
+                changed only with the current one, asked for on the terminal (then the new one, twice) or read \
+                with --password-stdin. Every field is checked before anything is saved; the password is changed \
+                first, so a wrong current password changes nothing.
+                """,
+            examples: [
+                "records users edit 1 --city Cambridge --mobile +441223000000",
+                "printf '%s\\n%s\\n%s\\n' \"$OLD\" \"$NEW\" \"$NEW\" | records users edit 1 --change-password --password-stdin",
+            ],
+            run: { invocation in
+                let id = try invocation.recordID()
+                var changes = ProfileChanges()
+                for option in profileOptions {
+                    changes[keyPath: option.change] = invocation.arguments.value(option.name)
+                }
+                let changesPassword = invocation.arguments.flag("change-password")
+                let fromStandardInput = invocation.arguments.flag("password-stdin")
+                if fromStandardInput && !changesPassword {
+                    throw UsageError(message: "--password-stdin is for --change-password", helpPath: invocation.path)
+                }
+                if changes.isEmpty && !changesPassword {
+                    throw UsageError(
+                        message: "nothing to change: give a profile option such as --city, or --change-password",
+                        helpPath: invocation.path)
+                }
+                let today = CalendarDate.today()
+                if !changes.isEmpty { _ = try changes.validated(today: today) }
+                let store = UsersStore(database: try invocation.database(), today: { today })
+                if changesPassword {
+                    guard try store.user(id: id) != nil else { throw RecordNotFoundError(kind: "user", id: id) }
+                    if let email = changes.email, let owner = try store.user(email: email), owner.id != id {
+                        throw ValidationError(field: UserField.email.rawValue, message: "email is already registered")
+                    }
+                    let passwords = try PasswordInput.read(
+                        ["current password", "new password", "new password confirmation"],
+                        fromStandardInput: fromStandardInput, path: invocation.path)
+                    try store.changePassword(
+                        id: id, current: passwords[0], new: passwords[1], confirmation: passwords[2])
+                }
+                var user = try store.user(id: id)
+                if !changes.isEmpty { user = try store.updateProfile(id: id, with: changes) }
+                guard let user else { throw RecordNotFoundError(kind: "user", id: id) }
+                let what = changes.isEmpty ? "Changed the password of" : "Updated"
+                try invocation.emit(user, text: "\(what) \(describe(user)).")
+            }),
+        Command(
+            name: "delete", summary: "Delete a user",
+            positionals: [Command.Positional(name: "ID", help: "The user's ID, as listed")],
+            examples: ["records users delete 3"],
+            run: { invocation in
+                let id = try invocation.recordID()
+                let user = try UsersStore(database: invocation.database()).delete(id: id)
+                Console.out("Deleted \(describe(user)).")
+            }),
+    ])
+
+private func userFields(_ user: User) -> String {
+    fieldList([
+        ("ID", String(user.id)), ("First name", user.firstName), ("Last name", user.lastName), ("Email", user.email),
+        ("Mobile", user.mobile), ("Address", user.address), ("City", user.city), ("State", user.state),
+        ("Pincode", user.pincode), ("Gender", user.gender.name), ("Date of birth", user.dateOfBirth),
+        ("Image", user.imageName),
+    ])
+}
+
+/// "Ada Lovelace <ada@example.com> (ID 1)"
+private func describe(_ user: User) -> String {
+    Terminal.clean("\(user.fullName) <\(user.email)>") + " (ID \(user.id))"
+}

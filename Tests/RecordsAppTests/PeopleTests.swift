@@ -1,0 +1,227 @@
+import Foundation
+import Observation
+import SQLiteStore
+import Testing
+
+@testable import RecordsApp
+
+@Suite("People store")
+struct PeopleStoreTests {
+    let database: AppDatabase
+    let store: PeopleStore
+
+    init() throws {
+        database = try emptyDatabase()
+        store = PeopleStore(database: database)
+        for (first, last, age) in [("Ada", "Lovelace", 36), ("Alan", "Turing", 41), ("Zoë", "Åkesson", 29)] {
+            try store.add(PersonDraft(firstName: first, lastName: last, age: age))
+        }
+    }
+
+    @Test("Add returns the new person with its ID, trimmed; show finds it")
+    func addAndShow() throws {
+        let grace = try store.add(PersonDraft(firstName: "  Grace ", lastName: "O'Hopper", age: 85))
+        #expect(grace == Person(id: 4, firstName: "Grace", lastName: "O'Hopper", age: 85))
+        #expect(try store.person(id: 4) == grace)
+        #expect(try store.person(id: 99) == nil)
+    }
+
+    @Test("Sort by name, age and newest")
+    func sorting() throws {
+        #expect(try store.all(sortedBy: .name).map(\.lastName) == ["Åkesson", "Lovelace", "Turing"])
+        #expect(try store.all(sortedBy: .age).map(\.age) == [29, 36, 41])
+        #expect(try store.all(sortedBy: .newest).map(\.id) == [3, 2, 1])
+    }
+
+    @Test("Unknown ages sort last by age")
+    func nullAgesLast() throws {
+        try database.write { db in try db.execute("INSERT INTO peopleInfo (firstname, lastname) VALUES ('No', 'Age')") }
+        #expect(try store.all(sortedBy: .age).last?.lastName == "Age")
+        #expect(try store.all(sortedBy: .age).last?.age == nil)
+    }
+
+    @Test("Search ignores case and accents, matches first, last or full name")
+    func search() throws {
+        #expect(try store.search("LOVE").map(\.firstName) == ["Ada"])
+        #expect(try store.search("akes").map(\.firstName) == ["Zoë"])
+        #expect(try store.search("zoe").map(\.firstName) == ["Zoë"])
+        #expect(try store.search("ada love").map(\.firstName) == ["Ada"])
+        #expect(try store.search("a", mode: .substring).count == 3)
+        #expect(try store.search("a", mode: .prefix).map(\.firstName) == ["Zoë", "Ada", "Alan"])
+        #expect(try store.search("ring", mode: .prefix).isEmpty)
+        #expect(try store.search("nobody").isEmpty)
+    }
+
+    @Test("Search text is data: quotes, % and _ match themselves only")
+    func searchWildcardsAreLiteral() throws {
+        #expect(try store.search("%").isEmpty)
+        #expect(try store.search("_").isEmpty)
+        try store.add(PersonDraft(firstName: "Seán", lastName: "O'Brien", age: 29))
+        #expect(try store.search("o'b").map(\.lastName) == ["O'Brien"])
+    }
+
+    @Test("Blank search text is a validation error")
+    func blankSearch() throws {
+        #expect(throws: ValidationError.self) { try store.search("   ") }
+    }
+
+    @Test("Update changes only the given fields")
+    func update() throws {
+        let updated = try store.update(id: 1, with: PersonChanges(age: 37))
+        #expect(updated == Person(id: 1, firstName: "Ada", lastName: "Lovelace", age: 37))
+        #expect(try store.person(id: 1) == updated)
+        let renamed = try store.update(id: 2, with: PersonChanges(firstName: "Alan M.", lastName: " Turing "))
+        #expect(renamed == Person(id: 2, firstName: "Alan M.", lastName: "Turing", age: 41))
+    }
+
+    @Test("Updating a name keeps a NULL age NULL")
+    func updateKeepsNull() throws {
+        let id = try database.write { db in
+            try db.execute("INSERT INTO peopleInfo (firstname, lastname) VALUES ('No', 'Age')")
+            return db.lastInsertedRowID
+        }
+        try store.update(id: id, with: PersonChanges(firstName: "Still"))
+        let age = try database.read { db in
+            try db.fetchOne("SELECT age FROM peopleInfo WHERE peopleInfoID = ?", arguments: [id]).map {
+                try $0[0] as SQLiteValue
+            }
+        }
+        #expect(age == .null)
+    }
+
+    @Test("Delete returns who was deleted; missing IDs are errors")
+    func delete() throws {
+        #expect(try store.delete(id: 2).lastName == "Turing")
+        #expect(try store.count() == 2)
+        #expect(throws: RecordNotFoundError(kind: "person", id: 2)) { try store.delete(id: 2) }
+        #expect(throws: RecordNotFoundError(kind: "person", id: 9)) {
+            try store.update(id: 9, with: PersonChanges(age: 1))
+        }
+    }
+
+    @Test(
+        "Invalid people are refused and nothing is written",
+        arguments: [
+            PersonDraft(firstName: "", lastName: "X", age: 1),
+            PersonDraft(firstName: "   ", lastName: "X", age: 1),
+            PersonDraft(firstName: "X", lastName: "\t", age: 1),
+            PersonDraft(firstName: String(repeating: "a", count: 101), lastName: "X", age: 1),
+            PersonDraft(firstName: "Line\nbreak", lastName: "X", age: 1),
+            PersonDraft(firstName: "X", lastName: "Y", age: -1),
+            PersonDraft(firstName: "X", lastName: "Y", age: 151),
+        ])
+    func invalidDrafts(draft: PersonDraft) throws {
+        #expect(throws: ValidationError.self) { try store.add(draft) }
+        #expect(try store.count() == 3)
+    }
+
+    @Test("Limits are inclusive: 100-character names, ages 0 and 150")
+    func limits() throws {
+        try store.add(PersonDraft(firstName: String(repeating: "a", count: 100), lastName: "X", age: 0))
+        try store.add(PersonDraft(firstName: "Old", lastName: "X", age: 150))
+        #expect(try store.count() == 5)
+    }
+
+    @Test("Invalid changes are refused and nothing is written")
+    func invalidChanges() throws {
+        #expect(throws: ValidationError.self) { try store.update(id: 1, with: PersonChanges()) }
+        #expect(throws: ValidationError.self) { try store.update(id: 1, with: PersonChanges(firstName: "")) }
+        #expect(throws: ValidationError.self) { try store.update(id: 1, with: PersonChanges(age: 200)) }
+        #expect(try store.person(id: 1) == Person(id: 1, firstName: "Ada", lastName: "Lovelace", age: 36))
+    }
+
+    @Test("Parsing form text reports every field's problem at once")
+    func parseReportsAllProblems() throws {
+        do {
+            _ = try PersonDraft.parse(firstName: "", lastName: " ", age: "old")
+            Issue.record("expected a validation error")
+        } catch let error as ValidationError {
+            #expect(error.problems.map(\.field) == ["first name", "last name", "age"])
+            #expect(error.message(for: "age") == "age must be a whole number from 0 to 150")
+        }
+        #expect(
+            try PersonDraft.parse(firstName: "A", lastName: "B", age: " 7 ")
+                == PersonDraft(firstName: "A", lastName: "B", age: 7))
+        #expect(throws: ValidationError.self) { try PersonChanges.parse(firstName: nil, lastName: nil, age: "4.5") }
+        #expect(throws: ValidationError.self) { try PersonRules.age(fromText: "") }
+    }
+
+    @Test("Quotes and SQL in names are stored as typed")
+    func injectionIsData() throws {
+        let name = "Robert'); DROP TABLE peopleInfo;--"
+        let person = try store.add(PersonDraft(firstName: name, lastName: "Tables", age: 10))
+        #expect(try store.person(id: person.id)?.firstName == name)
+        #expect(try store.count() == 4)
+    }
+
+    @Test("JSON has every key, with null for an unknown age")
+    func json() throws {
+        let data = try JSONEncoder().encode(Person(id: 1, firstName: "A", lastName: "B", age: nil))
+        let object = try JSONSerialization.jsonObject(with: data) as? [String: Any]
+        #expect(object?.keys.sorted() == ["age", "firstName", "id", "lastName"])
+        #expect(object?["age"] is NSNull)
+    }
+}
+
+@Suite("People view model")
+@MainActor
+struct PeopleViewModelTests {
+    let model: PeopleViewModel
+
+    init() throws {
+        let store = PeopleStore(database: try emptyDatabase())
+        try store.add(PersonDraft(firstName: "Ada", lastName: "Lovelace", age: 36))
+        try store.add(PersonDraft(firstName: "Alan", lastName: "Turing", age: 41))
+        model = PeopleViewModel(store: store)
+        model.load()
+    }
+
+    @Test("The list refreshes after add, update and delete")
+    func refreshesAfterChanges() throws {
+        #expect(model.people.map(\.firstName) == ["Ada", "Alan"])
+        let grace = try model.add(PersonDraft(firstName: "Grace", lastName: "Hopper", age: 85))
+        #expect(model.people.map(\.firstName) == ["Grace", "Ada", "Alan"])
+        try model.update(id: grace.id, with: PersonChanges(lastName: "Zed"))
+        #expect(model.people.map(\.lastName) == ["Lovelace", "Turing", "Zed"])
+        try model.delete(id: 1)
+        #expect(model.people.map(\.firstName) == ["Alan", "Grace"])
+        try model.delete(atOffsets: IndexSet(integer: 0))
+        #expect(model.people.map(\.firstName) == ["Grace"])
+    }
+
+    @Test("Observers are told when the list changes")
+    func notifiesObservers() throws {
+        let changed = Flag()
+        withObservationTracking {
+            _ = model.people
+        } onChange: {
+            changed.set()
+        }
+        try model.add(PersonDraft(firstName: "Grace", lastName: "Hopper", age: 85))
+        #expect(changed.isSet)
+    }
+
+    @Test("Changing sort or search text refreshes the list")
+    func sortAndSearch() throws {
+        model.sort = .newest
+        #expect(model.people.map(\.firstName) == ["Alan", "Ada"])
+        model.searchText = "LACE"
+        #expect(model.people.map(\.firstName) == ["Ada"])
+        model.searchMode = .prefix
+        #expect(model.people.isEmpty)
+        model.searchText = ""
+        #expect(model.people.count == 2)
+    }
+
+    @Test("A failed change throws, shows its message, writes nothing; a success clears it")
+    func errors() throws {
+        #expect(throws: ValidationError.self) { try model.add(PersonDraft(firstName: "", lastName: "X", age: 1)) }
+        #expect(model.errorMessage == "first name must not be empty")
+        #expect(model.people.count == 2)
+        #expect(throws: RecordNotFoundError.self) { try model.delete(id: 42) }
+        #expect(model.errorMessage == "no person with ID 42")
+        try model.add(PersonDraft(firstName: "Grace", lastName: "Hopper", age: 85))
+        #expect(model.errorMessage == nil)
+        #expect(try model.person(id: 3)?.firstName == "Grace")
+    }
+}

@@ -1,0 +1,58 @@
+import Foundation
+import SQLiteStore
+import Synchronization
+
+@testable import RecordsApp
+
+/// A directory removed when the value is released.
+final class TemporaryDirectory {
+    let url: URL
+
+    init() throws {
+        url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("records-tests-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+    func fileURL(_ name: String) -> URL { url.appendingPathComponent(name) }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+}
+
+/// The repository's root, found from this file's path.
+let repositoryRoot = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+let resourcesDirectory = repositoryRoot.appendingPathComponent("Sources/RecordsApp/Resources")
+
+/// An empty app database (schema, no rows) in memory.
+func emptyDatabase() throws -> AppDatabase {
+    try AppDatabase.inMemory()
+}
+
+/// A flag set from any thread, for observation callbacks.
+final class Flag: Sendable {
+    private let value = Mutex(false)
+    func set() { value.withLock { $0 = true } }
+    func reset() { value.withLock { $0 = false } }
+    var isSet: Bool { value.withLock { $0 } }
+}
+
+/// The rows of every table, as text, for comparing databases by content.
+func contentDump(_ path: String) throws -> [String] {
+    var configuration = Configuration()
+    configuration.isReadOnly = true
+    let db = try Database(path: path, configuration: configuration)
+    var lines = try db.fetchAll(
+        String.self, "SELECT type || ' ' || name || ': ' || ifnull(sql, '') FROM sqlite_master ORDER BY type, name")
+    for table in try db.fetchAll(String.self, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name") {
+        let quoted = "\"" + table.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        for row in try db.fetchAll("SELECT * FROM \(quoted) ORDER BY rowid") {
+            lines.append("\(table) \(row)")
+        }
+    }
+    lines.append("user_version \(try db.fetchOne(Int.self, "PRAGMA user_version") ?? 0)")
+    lines.append("page_size \(try db.fetchOne(Int.self, "PRAGMA page_size") ?? 0)")
+    return lines
+}

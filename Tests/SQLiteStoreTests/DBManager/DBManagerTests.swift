@@ -1,0 +1,253 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import SQLiteStore
+
+/// The seed's sample database: the peopleInfo table with two people.
+func makePeopleTemplate(at path: String) throws {
+    let db = try Database(path: path)
+    try db.execute(
+        """
+        CREATE TABLE peopleInfo (peopleInfoID INTEGER PRIMARY KEY AUTOINCREMENT, firstname TEXT, lastname TEXT, age INTEGER);
+        INSERT INTO peopleInfo (firstname, lastname, age) VALUES ('Ada', 'Lovelace', 36), ('Alan', 'Turing', 41);
+        """)
+    db.close()
+}
+
+final class LogLines: Sendable {
+    let lines = Mutex<[String]>([])
+    var all: [String] { lines.withLock { $0 } }
+    var sink: @Sendable (String) -> Void { { line in self.lines.withLock { $0.append(line) } } }
+}
+
+@Suite("DBManager")
+struct DBManagerTests {
+    @Test("The seed's flow: insert, load, update, delete, with affectedRows and lastInsertedRowID")
+    func seedFlow() throws {
+        let dir = try TemporaryDirectory()
+        try makePeopleTemplate(at: dir.path("sampledb.sqlite"))
+        let manager = try DBManager(
+            databaseFilename: "people.sqlite", template: URL(fileURLWithPath: dir.path("sampledb.sqlite")),
+            directory: dir.url)
+        #expect(manager.path == dir.path("people.sqlite"))
+
+        let insert = try manager.executeQuery(
+            "INSERT INTO peopleInfo (firstname, lastname, age) VALUES (?, ?, ?)", arguments: ["Grace", "O'Hopper", nil])
+        #expect(insert.affectedRows == 1)
+        #expect(insert.lastInsertedRowID == 3)
+
+        let loaded = try manager.loadData(
+            "SELECT peopleInfoID, firstname, lastname, age FROM peopleInfo WHERE peopleInfoID = ?", arguments: [3])
+        #expect(loaded.columnNames == ["peopleInfoID", "firstname", "lastname", "age"])
+        #expect(loaded.count == 1)
+        let row = loaded[0]
+        #expect(row.values.count == 4)  // the NULL age keeps its place
+        #expect(try row[3] == .null)
+        #expect(try row["age"] as Int? == nil)
+        #expect(try row["LASTNAME"] as String == "O'Hopper")
+        #expect(try row[0] as Int64 == 3)
+        #expect(loaded.index(ofColumn: "age") == 3)
+
+        let update = try manager.executeQuery(
+            "UPDATE peopleInfo SET age = :age WHERE peopleInfoID = :id", arguments: ["age": 85, "id": 3])
+        #expect(update.affectedRows == 1)
+        #expect(try manager.loadData("SELECT age FROM peopleInfo WHERE peopleInfoID = 3")[0]["age"] as Int == 85)
+
+        let delete = try manager.executeQuery("DELETE FROM peopleInfo WHERE peopleInfoID = ?", arguments: [3])
+        #expect(delete.affectedRows == 1)
+        #expect(try manager.loadData("SELECT * FROM peopleInfo").count == 2)
+        let noMatch = try manager.executeQuery("DELETE FROM peopleInfo WHERE peopleInfoID = ?", arguments: [3])
+        #expect(noMatch.affectedRows == 0)
+    }
+
+    @Test("Quotes, semicolons and URLs with ':' are stored as data, never as SQL")
+    func awkwardValues() throws {
+        let dir = try TemporaryDirectory()
+        defer { withExtendedLifetime(dir) {} }
+        let manager = try DBManager(databaseURL: URL(fileURLWithPath: dir.path("x.sqlite")))
+        try manager.executeQuery("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)")
+        let values = [
+            "http://www.isleofskyeweather.org.uk/24elgol/clientraw.txt", "Robert'); DROP TABLE notes;--",
+            "\"double\" and 'single'", ":name @at $dollar ?",
+        ]
+        for value in values {
+            try manager.executeQuery("INSERT INTO notes (body) VALUES (?)", arguments: [value])
+        }
+        let result = try manager.loadData("SELECT body FROM notes ORDER BY id")
+        #expect(try result.map { try $0[0] as String } == values)
+    }
+
+    @Test("Values come back typed: integer, real, text, blob and NULL")
+    func typedValues() throws {
+        let dir = try TemporaryDirectory()
+        defer { withExtendedLifetime(dir) {} }
+        let manager = try DBManager(databaseURL: URL(fileURLWithPath: dir.path("x.sqlite")))
+        let result = try manager.loadData("SELECT 42, 2.5, 'text', x'00ff', NULL")
+        #expect(result[0].values == [.integer(42), .real(2.5), .text("text"), .blob(Data([0, 255])), .null])
+    }
+
+    @Test("Schema changes report no affected rows; a script reports all its changes")
+    func affectedRowsForDDLAndScripts() throws {
+        let dir = try TemporaryDirectory()
+        defer { withExtendedLifetime(dir) {} }
+        let manager = try DBManager(databaseURL: URL(fileURLWithPath: dir.path("x.sqlite")))
+        #expect(try manager.executeQuery("CREATE TABLE t (a)").affectedRows == 0)
+        #expect(try manager.executeQuery("INSERT INTO t VALUES (1); INSERT INTO t VALUES (2)").affectedRows == 2)
+        #expect(try manager.executeQuery("CREATE INDEX t_a ON t(a)").affectedRows == 0)
+        #expect(try manager.executeQuery("UPDATE t SET a = a + 1").affectedRows == 2)
+    }
+
+    @Test("Errors are thrown with SQLite's message, and the manager keeps working")
+    func errorsAreThrown() throws {
+        let dir = try TemporaryDirectory()
+        defer { withExtendedLifetime(dir) {} }
+        let manager = try DBManager(databaseURL: URL(fileURLWithPath: dir.path("x.sqlite")))
+        #expect {
+            try manager.loadData("SELECT * FROM missing")
+        } throws: { error in
+            (error as? SQLiteError)?.message.contains("no such table: missing") == true
+        }
+        #expect(throws: SQLiteError.self) { try manager.executeQuery("INSERT INTO t VALUES (?)", arguments: [1, 2]) }
+        #expect(try manager.loadData("SELECT 1")[0][0] as Int == 1)
+    }
+
+    @Test("A transaction that throws leaves nothing behind")
+    func transactionRollsBack() throws {
+        let dir = try TemporaryDirectory()
+        defer { withExtendedLifetime(dir) {} }
+        let manager = try DBManager(databaseURL: URL(fileURLWithPath: dir.path("x.sqlite")))
+        try manager.executeQuery("CREATE TABLE t (a)")
+        #expect(throws: TestFailure.self) {
+            try manager.transaction { db in
+                try db.execute("INSERT INTO t VALUES (1)")
+                throw TestFailure()
+            }
+        }
+        #expect(try manager.loadData("SELECT * FROM t").isEmpty)
+        let count = try manager.transaction { db in
+            try db.execute("INSERT INTO t VALUES (1)")
+            return try db.fetchOne(Int.self, "SELECT COUNT(*) FROM t") ?? 0
+        }
+        #expect(count == 1)
+    }
+
+    @Test("The migrator runs on open and upgrades an installed copy, keeping user rows")
+    func migratesOnOpen() throws {
+        let dir = try TemporaryDirectory()
+        let template = URL(fileURLWithPath: dir.path("template.sqlite"))
+        try makePeopleTemplate(at: template.path)
+        var v1 = Migrator()
+        v1.registerMigration("people") { db in
+            try db.execute("CREATE TABLE IF NOT EXISTS peopleInfo (peopleInfoID INTEGER PRIMARY KEY, firstname TEXT)")
+        }
+        do {
+            let manager = try DBManager(
+                databaseFilename: "app.sqlite", template: template, directory: dir.url, migrator: v1)
+            try manager.executeQuery("INSERT INTO peopleInfo (firstname) VALUES ('Mine')")
+        }
+        var v2 = v1
+        v2.registerMigration("email") { db in try db.execute("ALTER TABLE peopleInfo ADD COLUMN email TEXT") }
+        let manager = try DBManager(
+            databaseFilename: "app.sqlite", template: template, directory: dir.url, migrator: v2)
+        let rows = try manager.loadData("SELECT firstname, email FROM peopleInfo ORDER BY peopleInfoID")
+        #expect(try rows.map { try $0["firstname"] as String } == ["Ada", "Alan", "Mine"])
+        #expect(rows.columnNames == ["firstname", "email"])
+    }
+
+    @Test("Opening refuses a database made by a newer version")
+    func refusesNewerDatabase() throws {
+        let dir = try TemporaryDirectory()
+        var newer = Migrator()
+        newer.registerMigration("a") { _ in }
+        newer.registerMigration("b") { _ in }
+        _ = try DBManager(databaseFilename: "app.sqlite", directory: dir.url, migrator: newer)
+        var older = Migrator()
+        older.registerMigration("a") { _ in }
+        #expect {
+            try DBManager(databaseFilename: "app.sqlite", directory: dir.url, migrator: older)
+        } throws: { error in
+            (error as? MigrationError)?.kind == .databaseIsNewer
+        }
+    }
+
+    @Test("A file name that is a path is refused")
+    func invalidFileName() throws {
+        let dir = try TemporaryDirectory()
+        #expect(throws: DatabaseFileError.self) { try DBManager(databaseFilename: "../x.sqlite", directory: dir.url) }
+        #expect(throws: DatabaseFileError.self) { try DBManager(databaseFilename: "", directory: dir.url) }
+    }
+
+    @Test("After close, calls throw and isConnected is false")
+    func close() throws {
+        let dir = try TemporaryDirectory()
+        defer { withExtendedLifetime(dir) {} }
+        let manager = try DBManager(databaseURL: URL(fileURLWithPath: dir.path("x.sqlite")))
+        #expect(manager.isConnected)
+        manager.close()
+        manager.close()
+        #expect(!manager.isConnected)
+        #expect {
+            try manager.loadData("SELECT 1")
+        } throws: { error in
+            (error as? SQLiteError)?.message.contains("closed") == true
+        }
+    }
+
+    @Test("The debug log receives every statement and every error, and can be turned off")
+    func debugLog() throws {
+        let log = LogLines()
+        let dir = try TemporaryDirectory()
+        defer { withExtendedLifetime(dir) {} }
+        let manager = try DBManager(databaseURL: URL(fileURLWithPath: dir.path("x.sqlite")), debugLog: log.sink)
+        try manager.executeQuery("CREATE TABLE t (a)")
+        try manager.executeQuery("INSERT INTO t VALUES (?)", arguments: ["secret"])
+        _ = try? manager.loadData("SELECT nope FROM t")
+        let lines = log.all
+        #expect(lines.contains("SQL: CREATE TABLE t (a)"))
+        #expect(lines.contains("SQL: INSERT INTO t VALUES (?)"))
+        #expect(lines.contains { $0.hasPrefix("error: ") && $0.contains("no such column: nope") })
+        #expect(!lines.contains { $0.contains("secret") })
+
+        manager.debugLog = nil
+        let count = log.all.count
+        try manager.executeQuery("INSERT INTO t VALUES (2)")
+        #expect(log.all.count == count)
+    }
+
+    @Test("One manager is safe to use from many tasks at once")
+    func concurrentUse() async throws {
+        let dir = try TemporaryDirectory()
+        defer { withExtendedLifetime(dir) {} }
+        let manager = try DBManager(databaseURL: URL(fileURLWithPath: dir.path("x.sqlite")))
+        try manager.executeQuery("CREATE TABLE t (id INTEGER PRIMARY KEY AUTOINCREMENT, worker INTEGER)")
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<8 {
+                group.addTask {
+                    for _ in 0..<50 {
+                        let result = try manager.executeQuery("INSERT INTO t (worker) VALUES (?)", arguments: [worker])
+                        #expect(result.affectedRows == 1)
+                        _ = try manager.loadData("SELECT COUNT(*) FROM t")
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try manager.loadData("SELECT COUNT(*) FROM t")[0][0] as Int == 400)
+        #expect(try manager.loadData("SELECT COUNT(DISTINCT id) FROM t")[0][0] as Int == 400)
+    }
+
+    @Test("Reading a missing column or NULL into a non-optional throws, naming the column")
+    func resultRowErrors() throws {
+        let result = QueryResult(columnNames: ["name", "age"], rows: [[.text("Ann"), .null]])
+        let row = result[0]
+        #expect {
+            try row["age"] as Int
+        } throws: { error in
+            (error as? ValueConversionError)?.description.contains("\"age\"") == true
+        }
+        #expect(throws: ValueConversionError.self) { try row["missing"] as SQLiteValue }
+        #expect(throws: ValueConversionError.self) { try row[2] as SQLiteValue }
+        #expect(throws: ValueConversionError.self) { try row[-1] as SQLiteValue }
+    }
+}
