@@ -69,13 +69,12 @@ extension PersistableRecord {
     /// SQLite for an `INTEGER PRIMARY KEY` table. Throws a ``SQLiteError``
     /// when a constraint fails, such as ``ResultCode/constraintPrimaryKey``
     /// for a key that is already in the table.
-    @inlinable @discardableResult
+    @discardableResult
     public mutating func insert(_ db: Database) throws -> Int64 {
         let plan = db.recordPlans.plan(for: Self.self)
-        var columns = plan.makeColumns()
-        defer { plan.recycle(&columns) }
-        try encode(to: &columns)
-        try plan.insert(columns, db)
+        try plan.withColumns(of: self) { columns, layout in
+            try layout.insert(columns, db)
+        }
         let rowID = db.lastInsertedRowID
         didInsert(rowID: rowID)
         return rowID
@@ -87,13 +86,13 @@ extension PersistableRecord {
     /// Throws ``RecordError/recordNotFound(table:primaryKey:key:)`` when no
     /// row has that key (including a NULL key): an update never silently
     /// does nothing.
-    @inlinable
     public func update(_ db: Database) throws {
         let plan = db.recordPlans.plan(for: Self.self)
-        var columns = plan.makeColumns()
-        defer { plan.recycle(&columns) }
-        try encode(to: &columns)
-        try plan.update(columns, db)
+        try plan.withColumns(of: self) { columns, layout in
+            guard try layout.update(columns, db) else {
+                throw plan.notFound(key: columns.values[try plan.keyPosition(in: layout)])
+            }
+        }
     }
 
     /// Inserts the record, or updates the row that already has its primary
@@ -101,13 +100,13 @@ extension PersistableRecord {
     ///
     /// When the key was NULL the record is new, and ``didInsert(rowID:)``
     /// receives its rowid.
-    @inlinable
     public mutating func save(_ db: Database) throws {
         let plan = db.recordPlans.plan(for: Self.self)
-        var columns = plan.makeColumns()
-        defer { plan.recycle(&columns) }
-        try encode(to: &columns)
-        if try plan.save(columns, db) { didInsert(rowID: db.lastInsertedRowID) }
+        let keyWasNull = try plan.withColumns(of: self) { columns, layout in
+            try layout.upsert(columns, db)
+            return columns.values[try plan.keyPosition(in: layout)].isNull
+        }
+        if keyWasNull { didInsert(rowID: db.lastInsertedRowID) }
     }
 
     /// Deletes the row that has the record's primary key; returns whether
@@ -125,9 +124,8 @@ extension PersistableRecord {
     /// The value the record encodes for its primary key column.
     private func primaryKeyValue(_ db: Database) throws -> SQLiteValue {
         let plan = db.recordPlans.plan(for: Self.self)
-        var columns = plan.makeColumns()
-        defer { plan.recycle(&columns) }
-        try encode(to: &columns)
-        return try plan.key(of: columns)
+        return try plan.withColumns(of: self) { columns, layout in
+            columns.values[try plan.keyPosition(in: layout)]
+        }
     }
 }

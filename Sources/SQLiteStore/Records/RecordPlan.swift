@@ -78,7 +78,6 @@ final class RecordPlan {
     // MARK: Encoding
 
     /// Empty columns for the next record to encode, reusing buffers.
-    @usableFromInline
     func makeColumns() -> RecordColumns {
         var buffer = ContiguousArray<SQLiteValue>()
         swap(&buffer, &spare)
@@ -88,52 +87,24 @@ final class RecordPlan {
     }
 
     /// Takes back the buffer of encoded columns.
-    @usableFromInline
-    func recycle(_ columns: inout RecordColumns) {
+    private func recycle(_ columns: inout RecordColumns) {
         swap(&columns.values, &spare)
         spare.removeAll(keepingCapacity: true)
     }
 
-    // The operations on encoded columns. The record operations of
-    // `PersistableRecord` are inlinable, so that encoding a record is
-    // specialized for its type; the work that does not depend on the type
-    // is here.
-
-    /// Inserts encoded columns.
-    @usableFromInline
-    func insert(_ columns: RecordColumns, _ db: Database) throws {
-        try layout(for: columns).insert(columns, db)
-    }
-
-    /// Updates the row with the columns' key, or throws record not found.
-    @usableFromInline
-    func update(_ columns: RecordColumns, _ db: Database) throws {
-        let layout = try layout(for: columns)
-        guard try layout.update(columns, db) else {
-            throw RecordError.recordNotFound(
-                table: tableName, primaryKey: primaryKey, key: columns.values[try keyPosition(in: layout)])
-        }
-    }
-
-    /// Upserts encoded columns; returns whether their key was NULL (the
-    /// record is new).
-    @usableFromInline
-    func save(_ columns: RecordColumns, _ db: Database) throws -> Bool {
-        let layout = try layout(for: columns)
-        try layout.upsert(columns, db)
-        return columns.values[try keyPosition(in: layout)].isNull
-    }
-
-    /// The value of the columns' primary key.
-    @usableFromInline
-    func key(of columns: RecordColumns) throws -> SQLiteValue {
-        columns.values[try keyPosition(in: layout(for: columns))]
-    }
-
-    /// The layout of the encoded columns, made the first time. Throws the
-    /// first value that could not be converted.
-    private func layout(for columns: RecordColumns) throws -> ColumnLayout {
+    /// Encodes a record, then runs `body` with its columns and their layout.
+    func withColumns<Record: PersistableRecord, Result>(
+        of record: Record, _ body: (RecordColumns, ColumnLayout) throws -> Result
+    ) throws -> Result {
+        var columns = makeColumns()
+        defer { recycle(&columns) }
+        try record.encode(to: &columns)
         if let error = columns.conversionError { throw error }
+        return try body(columns, try layout(for: columns))
+    }
+
+    /// The layout of the encoded columns, made the first time.
+    private func layout(for columns: RecordColumns) throws -> ColumnLayout {
         // The columns were checked against the first layout's names as they
         // were written (comparing the arrays only compares their storage).
         if let first = layouts.first, columns.isExpected, columns.expected == first.names { return first }
@@ -160,6 +131,10 @@ final class RecordPlan {
                 reason: "it does not encode its primary key column \(quotedKey) (declared by `primaryKey`)")
         }
         return position
+    }
+
+    func notFound(key: SQLiteValue) -> RecordError {
+        .recordNotFound(table: tableName, primaryKey: primaryKey, key: key)
     }
 }
 
