@@ -32,11 +32,14 @@ enum Target {
     case ratio(Double)
     /// SQLiteStore's peak resident memory growth below this many bytes.
     case memoryGrowth(Int)
+    /// No target: measured to show what a convenience costs.
+    case none
 
     var description: String {
         switch self {
         case .ratio(let ratio): String(format: "<= %.2fx", ratio)
         case .memoryGrowth(let bytes): "< \(bytes / 1_048_576) MB"
+        case .none: "-"
         }
     }
 }
@@ -149,6 +152,7 @@ struct Result {
         switch workload.target {
         case .ratio(let limit): ratio <= limit
         case .memoryGrowth(let limit): storeGrowth.map { $0 < limit }
+        case .none: nil
         }
     }
 

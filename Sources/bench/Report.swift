@@ -66,6 +66,7 @@ enum Report {
             switch result.workload.target {
             case .ratio(let ratio): entry["targetRatio"] = ratio
             case .memoryGrowth(let bytes): entry["targetMemoryGrowthBytes"] = bytes
+            case .none: break
             }
             if let met = result.isMet { entry["met"] = met }
             if let growth = result.rawGrowth { entry["rawMemoryGrowthBytes"] = growth }

@@ -41,10 +41,22 @@ public struct StatementArguments: Sendable, Equatable, CustomStringConvertible, 
     /// Positional arguments.
     public init(_ values: [(any SQLiteValueConvertible)?]) {
         self.init()
-        positional.reserveCapacity(values.count)
-        for value in values {
-            positional.append(convert(value))
+        var converted: [SQLiteValue] = []
+        converted.reserveCapacity(values.count)
+        // Reading each value in place through the buffer avoids copying the
+        // existential containers, which dominated the cost of binding an
+        // array literal (several hundred instructions per value).
+        values.withUnsafeBufferPointer { buffer in
+            for index in buffer.indices {
+                do {
+                    converted.append(try buffer[index]?.sqliteValue ?? .null)
+                } catch {
+                    record(error, convertingA: buffer[index].map { type(of: $0) })
+                    converted.append(.null)
+                }
+            }
         }
+        positional = converted
     }
 
     /// Named arguments; keys may carry the `:`, `@` or `$` prefix or not.
@@ -92,18 +104,20 @@ public struct StatementArguments: Sendable, Equatable, CustomStringConvertible, 
     }
 
     private mutating func convert(_ value: (any SQLiteValueConvertible)?) -> SQLiteValue {
-        guard let value else { return .null }
         do {
-            return try value.sqliteValue
-        } catch let error as ValueConversionError {
-            if conversionError == nil { conversionError = error }
+            return try value?.sqliteValue ?? .null
         } catch {
-            if conversionError == nil {
-                conversionError = ValueConversionError(
-                    .notStorable(String(describing: error)), type: type(of: value))
-            }
+            record(error, convertingA: value.map { type(of: $0) })
+            return .null
         }
-        return .null
+    }
+
+    /// Keeps the first conversion failure, to throw when the arguments are bound.
+    private mutating func record(_ error: any Error, convertingA type: Any.Type?) {
+        guard conversionError == nil else { return }
+        conversionError =
+            error as? ValueConversionError
+            ?? ValueConversionError(.notStorable(String(describing: error)), type: type ?? Any.self)
     }
 
     /// A parameter name without its `:`, `@` or `$` prefix.

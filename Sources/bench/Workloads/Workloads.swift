@@ -6,6 +6,7 @@ enum Workloads {
     static var all: [Workload] {
         [
             w1Insert,
+            w1bInsertArrayLiteral,
             w2FetchByIndex,
             w3FetchByName,
             w4RecordsByIndex,
