@@ -147,6 +147,8 @@ struct Result {
     var rawMedian: Double { Self.median(rawTimes) }
     var storeMedian: Double { Self.median(storeTimes) }
     var ratio: Double { storeMedian / rawMedian }
+    var rawRowsPerSecond: Double { Double(rows) / (rawMedian / 1000) }
+    var storeRowsPerSecond: Double { Double(rows) / (storeMedian / 1000) }
 
     var isMet: Bool? {
         switch workload.target {

@@ -44,6 +44,19 @@ enum Report {
         }.joined(separator: "  ").trimmingCharacters(in: .whitespaces)
     }
 
+    /// Rows read per second by the workloads without a target whose work
+    /// grows with their row count (W8's reader counts), or nil if none ran.
+    static func throughput(_ results: [Result]) -> String? {
+        let scaling = results.filter { if case .none = $0.workload.target { $0.workload.id == "W8" } else { false } }
+        guard !scaling.isEmpty else { return nil }
+        let lines = scaling.map { result in
+            String(
+                format: "  %@: raw %.2f M rows/s, SQLiteStore %.2f M rows/s", result.workload.title,
+                result.rawRowsPerSecond / 1e6, result.storeRowsPerSecond / 1e6)
+        }
+        return (["Throughput (all readers together):"] + lines).joined(separator: "\n")
+    }
+
     static func megabytes(_ bytes: Int?) -> String {
         guard let bytes else { return "n/a" }
         return String(format: "%.1f MB", Double(bytes) / 1_048_576)
@@ -58,6 +71,8 @@ enum Report {
                 "rawMilliseconds": result.rawMedian,
                 "storeMilliseconds": result.storeMedian,
                 "ratio": result.ratio,
+                "rawRowsPerSecond": result.rawRowsPerSecond,
+                "storeRowsPerSecond": result.storeRowsPerSecond,
                 "rawRunsMilliseconds": result.rawTimes.map { Result.median([$0]) },
                 "storeRunsMilliseconds": result.storeTimes.map { Result.median([$0]) },
                 "count": result.outcome.count,

@@ -86,7 +86,11 @@ func main() -> Int32 {
             // Printed as it comes: a full run takes a while.
             if !options.json { print(Report.row(result, widths: widths)) }
         }
-        if options.json { print(try Report.json(results, rows: options.rows, repetitions: options.repetitions)) }
+        if options.json {
+            print(try Report.json(results, rows: options.rows, repetitions: options.repetitions))
+        } else if let throughput = Report.throughput(results) {
+            print("\n" + throughput)
+        }
         return 0
     } catch {
         FileHandle.standardError.write(Data("bench: \(error)\n".utf8))

@@ -17,7 +17,7 @@ enum Workloads {
             w6People,
             w6PeopleCodable,
             w7Streaming,
-        ]
+        ] + w8ConcurrentReads
     }
 }
 
