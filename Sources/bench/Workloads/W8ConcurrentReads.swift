@@ -21,8 +21,11 @@ extension Workloads {
 
 /// W8's baseline: one connection and statement per reader thread.
 private func rawConcurrentReads(_ run: Run, readers: Int) throws -> Outcome {
+    // WAL first, then the readers, each waiting out the brief locks of a
+    // reader that is setting up the WAL index (as the pool's connections do).
+    try RawConnection(path: run.path).execute("PRAGMA journal_mode = WAL")
     let connections = try (0..<readers).map { _ in try RawConnection(path: run.path) }
-    try connections[0].execute("PRAGMA journal_mode = WAL")
+    for connection in connections { sqlite3_busy_timeout(connection.handle, 5000) }
     let statements = try connections.map { try $0.prepare(tenIntegersSelect) }
     defer { statements.forEach { sqlite3_finalize($0) } }
     let readAll: (Int) throws -> Outcome = { reader in
