@@ -3,4 +3,5 @@
 let commandFamilies: [CommandFamily] = [
     peopleCommands,
     contactsCommands,
+    coffeeCommands,
 ]
