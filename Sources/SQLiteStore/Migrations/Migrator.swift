@@ -156,8 +156,7 @@ public struct Migrator: Sendable {
         let appliedSet = Set(applied)
         var appliedNow: [String] = []
         for migration in migrations {
-            if !appliedSet.contains(migration.identifier) {
-                try apply(migration, to: db)
+            if !appliedSet.contains(migration.identifier), try apply(migration, to: db) {
                 appliedNow.append(migration.identifier)
             }
             if migration.identifier == last { break }
@@ -165,7 +164,11 @@ public struct Migrator: Sendable {
         return appliedNow
     }
 
-    private func apply(_ migration: Migration, to db: Database) throws {
+    /// Applies `migration` unless another connection has applied it since
+    /// the list was read (two processes opening a new database at once).
+    ///
+    /// - Returns: Whether this call applied it.
+    private func apply(_ migration: Migration, to db: Database) throws -> Bool {
         var restoreForeignKeys = false
         if migration.disablesForeignKeys {
             restoreForeignKeys = try db.fetchOne(Bool.self, "PRAGMA foreign_keys") ?? false
@@ -173,7 +176,16 @@ public struct Migrator: Sendable {
         }
         defer { if restoreForeignKeys { try? db.execute("PRAGMA foreign_keys = ON") } }
         do {
-            try db.transaction(.immediate) { db in
+            return try db.transaction(.immediate) { db in
+                // Checked again under the write lock: the list read before
+                // may be stale.
+                if try hasMigrationTable(db),
+                    try db.fetchOne(
+                        Int.self, "SELECT 1 FROM sqlitestore_migrations WHERE identifier = ?",
+                        arguments: [migration.identifier]) != nil
+                {
+                    return false
+                }
                 // Created inside the first migration's transaction, so that
                 // a failed first migration does not leave it behind.
                 if try !hasMigrationTable(db) {
@@ -197,6 +209,7 @@ public struct Migrator: Sendable {
                 }
                 try db.execute(
                     "INSERT INTO sqlitestore_migrations (identifier) VALUES (?)", arguments: [migration.identifier])
+                return true
             }
         } catch let error as MigrationError {
             throw error

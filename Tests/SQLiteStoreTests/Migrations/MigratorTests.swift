@@ -203,4 +203,32 @@ struct MigratorTests {
         #expect(try migrator.appliedIdentifiers(in: db) == ["v1"])
         #expect(try db.fetchOne(Bool.self, "PRAGMA foreign_keys") == true)
     }
+
+    @Test("A migration another connection applied after the list was read is skipped, not applied twice")
+    func concurrentMigrators() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("app.sqlite")
+        let first = try Database(path: path)
+        let second = try Database(path: path)
+        let migrator = peopleMigratorV2()
+        // When the first connection is about to begin its second migration
+        // (it has read the list and applied "createPeople"), the second
+        // connection migrates the file: as another process opening the same
+        // new database would.
+        var begins = 0
+        var secondApplied: [String] = []
+        var secondError: (any Error)?
+        first.trace { event in
+            guard event.sql.hasPrefix("BEGIN") else { return }
+            begins += 1
+            if begins == 2 {
+                do { secondApplied = try migrator.migrate(second) } catch { secondError = error }
+            }
+        }
+        #expect(try migrator.migrate(first) == ["createPeople"])
+        #expect(secondError == nil)
+        #expect(secondApplied == ["addAge"])
+        #expect(try migrator.appliedIdentifiers(in: first) == ["createPeople", "addAge"])
+        #expect(try first.fetchOne(Int.self, "SELECT COUNT(*) FROM pragma_table_info('people')") == 3)
+    }
 }
