@@ -26,8 +26,7 @@ let coffeeCommands = CommandFamily(
                 Command.Option(name: "name", valueName: "NAME", help: "Name (1-100 characters)", isRequired: true),
                 Command.Option(
                     name: "price", valueName: "PRICE",
-                    help: "Price such as 3.50: digits and a point, kept exactly (below 1000000000, "
-                        + "at most \(CoffeeRules.maxFractionDigits) decimals)",
+                    help: "Price, such as 3.50; kept exactly (up to \(CoffeeRules.maxFractionDigits) decimals)",
                     isRequired: true),
                 .json,
             ],
@@ -64,8 +63,10 @@ let coffeeCommands = CommandFamily(
                 Command.Option(name: "price", valueName: "PRICE", help: "New price, such as 3.50"),
                 .json,
             ],
-            discussion: "Fields not given are left as they are; give at least one. Only the fields that "
-                + "differ from the stored ones are written; if none does, nothing is.",
+            discussion: """
+                Fields not given are left as they are; give at least one. Only the fields
+                that differ from the stored ones are written; if none does, nothing is.
+                """,
             examples: ["records coffee edit 1 --price 2.70", "records coffee edit 2 --name \"Cappuccino Grande\""],
             run: { invocation in
                 let id = try invocation.recordID()
@@ -115,10 +116,12 @@ let coffeeCommands = CommandFamily(
                 Command.Positional(name: "ID", help: "The coffee's ID, as listed"),
                 Command.Positional(name: "FILE", help: "The picture file; - reads standard input"),
             ],
-            discussion: "The format is recognised from the file's first bytes, not its name; anything else is "
-                + "refused. Pictures are limited to \(CoffeePicture.sizeText(CoffeeRules.defaultPictureSizeLimit)). "
-                + "Both are checked before anything is written; the picture is then streamed into the "
-                + "database in chunks, replacing any the coffee had.",
+            discussion: """
+                The format is recognised from the file's first bytes, not its name; anything
+                else is refused. Pictures are limited to \(CoffeeRules.defaultPictureSizeLimit >> 20) MiB. Both are checked before
+                anything is written; the picture is then streamed into the database in
+                chunks, replacing any the coffee had.
+                """,
             examples: [
                 "records coffee picture set 1 espresso.png",
                 "curl -s https://example.com/latte.jpg | records coffee picture set 3 -",
@@ -151,19 +154,21 @@ let coffeeCommands = CommandFamily(
                 Command.Positional(
                     name: "FILE", help: "Where to write it (replaced if it exists); - for standard output"),
             ],
-            discussion: "The file appears only once the whole picture is written: a failure leaves no partial "
-                + "file, and an existing file as it was.",
+            discussion: """
+                The file appears only once the whole picture is written: a failure leaves no
+                partial file, and an existing file as it was.
+                """,
             examples: ["records coffee picture get 1 espresso.png", "records coffee picture get 1 - | file -"],
             run: { invocation in
                 let id = try invocation.recordID()
                 let file = invocation.arguments.positionals[1]
+                if file == "-" && isatty(STDOUT_FILENO) != 0 {
+                    throw UsageError(
+                        message: "standard output is a terminal: redirect it to a file or a pipe, or give a FILE",
+                        helpPath: invocation.path)
+                }
                 let store = try CoffeeStore(database: invocation.database())
                 if file == "-" {
-                    guard isatty(STDOUT_FILENO) == 0 else {
-                        throw UsageError(
-                            message: "standard output is a terminal: redirect it to a file or a pipe, or give a FILE",
-                            helpPath: invocation.path)
-                    }
                     try store.writePicture(id: id, to: .fileHandle(.standardOutput, name: "standard output"))
                     return
                 }

@@ -244,7 +244,8 @@ struct CoffeeStoreTests {
     @Test(
         "Bad price text is refused with a message",
         arguments: [
-            ("", "must be a number"), ("abc", "must be a number"), ("3,50", "must be a number"),
+            ("", "must be a number"), ("abc", "must be a number"), ("3,50", "not a comma"),
+            ("1,000.5", "must be a number"),
             ("1.2.3", "must be a number"),
             ("1e3", "must be a number"), ("$3", "must be a number"), ("+3", "must be a number"),
             (".", "must be a number"),

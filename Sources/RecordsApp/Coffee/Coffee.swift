@@ -159,7 +159,12 @@ extension Validator {
         let parts = body.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
         let isDigit = { (byte: UInt8) in (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
         guard parts.allSatisfy({ $0.utf8.allSatisfy(isDigit) }), body.utf8.contains(where: isDigit) else {
-            fail("price", "price must be a number such as 3.50 (digits, with a point for the decimals)")
+            let comma = body.split(separator: ",").count == 2 && body.utf8.allSatisfy { isDigit($0) || $0 == 44 }
+            fail(
+                "price",
+                comma
+                    ? "price must be a number such as 3.50, with a point for the decimals, not a comma"
+                    : "price must be a number such as 3.50 (digits, with a point for the decimals)")
             return 0
         }
         let whole = parts[0].drop { $0 == "0" }
