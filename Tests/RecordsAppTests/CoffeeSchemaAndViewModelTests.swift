@@ -7,6 +7,14 @@ import Testing
 
 @Suite("Coffee table: sample, migration, seed databases")
 struct CoffeeSchemaTests {
+    /// A database file made by `sql`, as another app or version left it.
+    func makeDatabase(_ url: URL, _ sql: String) throws -> URL {
+        let db = try Database(path: url.path)
+        try db.execute(sql)
+        db.close()
+        return url
+    }
+
     func columns(_ path: String) throws -> [String] {
         let db = try Database(path: path)
         return try db.fetchAll(String.self, "SELECT name || ' ' || type FROM pragma_table_info('coffee')")
@@ -48,16 +56,13 @@ struct CoffeeSchemaTests {
     @Test("The seed's own coffee table (price REAL) is rebuilt with exact prices and every row kept")
     func seedTableUpgrade() throws {
         let dir = try TemporaryDirectory()
-        let url = dir.fileURL("SQL.sqlite")
-        do {
-            let db = try Database(path: url.path)
-            try db.execute(
-                """
-                CREATE TABLE coffee (coffeeID INTEGER PRIMARY KEY, coffeeName TEXT, price REAL);
-                INSERT INTO coffee VALUES (1, 'Café Au Lait', 1.99), (2, 'Caffè Americano', 1.5),
-                    (3, 'Caffè Latte', 2), (5, NULL, NULL), (7, 'Typed', '19.99'), (8, 'Big', 1234567.891);
-                """)
-        }
+        let url = try makeDatabase(
+            dir.fileURL("SQL.sqlite"),
+            """
+            CREATE TABLE coffee (coffeeID INTEGER PRIMARY KEY, coffeeName TEXT, price REAL);
+            INSERT INTO coffee VALUES (1, 'Café Au Lait', 1.99), (2, 'Caffè Americano', 1.5),
+                (3, 'Caffè Latte', 2), (5, NULL, NULL), (7, 'Typed', '19.99'), (8, 'Big', 1234567.891);
+            """)
         let database = try AppDatabase(url: url, template: nil)
         let store = CoffeeStore(database: database)
         #expect(try store.all(sortedBy: .newest).map(\.id) == [8, 7, 5, 3, 2, 1])
@@ -77,12 +82,9 @@ struct CoffeeSchemaTests {
     @Test("A coffee table the app does not know is refused and left as it was")
     func unknownTableRefused() throws {
         let dir = try TemporaryDirectory()
-        let url = dir.fileURL("other.sqlite")
-        do {
-            let db = try Database(path: url.path)
-            try db.execute(
-                "CREATE TABLE coffee (id INTEGER PRIMARY KEY, beans TEXT); INSERT INTO coffee VALUES (1, 'x')")
-        }
+        let url = try makeDatabase(
+            dir.fileURL("other.sqlite"),
+            "CREATE TABLE coffee (id INTEGER PRIMARY KEY, beans TEXT); INSERT INTO coffee VALUES (1, 'x')")
         #expect {
             try AppDatabase(url: url, template: nil)
         } throws: { error in
@@ -98,15 +100,12 @@ struct CoffeeSchemaTests {
     @Test("A seed price that is not a number stops the upgrade, which leaves the table as it was")
     func badSeedPrice() throws {
         let dir = try TemporaryDirectory()
-        let url = dir.fileURL("SQL.sqlite")
-        do {
-            let db = try Database(path: url.path)
-            try db.execute(
-                """
-                CREATE TABLE coffee (coffeeID INTEGER PRIMARY KEY, coffeeName TEXT, price REAL);
-                INSERT INTO coffee VALUES (1, 'Odd', 'cheap');
-                """)
-        }
+        let url = try makeDatabase(
+            dir.fileURL("SQL.sqlite"),
+            """
+            CREATE TABLE coffee (coffeeID INTEGER PRIMARY KEY, coffeeName TEXT, price REAL);
+            INSERT INTO coffee VALUES (1, 'Odd', 'cheap');
+            """)
         #expect {
             try AppDatabase(url: url, template: nil)
         } throws: { error in

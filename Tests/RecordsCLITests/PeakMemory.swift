@@ -41,38 +41,13 @@ extension Sandbox {
     /// Runs `binary` with `arguments`, reading its `VmHWM` every half
     /// millisecond until it exits.
     func runMeasuringMemory(binary: URL, _ arguments: [String]) throws -> MeasuredRun {
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        process.environment = [
-            "HOME": path("home"), "XDG_DATA_HOME": path("xdg"), "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8",
-        ]
-        let outURL = root.appendingPathComponent("stdout-\(UUID().uuidString)")
-        let errURL = root.appendingPathComponent("stderr-\(UUID().uuidString)")
-        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        defer {
-            try? FileManager.default.removeItem(at: outURL)
-            try? FileManager.default.removeItem(at: errURL)
-        }
-        let out = try FileHandle(forWritingTo: outURL)
-        let err = try FileHandle(forWritingTo: errURL)
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
         var peak = 0
-        while process.isRunning {
-            if let now = ChildMemory.peak(of: process.processIdentifier) { peak = max(peak, now) }
-            usleep(500)
+        let run = try runRaw(arguments, binary: binary) { process in
+            while process.isRunning {
+                if let now = ChildMemory.peak(of: process.processIdentifier) { peak = max(peak, now) }
+                usleep(500)
+            }
         }
-        process.waitUntilExit()
-        try out.close()
-        try err.close()
-        let run = RecordsRun(
-            status: process.terminationStatus,
-            stdout: String(decoding: try Data(contentsOf: outURL), as: UTF8.self),
-            stderr: String(decoding: try Data(contentsOf: errURL), as: UTF8.self))
         return MeasuredRun(run: run, peakResidentBytes: peak)
     }
 }

@@ -78,9 +78,13 @@ final class Sandbox: Sendable {
 
     /// Runs `records` with exactly these arguments, and a clean environment
     /// whose data directory is inside the sandbox.
-    func runRaw(_ arguments: [String], environment extra: [String: String] = [:], binary: URL? = nil) throws
-        -> RecordsRun
-    {
+    ///
+    /// - Parameter whileRunning: Called once the process has started, on
+    ///   this thread; the run waits for the process after it returns.
+    func runRaw(
+        _ arguments: [String], environment extra: [String: String] = [:], binary: URL? = nil,
+        whileRunning: (Process) -> Void = { _ in }
+    ) throws -> RecordsRun {
         let process = Process()
         process.executableURL = try binary ?? recordsBinary()
         process.arguments = arguments
@@ -100,6 +104,7 @@ final class Sandbox: Sendable {
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
         try process.run()
+        whileRunning(process)
         process.waitUntilExit()
         try out.close()
         try err.close()

@@ -102,13 +102,13 @@ public final class CoffeeListViewModel: ListViewModel {
 /// ```
 @MainActor
 @Observable
-public final class CoffeeDetailViewModel {
+public final class CoffeeDetailViewModel: ErrorReporting {
     /// The coffee; edit its ``Coffee/name`` and ``Coffee/price`` in place,
     /// then ``save()``.
     public var coffee: Coffee
 
     /// The last error, for display; nil after a success.
-    public private(set) var errorMessage: String?
+    public internal(set) var errorMessage: String?
 
     /// Whether the coffee was deleted through ``delete()``.
     public private(set) var isDeleted = false
@@ -185,16 +185,5 @@ public final class CoffeeDetailViewModel {
         _ = try reportingErrors { try store.delete(id: coffee.id) }
         isDeleted = true
         onChange()
-    }
-
-    private func reportingErrors<T>(_ body: () throws -> T) throws -> T {
-        do {
-            let result = try body()
-            errorMessage = nil
-            return result
-        } catch {
-            errorMessage = String(describing: error)
-            throw error
-        }
     }
 }
