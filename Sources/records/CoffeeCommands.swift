@@ -1,6 +1,9 @@
 import Foundation
 import RecordsApp
 
+/// The default picture size limit, in MiB, for help texts.
+private let pictureLimitMiB = CoffeeRules.defaultPictureSizeLimit >> 20
+
 /// `records coffee ...`: seed 001's Coffee app.
 let coffeeCommands = CommandFamily(
     name: "coffee",
@@ -118,7 +121,7 @@ let coffeeCommands = CommandFamily(
             ],
             discussion: """
                 The format is recognised from the file's first bytes, not its name; anything
-                else is refused. Pictures are limited to \(CoffeeRules.defaultPictureSizeLimit >> 20) MiB. Both are checked before
+                else is refused. Pictures are limited to \(pictureLimitMiB) MiB. Both are checked before
                 anything is written; the picture is then streamed into the database in
                 chunks, replacing any the coffee had.
                 """,

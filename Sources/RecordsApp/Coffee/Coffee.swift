@@ -159,7 +159,8 @@ extension Validator {
         let parts = body.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
         let isDigit = { (byte: UInt8) in (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
         guard parts.allSatisfy({ $0.utf8.allSatisfy(isDigit) }), body.utf8.contains(where: isDigit) else {
-            let comma = body.split(separator: ",").count == 2 && body.utf8.allSatisfy { isDigit($0) || $0 == 44 }
+            let comma =
+                body.split(separator: ",").count == 2 && body.utf8.allSatisfy { isDigit($0) || $0 == UInt8(ascii: ",") }
             fail(
                 "price",
                 comma
