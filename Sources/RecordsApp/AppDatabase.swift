@@ -26,6 +26,7 @@ public final class AppDatabase: Sendable {
     static let migrationGroups: [[Migrator.Migration]] = [
         PeopleSchema.migrations,
         ContactsSchema.migrations,
+        CoffeeSchema.migrations,
         UsersSchema.migrations,
     ]
 

@@ -8,8 +8,62 @@ struct CommandFamily {
     let summary: String
     /// The commands, in the order help lists them.
     let commands: [Command]
+    /// One line for the help of each group of commands (`picture`).
+    var groupSummaries: [String: String] = [:]
 
     func command(named name: String) -> Command? { commands.first { $0.name == name } }
+
+    /// The first word of each command's name, once each, in order: a group
+    /// of commands such as `picture set` and `picture get` is `picture`.
+    var commandWords: [String] {
+        var seen = Set<String>()
+        return commands.map { String($0.name.prefix { $0 != " " }) }.filter { seen.insert($0).inserted }
+    }
+
+    /// The commands of a group (`picture` has `picture set`, ...); empty
+    /// when `group` is not one.
+    func commands(inGroup group: String) -> [Command] {
+        commands.filter { $0.name.hasPrefix(group + " ") }
+    }
+
+    /// What the words after the family's name select.
+    enum Lookup {
+        /// A command, named by the first `wordCount` words.
+        case command(Command, wordCount: Int)
+        /// A group without one of its commands (help when `wantsHelp`).
+        case group(String, wantsHelp: Bool)
+    }
+
+    /// Finds the command that `words` name: one word, or a group and one
+    /// of its commands (`picture set`).
+    ///
+    /// - Throws: ``UsageError`` for an unknown command.
+    func lookup(_ words: [String]) throws -> Lookup {
+        let first = words.first ?? ""
+        if let command = command(named: first) { return .command(command, wordCount: 1) }
+        let group = commands(inGroup: first)
+        guard !group.isEmpty else {
+            throw unknownCommand(first, in: name, choices: commandWords, helpPath: [name])
+        }
+        let second = words.count > 1 ? words[1] : ""
+        if second.isEmpty || second.hasPrefix("-") {
+            return .group(first, wantsHelp: second == "-h" || second == "--help")
+        }
+        guard let command = command(named: first + " " + second) else {
+            let choices = group.map { String($0.name.dropFirst(first.count + 1)) }
+            throw unknownCommand(second, in: "\(name) \(first)", choices: choices, helpPath: [name, first])
+        }
+        return .command(command, wordCount: 2)
+    }
+
+    private func unknownCommand(_ word: String, in owner: String, choices: [String], helpPath: [String])
+        -> UsageError
+    {
+        let close = choices.first { editDistance($0, word) <= 2 }.map { "; did you mean '\($0)'?" } ?? ""
+        return UsageError(
+            message: "unknown command '\(word)' for '\(owner)': choose \(choices.joined(separator: ", "))\(close)",
+            helpPath: helpPath)
+    }
 }
 
 /// One command: its arguments, its help, and what it does.

@@ -66,15 +66,21 @@ private func dispatch(_ globals: GlobalOptions, environment: [String: String]) t
         Console.out(Help.family(family))
         return
     }
-    guard let command = family.command(named: commandName) else {
-        let names = family.commands.map(\.name)
-        throw UsageError(
-            message: "unknown command '\(commandName)' for '\(family.name)': choose "
-                + names.joined(separator: ", ") + suggestion(commandName, names),
-            helpPath: [family.name])
+    let command: Command
+    let path: [String]
+    switch try family.lookup(Array(words.dropFirst())) {
+    case .group(let group, let wantsHelp):
+        if wantsHelp {
+            Console.out(Help.family(family, group: group))
+            return
+        }
+        Console.error(Help.family(family, group: group))
+        throw UsageError(message: "missing command for '\(family.name) \(group)'", helpPath: [family.name, group])
+    case .command(let found, let wordCount):
+        command = found
+        path = [family.name] + words.dropFirst().prefix(wordCount)
     }
-    let path = [family.name, command.name]
-    let arguments = try ParsedArguments(Array(words.dropFirst(2)), for: command, path: path)
+    let arguments = try ParsedArguments(Array(words.dropFirst(path.count)), for: command, path: path)
     if arguments.wantsHelp {
         Console.out(Help.command(command, in: family))
         return
@@ -95,10 +101,10 @@ private func printHelp(for words: [String]) throws {
         Console.out(Help.family(family))
         return
     }
-    guard let command = family.command(named: words[1]) else {
-        throw UsageError(message: "unknown command '\(words[1])' for '\(family.name)'", helpPath: [family.name])
+    switch try family.lookup(Array(words.dropFirst())) {
+    case .group(let group, _): Console.out(Help.family(family, group: group))
+    case .command(let command, _): Console.out(Help.command(command, in: family))
     }
-    Console.out(Help.command(command, in: family))
 }
 
 private var familyNames: String { commandFamilies.map(\.name).joined(separator: ", ") }

@@ -32,19 +32,22 @@ enum Help {
             """
     }
 
-    static func family(_ family: CommandFamily) -> String {
-        let commands = family.commands.map { command in
+    /// The help of a family, or of a group of its commands (`coffee picture`).
+    static func family(_ family: CommandFamily, group: String? = nil) -> String {
+        let listed = group.map { family.commands(inGroup: $0) } ?? family.commands
+        let commands = listed.map { command in
             "  " + command.synopsis + "\n      " + command.summary
         }.joined(separator: "\n")
+        let name = [family.name, group].compactMap { $0 }.joined(separator: " ")
         return """
-            records \(family.name) - \(family.summary)
+            records \(name) - \(group.map { family.groupSummaries[$0] ?? "commands" } ?? family.summary)
 
-            Usage: records [--database PATH] \(family.name) <command> [arguments] [options]
+            Usage: records [--database PATH] \(name) <command> [arguments] [options]
 
             Commands:
             \(commands)
 
-            Run 'records \(family.name) <command> --help' for a command's options and examples.
+            Run 'records \(name) <command> --help' for a command's options and examples.
             """
     }
 

@@ -3,5 +3,6 @@
 let commandFamilies: [CommandFamily] = [
     peopleCommands,
     contactsCommands,
+    coffeeCommands,
     usersCommands,
 ]

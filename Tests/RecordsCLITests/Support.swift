@@ -86,8 +86,12 @@ final class Sandbox: Sendable {
     /// Runs `records` with exactly these arguments, and a clean environment
     /// whose data directory is inside the sandbox. Standard input is `input`,
     /// or empty.
+    ///
+    /// - Parameter whileRunning: Called once the process has started, on
+    ///   this thread; the run waits for the process after it returns.
     func runRaw(
-        _ arguments: [String], environment extra: [String: String] = [:], binary: URL? = nil, input: Data? = nil
+        _ arguments: [String], environment extra: [String: String] = [:], binary: URL? = nil, input: Data? = nil,
+        whileRunning: (Process) -> Void = { _ in }
     ) throws -> RecordsRun {
         let process = Process()
         process.executableURL = try binary ?? recordsBinary()
@@ -117,6 +121,7 @@ final class Sandbox: Sendable {
         }
         defer { try? inputHandle?.close() }
         try process.run()
+        whileRunning(process)
         process.waitUntilExit()
         try out.close()
         try err.close()

@@ -1,0 +1,284 @@
+import Foundation
+
+/// A coffee of the Coffee app (seed 001): a row of `coffee`.
+///
+/// The model keeps the seed's two states:
+///
+/// - **Hydrated or not** (the seed's `isDetailViewHydrated`). The list loads
+///   only the ID and name, which is all it shows; ``price`` and ``picture``
+///   are loaded when the detail is opened (``CoffeeStore/hydrate(_:reload:)``).
+///   Until then they are nil and ``isHydrated`` is false.
+/// - **Dirty or not** (the seed's `isDirty`): ``isDirty`` is true when the
+///   name or price differs from what was last read from or written to the
+///   database. ``CoffeeStore/save(_:)`` writes only the fields that differ,
+///   and nothing at all for a model that is not dirty. Setting a field back
+///   to its stored value makes the model clean again.
+///
+/// ```swift
+/// var coffee = try store.all()[0]          // id and name only
+/// try store.hydrate(&coffee)               // price and picture size and type
+/// coffee.price = Decimal(string: "2.70")
+/// coffee.isDirty                           // true
+/// try store.save(&coffee)                  // UPDATE coffee SET price = ? ...
+/// try store.save(&coffee)                  // false: nothing to write, no statement run
+/// ```
+///
+/// The picture's bytes are never part of the model: only its size and
+/// format. Pictures are stored and read by the store directly, in chunks
+/// (``CoffeeStore/setPicture(id:from:)``), and are not part of the dirty
+/// state.
+public struct Coffee: Sendable, Identifiable, Hashable {
+    /// The row's ID (`coffeeID`), assigned by the database.
+    public let id: Int64
+    /// The coffee's name.
+    public var name: String
+    /// The price, exact; nil when the coffee is not hydrated yet, or has no
+    /// price (the seed's table allows NULL).
+    public var price: Decimal?
+    /// The stored picture's size and format; nil when there is none or the
+    /// coffee is not hydrated yet.
+    public internal(set) var picture: CoffeePicture?
+    /// Whether the details (price, picture) have been loaded.
+    public private(set) var isHydrated: Bool
+
+    /// The name and price as last read from or written to the database.
+    private var stored: Fields
+
+    struct Fields: Sendable, Hashable {
+        var name: String
+        var price: Decimal?
+    }
+
+    /// A coffee as the list loads it: ID and name, not hydrated, not dirty.
+    public init(id: Int64, name: String) {
+        self.id = id
+        self.name = name
+        self.price = nil
+        self.picture = nil
+        self.isHydrated = false
+        self.stored = Fields(name: name, price: nil)
+    }
+
+    /// A hydrated coffee whose fields are as stored: not dirty.
+    public init(id: Int64, name: String, price: Decimal?, picture: CoffeePicture?) {
+        self.id = id
+        self.name = name
+        self.price = price
+        self.picture = picture
+        self.isHydrated = true
+        self.stored = Fields(name: name, price: price)
+    }
+
+    /// Whether the name or price was changed in memory and not saved yet.
+    public var isDirty: Bool { nameIsDirty || priceIsDirty }
+
+    var nameIsDirty: Bool { name != stored.name }
+    var priceIsDirty: Bool { price != stored.price }
+
+    /// Takes the stored details: the snapshot becomes `fields`, and a field
+    /// that was not edited in memory takes its stored value. Unsaved edits
+    /// are kept (and stay dirty if they differ).
+    mutating func hydrate(with fields: Fields, picture: CoffeePicture?) {
+        if !nameIsDirty { name = fields.name }
+        if !priceIsDirty { price = fields.price }
+        stored = fields
+        self.picture = picture
+        isHydrated = true
+    }
+
+    /// Records that the current name and price are what the database holds.
+    mutating func markSaved() {
+        stored = Fields(name: name, price: price)
+    }
+}
+
+extension Coffee: Encodable {
+    private enum CodingKeys: String, CodingKey {
+        case id, name, price, picture
+    }
+
+    /// `{"id": 1, "name": "Espresso"}` for a coffee that is not hydrated;
+    /// a hydrated one adds `price` (exact decimal text such as `"2.50"`, so
+    /// that no JSON parser rounds it; null when it has none) and `picture`
+    /// (`{"size": ..., "type": "image/png"}`, or null).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(name, forKey: .name)
+        if isHydrated {
+            try container.encode(price.map(CoffeeRules.priceText), forKey: .price)
+            try container.encode(picture, forKey: .picture)
+        }
+    }
+}
+
+/// The rules for a coffee's fields.
+public enum CoffeeRules {
+    /// The longest name, in characters.
+    public static let maxNameLength = 100
+    /// Prices must be below this.
+    public static let priceLimit = Decimal(1_000_000_000)
+    /// The most digits a price may have after the decimal point.
+    public static let maxFractionDigits = 6
+    /// The largest picture stored by default: 64 MiB.
+    public static let defaultPictureSizeLimit = 64 << 20
+
+    /// Parses a price typed as text, such as `3.50`: digits with an
+    /// optional decimal point, never a locale's comma, never rounded.
+    ///
+    /// - Throws: ``ValidationError`` when the text is not such a number, is
+    ///   negative, is not below ``priceLimit`` or has more than
+    ///   ``maxFractionDigits`` decimals.
+    public static func price(fromText text: String) throws -> Decimal {
+        var validator = Validator()
+        let price = validator.price(text)
+        try validator.check()
+        return price
+    }
+
+    /// The price as text with at least two decimals: `2.5` is `2.50`,
+    /// `1234567.891` stays as it is.
+    public static func priceText(_ price: Decimal) -> String {
+        let text = price.description
+        guard let point = text.firstIndex(of: ".") else { return text + ".00" }
+        let decimals = text.distance(from: text.index(after: point), to: text.endIndex)
+        return decimals >= 2 ? text : text + String(repeating: "0", count: 2 - decimals)
+    }
+}
+
+extension Validator {
+    /// Parses and checks a price typed as text; 0 when it has a problem.
+    ///
+    /// The limits are checked on the digits as typed, so that the value is
+    /// built from at most 15 significant digits: `Decimal(string:)` alone
+    /// would silently round a longer text.
+    mutating func price(_ text: String) -> Decimal {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let isNegative = trimmed.hasPrefix("-")
+        let body = isNegative ? trimmed.dropFirst() : Substring(trimmed)
+        let parts = body.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        let isDigit = { (byte: UInt8) in (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
+        guard parts.allSatisfy({ $0.utf8.allSatisfy(isDigit) }), body.utf8.contains(where: isDigit) else {
+            let comma =
+                body.split(separator: ",").count == 2 && body.utf8.allSatisfy { isDigit($0) || $0 == UInt8(ascii: ",") }
+            fail(
+                "price",
+                comma
+                    ? "price must be a number such as 3.50, with a point for the decimals, not a comma"
+                    : "price must be a number such as 3.50 (digits, with a point for the decimals)")
+            return 0
+        }
+        let whole = parts[0].drop { $0 == "0" }
+        let fraction = parts.count > 1 ? parts[1].reversed().drop { $0 == "0" }.reversed() : []
+        if isNegative && (!whole.isEmpty || !fraction.isEmpty) {
+            fail("price", "price must not be negative")
+        } else if whole.count > 9 {
+            fail("price", "price must be less than \(CoffeeRules.priceLimit)")
+        } else if fraction.count > CoffeeRules.maxFractionDigits {
+            fail("price", "price must have at most \(CoffeeRules.maxFractionDigits) digits after the point")
+        } else if let value = Decimal(
+            string: (whole.isEmpty ? "0" : String(whole)) + "." + String(fraction) + "0",
+            locale: Locale(identifier: "en_US_POSIX"))
+        {
+            return value
+        } else {
+            fail("price", "price must be a number such as 3.50 (digits, with a point for the decimals)")
+        }
+        return 0
+    }
+
+    /// Checks a price's range and precision.
+    mutating func checkPrice(_ price: Decimal) {
+        if price.isNaN {
+            fail("price", "price must be a number")
+        } else if price < 0 {
+            fail("price", "price must not be negative")
+        } else if price >= CoffeeRules.priceLimit {
+            fail("price", "price must be less than \(CoffeeRules.priceLimit)")
+        } else if let point = price.description.firstIndex(of: "."),
+            price.description.distance(from: point, to: price.description.endIndex) - 1
+                > CoffeeRules.maxFractionDigits
+        {
+            fail("price", "price must have at most \(CoffeeRules.maxFractionDigits) digits after the point")
+        }
+    }
+}
+
+/// The fields of a new coffee, as typed.
+public struct CoffeeDraft: Sendable, Equatable {
+    /// The name; surrounding spaces are trimmed.
+    public var name: String
+    /// The price, from 0 to below ``CoffeeRules/priceLimit``.
+    public var price: Decimal
+
+    /// Creates a draft.
+    public init(name: String, price: Decimal) {
+        self.name = name
+        self.price = price
+    }
+
+    /// The draft with its name trimmed, or the problems that keep it from
+    /// being saved.
+    public func validated() throws -> CoffeeDraft {
+        var validator = Validator()
+        let name = validator.text(name, field: "name", maxLength: CoffeeRules.maxNameLength)
+        validator.checkPrice(price)
+        try validator.check()
+        return CoffeeDraft(name: name, price: price)
+    }
+
+    /// A validated draft from a form's text fields (or a command line),
+    /// with the problems of every field reported together.
+    public static func parse(name: String, price: String) throws -> CoffeeDraft {
+        var validator = Validator()
+        let name = validator.text(name, field: "name", maxLength: CoffeeRules.maxNameLength)
+        let price = validator.price(price)
+        try validator.check()
+        return CoffeeDraft(name: name, price: price)
+    }
+}
+
+/// Changes to a coffee's fields; nil leaves a field as it is.
+public struct CoffeeChanges: Sendable, Equatable {
+    /// A new name.
+    public var name: String?
+    /// A new price.
+    public var price: Decimal?
+
+    /// Creates changes.
+    public init(name: String? = nil, price: Decimal? = nil) {
+        self.name = name
+        self.price = price
+    }
+
+    /// Validated changes from text fields; nil leaves a field as it is.
+    /// The problems of every field are reported together; giving no field
+    /// is one.
+    public static func parse(name: String?, price: String?) throws -> CoffeeChanges {
+        if name == nil && price == nil {
+            throw ValidationError(field: "changes", message: "nothing to change: give a name or a price")
+        }
+        var validator = Validator()
+        let name = name.map { validator.text($0, field: "name", maxLength: CoffeeRules.maxNameLength) }
+        let price = price.map { validator.price($0) }
+        try validator.check()
+        return CoffeeChanges(name: name, price: price)
+    }
+
+    /// `coffee` with these changes applied; it is dirty if they differ
+    /// from what it holds.
+    public func applied(to coffee: Coffee) -> Coffee {
+        var changed = coffee
+        if let name { changed.name = name }
+        if let price { changed.price = price }
+        return changed
+    }
+}
+
+/// How the list of coffees is ordered.
+public enum CoffeeSort: String, Sendable, CaseIterable, Codable {
+    /// By name, ignoring case and accents.
+    case name
+    /// The last added first.
+    case newest
+}

@@ -1,0 +1,306 @@
+import Foundation
+import SQLiteStore
+
+/// Reads and writes coffees and their pictures. Every value is a bound
+/// argument; every write is validated first and runs in a transaction.
+///
+/// ```swift
+/// let store = CoffeeStore(database: database)
+/// let latte = try store.add(CoffeeDraft(name: "Caffè Latte", price: Decimal(string: "3.20")!))
+/// var coffees = try store.all()                 // id and name only: what the list shows
+/// try store.hydrate(&coffees[0])                // price, picture size and format
+/// try store.setPicture(id: latte.id, from: .file(path: "latte.png"))   // streamed, checked first
+/// try store.writePicture(id: latte.id, to: .file(path: "copy.png"))    // byte for byte
+/// ```
+///
+/// The list and the detail never read a picture's bytes: the detail gets
+/// its size from the row's header (`length(picture)`, which SQLite answers
+/// without loading the value). Pictures go through SQLite's incremental
+/// BLOB I/O in chunks, so memory stays flat whatever their size.
+public struct CoffeeStore: Sendable {
+    private let database: AppDatabase
+    /// The largest picture accepted, in bytes.
+    public let pictureSizeLimit: Int
+
+    /// Creates a store on the app's database.
+    ///
+    /// - Parameter pictureSizeLimit: The largest picture accepted, in bytes
+    ///   (64 MiB by default); must not be negative.
+    public init(database: AppDatabase, pictureSizeLimit: Int = CoffeeRules.defaultPictureSizeLimit) {
+        precondition(pictureSizeLimit >= 0, "the picture size limit must not be negative")
+        self.database = database
+        self.pictureSizeLimit = pictureSizeLimit
+    }
+
+    // MARK: - The list: ID and name only
+
+    /// Every coffee, ID and name only (not hydrated), in the given order.
+    public func all(sortedBy sort: CoffeeSort = .name) throws -> [Coffee] {
+        try database.read { db in
+            try Self.list(db, "SELECT coffeeID, coffeeName FROM coffee ORDER BY \(Self.orderBy(sort))")
+        }
+    }
+
+    /// The coffees whose name contains `text` (or starts with it, in
+    /// ``SearchMode/prefix`` mode), ignoring case and accents; ID and name
+    /// only.
+    ///
+    /// - Throws: ``ValidationError`` when `text` is blank.
+    public func search(_ text: String, mode: SearchMode = .substring, sortedBy sort: CoffeeSort = .name) throws
+        -> [Coffee]
+    {
+        let needle = SearchFolding.fold(text.trimmingCharacters(in: .whitespacesAndNewlines))
+        guard !needle.isEmpty else {
+            throw ValidationError(field: "search text", message: "search text must not be empty")
+        }
+        let match = mode == .prefix ? "= 1" : "> 0"
+        return try database.read { db in
+            try Self.list(
+                db,
+                """
+                SELECT coffeeID, coffeeName FROM coffee
+                WHERE instr(records_fold(coffeeName), ?) \(match)
+                ORDER BY \(Self.orderBy(sort))
+                """, arguments: [needle])
+        }
+    }
+
+    /// How many coffees there are.
+    public func count() throws -> Int {
+        try database.read { db in try db.fetchOne(Int.self, "SELECT COUNT(*) FROM coffee") ?? 0 }
+    }
+
+    // MARK: - The detail
+
+    /// The coffee with that ID, hydrated; nil when there is none.
+    public func coffee(id: Int64) throws -> Coffee? {
+        try database.read { db in try Self.details(db, id: id) }.map { details in
+            Coffee(id: id, name: details.fields.name, price: details.fields.price, picture: details.picture)
+        }
+    }
+
+    /// Loads a coffee's details (the seed's `hydrateDetailViewData`): price,
+    /// picture size and format. Edits not saved yet are kept.
+    ///
+    /// - Parameters:
+    ///   - coffee: The coffee; nothing is read when it is hydrated already,
+    ///     unless `reload` is true.
+    ///   - reload: Read the stored values again even if it is hydrated.
+    /// - Throws: ``RecordNotFoundError`` when the coffee was deleted.
+    public func hydrate(_ coffee: inout Coffee, reload: Bool = false) throws {
+        if coffee.isHydrated && !reload { return }
+        let id = coffee.id
+        guard let details = try database.read({ db in try Self.details(db, id: id) }) else {
+            throw RecordNotFoundError(kind: "coffee", id: id)
+        }
+        coffee.hydrate(with: details.fields, picture: details.picture)
+    }
+
+    // MARK: - Changes
+
+    /// Saves a new coffee and returns it, hydrated, with its ID.
+    ///
+    /// - Throws: ``ValidationError`` (nothing is written) or a database error.
+    @discardableResult
+    public func add(_ draft: CoffeeDraft) throws -> Coffee {
+        let valid = try draft.validated()
+        return try database.write { db in
+            try db.execute(
+                "INSERT INTO coffee (coffeeName, price) VALUES (?, ?)", arguments: [valid.name, valid.price])
+            return Coffee(id: db.lastInsertedRowID, name: valid.name, price: valid.price, picture: nil)
+        }
+    }
+
+    /// Writes the fields of `coffee` that changed since it was read or last
+    /// saved, and marks it clean. A coffee that is not dirty is not written
+    /// at all: no statement runs.
+    ///
+    /// - Returns: Whether anything was written.
+    /// - Throws: ``ValidationError`` (an invalid name or price, or a price
+    ///   cleared) or ``RecordNotFoundError`` (the coffee was deleted):
+    ///   nothing is written and the coffee stays dirty.
+    @discardableResult
+    public func save(_ coffee: inout Coffee) throws -> Bool {
+        guard coffee.isDirty else { return false }
+        var validator = Validator()
+        var assignments: [String] = []
+        var arguments: [String: (any SQLiteValueConvertible)?] = ["id": coffee.id]
+        var saved = coffee
+        if coffee.nameIsDirty {
+            saved.name = validator.text(coffee.name, field: "name", maxLength: CoffeeRules.maxNameLength)
+            assignments.append("coffeeName = :name")
+            arguments["name"] = saved.name
+        }
+        if coffee.priceIsDirty {
+            if let price = coffee.price {
+                validator.checkPrice(price)
+                assignments.append("price = :price")
+                arguments["price"] = price
+            } else {
+                validator.fail("price", "price must not be empty")
+            }
+        }
+        try validator.check()
+        let sql = "UPDATE coffee SET \(assignments.joined(separator: ", ")) WHERE coffeeID = :id"
+        let id = coffee.id
+        try database.write { db in
+            try db.execute(sql, arguments: StatementArguments(arguments))
+            if db.changesCount == 0 { throw RecordNotFoundError(kind: "coffee", id: id) }
+        }
+        saved.markSaved()
+        coffee = saved
+        return true
+    }
+
+    /// Deletes a coffee, with its picture, and returns it as it was
+    /// (hydrated).
+    ///
+    /// - Throws: ``RecordNotFoundError`` or a database error.
+    @discardableResult
+    public func delete(id: Int64) throws -> Coffee {
+        try database.write { db in
+            guard let details = try Self.details(db, id: id) else { throw RecordNotFoundError(kind: "coffee", id: id) }
+            try db.execute("DELETE FROM coffee WHERE coffeeID = ?", arguments: [id])
+            return Coffee(id: id, name: details.fields.name, price: details.fields.price, picture: details.picture)
+        }
+    }
+
+    // MARK: - Pictures
+
+    /// Stores a picture for a coffee, replacing any it had.
+    ///
+    /// Before anything is written, the source is opened, its first bytes
+    /// are checked for a PNG, JPEG, GIF or WebP signature, and its size
+    /// against ``pictureSizeLimit`` (a source of unknown size, such as a
+    /// pipe, is buffered in a temporary file first and stopped as soon as
+    /// it passes the limit). The bytes are then streamed into the row in
+    /// chunks; if anything fails, the coffee keeps its old picture.
+    ///
+    /// - Returns: The stored picture's size and format.
+    /// - Throws: ``PictureError`` (unreadable, empty, unrecognised, too
+    ///   large), ``RecordNotFoundError``, or a database error.
+    @discardableResult
+    public func setPicture(id: Int64, from source: PictureSource) throws -> CoffeePicture {
+        let input = try PictureInput.open(source, limit: pictureSizeLimit)
+        defer { input.close() }
+        let limit = pictureSizeLimit
+        do {
+            return try database.write { db in
+                guard try Self.details(db, id: id) != nil else { throw RecordNotFoundError(kind: "coffee", id: id) }
+                // The type first: the picture must stay the last non-NULL
+                // value of the row while it is reserved.
+                try db.execute(
+                    "UPDATE coffee SET pictureType = ? WHERE coffeeID = ?", arguments: [input.format.mimeType, id])
+                let size = try db.writeBlob(
+                    from: input.blobSource(), table: "coffee", column: "picture", rowID: id, maximumSize: limit)
+                return CoffeePicture(size: size, format: input.format)
+            }
+        } catch let error as BlobError {
+            throw Self.translate(error, subject: input.name)
+        }
+    }
+
+    /// Writes a coffee's picture to a file or stream, byte for byte, in
+    /// chunks. A file appears only once complete; an existing file is
+    /// replaced.
+    ///
+    /// - Returns: The picture's size and format.
+    /// - Throws: ``RecordNotFoundError``, ``PictureError`` (no picture, the
+    ///   destination cannot be written: nothing is created), or a database
+    ///   error.
+    @discardableResult
+    public func writePicture(id: Int64, to destination: PictureDestination) throws -> CoffeePicture {
+        let blobDestination: BlobDestination
+        switch destination.kind {
+        case .file(let path): blobDestination = .file(path: path)
+        case .fileHandle(let handle, _): blobDestination = .fileHandle(handle)
+        }
+        do {
+            return try database.read { db in
+                // One read transaction: the type and the bytes are of the
+                // same picture.
+                try db.transaction(.deferred) { db in
+                    let picture = try Self.picture(db, id: id)
+                    let size = try db.readBlob(table: "coffee", column: "picture", rowID: id, to: blobDestination)
+                    return CoffeePicture(size: size, format: picture.format)
+                }
+            }
+        } catch let error as BlobError {
+            throw Self.translate(error, subject: destination.name)
+        }
+    }
+
+    /// Removes a coffee's picture and returns what it was.
+    ///
+    /// - Throws: ``RecordNotFoundError``, ``PictureError`` when it has none,
+    ///   or a database error.
+    @discardableResult
+    public func removePicture(id: Int64) throws -> CoffeePicture {
+        try database.write { db in
+            let picture = try Self.picture(db, id: id)
+            try db.execute("UPDATE coffee SET picture = NULL, pictureType = NULL WHERE coffeeID = ?", arguments: [id])
+            return picture
+        }
+    }
+
+    // MARK: - Rows
+
+    private static func orderBy(_ sort: CoffeeSort) -> String {
+        switch sort {
+        case .name: "records_fold(coffeeName), coffeeID"
+        case .newest: "coffeeID DESC"
+        }
+    }
+
+    private static func list(_ db: Database, _ sql: String, arguments: StatementArguments = StatementArguments())
+        throws -> [Coffee]
+    {
+        var coffees: [Coffee] = []
+        let cursor = try db.fetchCursor(sql, arguments: arguments)
+        while let row = try cursor.next() {
+            // The seed's table allows a NULL name; it reads as empty.
+            coffees.append(Coffee(id: try row[0], name: try row[1] as String? ?? ""))
+        }
+        return coffees
+    }
+
+    private struct Details {
+        var fields: Coffee.Fields
+        var picture: CoffeePicture?
+    }
+
+    /// Everything but the picture's bytes: `length()` of a blob column is
+    /// read from the row's header, without loading the value.
+    private static func details(_ db: Database, id: Int64) throws -> Details? {
+        guard
+            let row = try db.fetchOne(
+                "SELECT coffeeName, price, pictureType, length(picture) FROM coffee WHERE coffeeID = ?",
+                arguments: [id])
+        else { return nil }
+        let size: Int? = try row[3]
+        let type: String? = try row[2]
+        return Details(
+            fields: Coffee.Fields(name: try row[0] as String? ?? "", price: try row[1]),
+            picture: size.map { CoffeePicture(size: $0, format: type.flatMap(PictureFormat.init(mimeType:))) })
+    }
+
+    /// The picture of a coffee that must have one.
+    private static func picture(_ db: Database, id: Int64) throws -> CoffeePicture {
+        guard let details = try details(db, id: id) else { throw RecordNotFoundError(kind: "coffee", id: id) }
+        guard let picture = details.picture else { throw PictureError(.noPicture(coffeeID: id), subject: nil) }
+        return picture
+    }
+
+    /// The app's errors for what the blob copy reports about the coffee
+    /// or the file; anything else is passed on as it is.
+    private static func translate(_ error: BlobError, subject: String) -> any Error {
+        switch error.reason {
+        case .rowNotFound: RecordNotFoundError(kind: "coffee", id: error.rowID)
+        case .nullValue: PictureError(.noPicture(coffeeID: error.rowID), subject: nil)
+        case .tooLarge(let size, let limit): PictureError(.tooLarge(size: size, limit: limit), subject: subject)
+        case .unreadableSource(let why): PictureError(.unreadable(why), subject: subject)
+        case .unwritableDestination(let why): PictureError(.unwritable(why), subject: subject)
+        default: error
+        }
+    }
+}

@@ -1,0 +1,189 @@
+import Foundation
+import Observation
+
+/// The coffee list screen's state (seed 001's root view): names only, as
+/// the seed's "fetch only the data required to show on the screen".
+///
+/// ```swift
+/// let list = CoffeeListViewModel(store: CoffeeStore(database: database))
+/// list.load()                                  // id and name of every coffee
+/// let detail = list.detail(for: list.coffees[0])
+/// detail.load()                                // hydrates: price, picture size and format
+/// detail.coffee.name = "Doppio"
+/// try detail.save()                            // writes the name; the list refreshes
+/// ```
+@MainActor
+@Observable
+public final class CoffeeListViewModel: ListViewModel {
+    /// The coffees shown, not hydrated, in ``sort`` order, filtered by
+    /// ``searchText``.
+    public private(set) var coffees: [Coffee] = []
+
+    /// The order of ``coffees``; changing it refreshes the list.
+    public var sort: CoffeeSort = .name {
+        didSet { if sort != oldValue { refresh() } }
+    }
+
+    /// Filters ``coffees`` by name (see ``CoffeeStore/search(_:mode:sortedBy:)``);
+    /// blank shows every coffee. Changing it refreshes the list.
+    public var searchText: String = "" {
+        didSet { if searchText != oldValue { refresh() } }
+    }
+
+    /// How ``searchText`` matches; changing it refreshes the list.
+    public var searchMode: SearchMode = .substring {
+        didSet { if searchMode != oldValue { refresh() } }
+    }
+
+    /// The last error, for display; nil after a success.
+    public internal(set) var errorMessage: String?
+
+    private let store: CoffeeStore
+
+    /// Creates a view model; call ``load()`` to fill the list.
+    public init(store: CoffeeStore) {
+        self.store = store
+    }
+
+    /// Loads the list again from the database.
+    public func load() {
+        refresh()
+    }
+
+    /// The detail screen of a coffee of the list. Saving or deleting there
+    /// refreshes this list, as the seed's detail view did.
+    public func detail(for coffee: Coffee) -> CoffeeDetailViewModel {
+        CoffeeDetailViewModel(coffee: coffee, store: store) { [weak self] in self?.refresh() }
+    }
+
+    /// Saves a new coffee, then refreshes the list.
+    @discardableResult
+    public func add(_ draft: CoffeeDraft) throws -> Coffee {
+        try change { try store.add(draft) }
+    }
+
+    /// Deletes a coffee, then refreshes the list.
+    public func delete(id: Int64) throws {
+        try change { _ = try store.delete(id: id) }
+    }
+
+    /// Deletes the coffees at positions of ``coffees`` (a list's swipe to
+    /// delete), then refreshes the list.
+    public func delete(atOffsets offsets: IndexSet) throws {
+        let ids = offsets.filter { coffees.indices.contains($0) }.map { coffees[$0].id }
+        try change {
+            for id in ids { _ = try store.delete(id: id) }
+        }
+    }
+
+    func refresh(keepingError: Bool = false) {
+        do {
+            let text = searchText.trimmingCharacters(in: .whitespacesAndNewlines)
+            coffees =
+                text.isEmpty ? try store.all(sortedBy: sort) : try store.search(text, mode: searchMode, sortedBy: sort)
+            if !keepingError { errorMessage = nil }
+        } catch {
+            errorMessage = String(describing: error)
+        }
+    }
+}
+
+/// One coffee's detail screen: the hydrated coffee, edited in place and
+/// saved only when dirty, and its picture.
+///
+/// ```swift
+/// let detail = CoffeeDetailViewModel(coffee: listed, store: store)
+/// detail.load()                       // price, picture size and format
+/// try detail.setPrice(text: "2.70")
+/// detail.isDirty                      // true
+/// try detail.save()                   // true: the price was written
+/// try detail.save()                   // false: nothing to write
+/// try detail.setPicture(from: .file(path: "espresso.png"))
+/// ```
+@MainActor
+@Observable
+public final class CoffeeDetailViewModel: ErrorReporting {
+    /// The coffee; edit its ``Coffee/name`` and ``Coffee/price`` in place,
+    /// then ``save()``.
+    public var coffee: Coffee
+
+    /// The last error, for display; nil after a success.
+    public internal(set) var errorMessage: String?
+
+    /// Whether the coffee was deleted through ``delete()``.
+    public private(set) var isDeleted = false
+
+    private let store: CoffeeStore
+    private let onChange: @MainActor () -> Void
+
+    /// Creates a detail for a coffee, hydrated or not; call ``load()``.
+    ///
+    /// - Parameter onChange: Called after the coffee was saved or deleted,
+    ///   to refresh a list.
+    public init(coffee: Coffee, store: CoffeeStore, onChange: @escaping @MainActor () -> Void = {}) {
+        self.coffee = coffee
+        self.store = store
+        self.onChange = onChange
+    }
+
+    /// Whether there are edits not saved yet.
+    public var isDirty: Bool { coffee.isDirty }
+
+    /// Hydrates the coffee if it is not yet (the seed's
+    /// `hydrateDetailViewData`); unsaved edits are kept. A failure is left
+    /// in ``errorMessage``.
+    public func load() {
+        try? reportingErrors { try store.hydrate(&coffee) }
+    }
+
+    /// Reads the stored details again, keeping unsaved edits.
+    public func reload() {
+        try? reportingErrors { try store.hydrate(&coffee, reload: true) }
+    }
+
+    /// Sets the price from a text field ("3.50").
+    ///
+    /// - Throws: ``ValidationError``; the price is left as it was.
+    public func setPrice(text: String) throws {
+        coffee.price = try reportingErrors { try CoffeeRules.price(fromText: text) }
+    }
+
+    /// Saves the edits, if any.
+    ///
+    /// - Returns: Whether anything was written: false, with no statement
+    ///   run, when the coffee is not dirty.
+    @discardableResult
+    public func save() throws -> Bool {
+        let wrote = try reportingErrors { try store.save(&coffee) }
+        if wrote { onChange() }
+        return wrote
+    }
+
+    /// Stores a picture (checked, then streamed) and shows its size and
+    /// format.
+    @discardableResult
+    public func setPicture(from source: PictureSource) throws -> CoffeePicture {
+        let picture = try reportingErrors { try store.setPicture(id: coffee.id, from: source) }
+        coffee.picture = picture
+        return picture
+    }
+
+    /// Writes the picture to a file or stream, byte for byte.
+    @discardableResult
+    public func writePicture(to destination: PictureDestination) throws -> CoffeePicture {
+        try reportingErrors { try store.writePicture(id: coffee.id, to: destination) }
+    }
+
+    /// Removes the picture.
+    public func removePicture() throws {
+        _ = try reportingErrors { try store.removePicture(id: coffee.id) }
+        coffee.picture = nil
+    }
+
+    /// Deletes the coffee, then lets the list refresh.
+    public func delete() throws {
+        _ = try reportingErrors { try store.delete(id: coffee.id) }
+        isDeleted = true
+        onChange()
+    }
+}

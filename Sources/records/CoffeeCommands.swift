@@ -1,0 +1,243 @@
+import Foundation
+import RecordsApp
+
+/// The default picture size limit, in MiB, for help texts.
+private let pictureLimitMiB = CoffeeRules.defaultPictureSizeLimit >> 20
+
+/// `records coffee ...`: seed 001's Coffee app.
+let coffeeCommands = CommandFamily(
+    name: "coffee",
+    summary: "coffees with an exact price and a picture stored in the database (seed 001)",
+    commands: [
+        Command(
+            name: "list", summary: "List every coffee's ID and name (nothing else is read)",
+            options: [
+                Command.Option(
+                    name: "sort", valueName: "name|newest", help: "Order by name (default) or last added first"),
+                .json,
+            ],
+            examples: ["records coffee list", "records coffee list --sort newest --json"],
+            run: { invocation in
+                let sort = try invocation.choice("sort", default: CoffeeSort.name)
+                let coffees = try CoffeeStore(database: invocation.database()).all(sortedBy: sort)
+                try printCoffees(
+                    coffees, invocation, empty: "No coffees yet. Add one: records coffee add --name NAME --price PRICE")
+            }),
+        Command(
+            name: "add", summary: "Add a coffee and print its ID",
+            options: [
+                Command.Option(name: "name", valueName: "NAME", help: "Name (1-100 characters)", isRequired: true),
+                Command.Option(
+                    name: "price", valueName: "PRICE",
+                    help: "Price, such as 3.50; kept exactly (up to \(CoffeeRules.maxFractionDigits) decimals)",
+                    isRequired: true),
+                .json,
+            ],
+            discussion:
+                "Prints only the new coffee's ID, for scripts:\n  id=$(records coffee add --name Doppio --price 3)",
+            examples: [
+                "records coffee add --name \"Caffè Latte\" --price 3.45",
+                "records coffee add --name Ristretto --price 2.20 --json",
+            ],
+            run: { invocation in
+                let draft = try CoffeeDraft.parse(
+                    name: invocation.required("name"), price: invocation.required("price"))
+                let coffee = try CoffeeStore(database: invocation.database()).add(draft)
+                try invocation.emit(coffee, text: String(coffee.id))
+            }),
+        Command(
+            name: "show", summary: "Show a coffee: name, price, and its picture's format and size",
+            positionals: [Command.Positional(name: "ID", help: "The coffee's ID, as listed")],
+            options: [.json],
+            discussion: "The picture's size comes from the row's header: its bytes are not read.",
+            examples: ["records coffee show 1", "records coffee show 1 --json"],
+            run: { invocation in
+                let id = try invocation.recordID()
+                guard let coffee = try CoffeeStore(database: invocation.database()).coffee(id: id) else {
+                    throw RecordNotFoundError(kind: "coffee", id: id)
+                }
+                try invocation.emit(coffee, text: coffeeFields(coffee))
+            }),
+        Command(
+            name: "edit", summary: "Change a coffee's name or price",
+            positionals: [Command.Positional(name: "ID", help: "The coffee's ID, as listed")],
+            options: [
+                Command.Option(name: "name", valueName: "NAME", help: "New name"),
+                Command.Option(name: "price", valueName: "PRICE", help: "New price, such as 3.50"),
+                .json,
+            ],
+            discussion: """
+                Fields not given are left as they are; give at least one. Only the fields
+                that differ from the stored ones are written; if none does, nothing is.
+                """,
+            examples: ["records coffee edit 1 --price 2.70", "records coffee edit 2 --name \"Cappuccino Grande\""],
+            run: { invocation in
+                let id = try invocation.recordID()
+                let changes = try CoffeeChanges.parse(
+                    name: invocation.arguments.value("name"), price: invocation.arguments.value("price"))
+                let store = try CoffeeStore(database: invocation.database())
+                guard let stored = try store.coffee(id: id) else { throw RecordNotFoundError(kind: "coffee", id: id) }
+                var coffee = changes.applied(to: stored)
+                let wrote = try store.save(&coffee)
+                try invocation.emit(coffee, text: editSummary(before: stored, after: coffee, wrote: wrote))
+            }),
+        Command(
+            name: "delete", summary: "Delete a coffee, with its picture",
+            positionals: [Command.Positional(name: "ID", help: "The coffee's ID, as listed")],
+            examples: ["records coffee delete 3"],
+            run: { invocation in
+                let id = try invocation.recordID()
+                let coffee = try CoffeeStore(database: invocation.database()).delete(id: id)
+                Console.out("Deleted \(describe(coffee))\(coffee.picture == nil ? "" : " and its picture").")
+            }),
+        Command(
+            name: "search", summary: "Find coffees by name, ignoring case and accents",
+            positionals: [
+                Command.Positional(name: "TEXT", help: "What to look for; several words are one text", takesRest: true)
+            ],
+            options: [
+                Command.Option.flag("prefix", "Match names that start with TEXT only (default: TEXT anywhere)"),
+                Command.Option(name: "sort", valueName: "name|newest", help: "Order as for list"),
+                .json,
+            ],
+            examples: [
+                "records coffee search latte", "records coffee search --prefix caf", "records coffee search cafe",
+            ],
+            run: { invocation in
+                let mode: SearchMode = invocation.arguments.flag("prefix") ? .prefix : .substring
+                let sort = try invocation.choice("sort", default: CoffeeSort.name)
+                let text = invocation.arguments.positionals.first ?? ""
+                if text.trimmingCharacters(in: .whitespaces).isEmpty {
+                    throw UsageError(message: "search TEXT must not be empty", helpPath: invocation.path)
+                }
+                let coffees = try CoffeeStore(database: invocation.database()).search(text, mode: mode, sortedBy: sort)
+                try printCoffees(coffees, invocation, empty: "No coffee matches \"\(Terminal.clean(text))\".")
+            }),
+        Command(
+            name: "picture set", summary: "Store a PNG, JPEG, GIF or WebP picture for a coffee",
+            positionals: [
+                Command.Positional(name: "ID", help: "The coffee's ID, as listed"),
+                Command.Positional(name: "FILE", help: "The picture file; - reads standard input"),
+            ],
+            discussion: """
+                The format is recognised from the file's first bytes, not its name; anything
+                else is refused. Pictures are limited to \(pictureLimitMiB) MiB. Both are checked before
+                anything is written; the picture is then streamed into the database in
+                chunks, replacing any the coffee had.
+                """,
+            examples: [
+                "records coffee picture set 1 espresso.png",
+                "curl -s https://example.com/latte.jpg | records coffee picture set 3 -",
+            ],
+            run: { invocation in
+                let id = try invocation.recordID()
+                let file = invocation.arguments.positionals[1]
+                let source: PictureSource
+                if file == "-" {
+                    guard isatty(STDIN_FILENO) == 0 else {
+                        throw UsageError(
+                            message: "standard input is a terminal: pipe a picture in, or give a FILE",
+                            helpPath: invocation.path)
+                    }
+                    source = .fileHandle(.standardInput, name: "standard input")
+                } else {
+                    source = .file(path: file)
+                }
+                let store = try CoffeeStore(database: invocation.database())
+                guard let coffee = try store.coffee(id: id) else { throw RecordNotFoundError(kind: "coffee", id: id) }
+                let picture = try store.setPicture(id: id, from: source)
+                Console.out(
+                    "Stored \(Terminal.clean(file == "-" ? "standard input" : file)) as the picture of "
+                        + "\(describe(coffee)): \(picture.summary).")
+            }),
+        Command(
+            name: "picture get", summary: "Write a coffee's picture to a file, byte for byte",
+            positionals: [
+                Command.Positional(name: "ID", help: "The coffee's ID, as listed"),
+                Command.Positional(
+                    name: "FILE", help: "Where to write it (replaced if it exists); - for standard output"),
+            ],
+            discussion: """
+                The file appears only once the whole picture is written: a failure leaves no
+                partial file, and an existing file as it was.
+                """,
+            examples: ["records coffee picture get 1 espresso.png", "records coffee picture get 1 - | file -"],
+            run: { invocation in
+                let id = try invocation.recordID()
+                let file = invocation.arguments.positionals[1]
+                if file == "-" && isatty(STDOUT_FILENO) != 0 {
+                    throw UsageError(
+                        message: "standard output is a terminal: redirect it to a file or a pipe, or give a FILE",
+                        helpPath: invocation.path)
+                }
+                let store = try CoffeeStore(database: invocation.database())
+                if file == "-" {
+                    try store.writePicture(id: id, to: .fileHandle(.standardOutput, name: "standard output"))
+                    return
+                }
+                guard let coffee = try store.coffee(id: id) else { throw RecordNotFoundError(kind: "coffee", id: id) }
+                let picture = try store.writePicture(id: id, to: .file(path: file))
+                Console.out("Wrote the picture of \(describe(coffee)) to \(Terminal.clean(file)): \(picture.summary).")
+                let fileExtension = (file as NSString).pathExtension
+                if let format = picture.format, let named = PictureFormat(fileExtension: fileExtension), named != format
+                {
+                    Console.error(
+                        "records: note: the picture is a \(format.displayName), though the file name ends in "
+                            + ".\(Terminal.clean(fileExtension))")
+                }
+            }),
+        Command(
+            name: "picture remove", summary: "Remove a coffee's picture",
+            positionals: [Command.Positional(name: "ID", help: "The coffee's ID, as listed")],
+            examples: ["records coffee picture remove 1"],
+            run: { invocation in
+                let id = try invocation.recordID()
+                let store = try CoffeeStore(database: invocation.database())
+                guard let coffee = try store.coffee(id: id) else { throw RecordNotFoundError(kind: "coffee", id: id) }
+                let picture = try store.removePicture(id: id)
+                Console.out("Removed the picture of \(describe(coffee)) (\(picture.summary)).")
+            }),
+    ],
+    groupSummaries: ["picture": "store, read and remove coffees' pictures"])
+
+@MainActor
+private func printCoffees(_ coffees: [Coffee], _ invocation: Invocation, empty: String) throws {
+    if invocation.wantsJSON {
+        try Console.json(coffees)
+        return
+    }
+    guard !coffees.isEmpty else {
+        Console.out(empty)
+        return
+    }
+    var table = Table([.init(title: "ID", alignment: .right), .init(title: "NAME")])
+    for coffee in coffees { table.append([String(coffee.id), coffee.name]) }
+    Console.out(table.render())
+}
+
+private func coffeeFields(_ coffee: Coffee) -> String {
+    fieldList([
+        ("ID", String(coffee.id)), ("Name", coffee.name), ("Price", coffee.price.map(CoffeeRules.priceText) ?? "none"),
+        ("Picture", coffee.picture?.summary ?? "none"),
+    ])
+}
+
+/// "Updated Espresso (ID 1): price 2.50 → 2.70." or that nothing changed.
+private func editSummary(before: Coffee, after: Coffee, wrote: Bool) -> String {
+    guard wrote else { return "\(describe(after)) already has that name and price; nothing was written." }
+    var changes: [String] = []
+    if before.name != after.name {
+        changes.append("name \"\(Terminal.clean(before.name))\" → \"\(Terminal.clean(after.name))\"")
+    }
+    if before.price != after.price {
+        changes.append("price \(priceText(before.price)) → \(priceText(after.price))")
+    }
+    return "Updated \(describe(after)): \(changes.joined(separator: ", "))."
+}
+
+private func priceText(_ price: Decimal?) -> String { price.map(CoffeeRules.priceText) ?? "none" }
+
+/// "Espresso (ID 1)"
+private func describe(_ coffee: Coffee) -> String {
+    "\(Terminal.clean(coffee.name)) (ID \(coffee.id))"
+}

@@ -1,0 +1,254 @@
+import Foundation
+import Observation
+import SQLiteStore
+import Testing
+
+@testable import RecordsApp
+
+@Suite("Coffee table: sample, migration, seed databases")
+struct CoffeeSchemaTests {
+    /// A database file made by `sql`, as another app or version left it.
+    func makeDatabase(_ url: URL, _ sql: String) throws -> URL {
+        let db = try Database(path: url.path)
+        try db.execute(sql)
+        db.close()
+        return url
+    }
+
+    func columns(_ path: String) throws -> [String] {
+        let db = try Database(path: path)
+        return try db.fetchAll(String.self, "SELECT name || ' ' || type FROM pragma_table_info('coffee')")
+    }
+
+    @Test("The shipped sample has the migration's table, picture last, and sample coffees with a picture")
+    func sample() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.fileURL("records.sqlite")
+        let database = try AppDatabase(url: url, template: try AppDatabase.bundledTemplateURL())
+        let store = CoffeeStore(database: database)
+        #expect(try store.count() == 6)
+        let espresso = try #require(try store.coffee(id: 1))
+        #expect(espresso.name == "Espresso" && espresso.price == decimal("2.5"))
+        #expect(espresso.picture?.format == .png)
+        try store.writePicture(id: 1, to: .file(path: dir.path("espresso.png")))
+        #expect(PictureFormat.detect(try Data(contentsOf: dir.fileURL("espresso.png"))) == .png)
+        #expect(try columns(url.path) == CoffeeSchema.columns.map { "\($0.name) \($0.type)" })
+        #expect(try columns(url.path).last == "picture BLOB")
+    }
+
+    @Test("A database installed before Coffee existed gets the coffee table, empty, and keeps its rows")
+    func upgradeFromBeforeCoffee() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.fileURL("records.sqlite")
+        do {
+            let db = try Database(path: url.path)
+            try AppDatabase.migrator.migrate(db, upTo: "contacts.createTable")
+            try db.execute("INSERT INTO peopleInfo (firstname, lastname, age) VALUES ('Kept', 'Person', 3)")
+            #expect(try AppDatabase.migrator.pendingIdentifiers(in: db).contains("coffee.createTable"))
+        }
+        let database = try AppDatabase(url: url, template: try AppDatabase.bundledTemplateURL())
+        #expect(try CoffeeStore(database: database).count() == 0)
+        #expect(try PeopleStore(database: database).all().map(\.firstName) == ["Kept"])
+        let coffee = try CoffeeStore(database: database).add(CoffeeDraft(name: "First", price: decimal("0.1")))
+        #expect(coffee.id == 1)
+    }
+
+    @Test("The seed's own coffee table (price REAL) is rebuilt with exact prices and every row kept")
+    func seedTableUpgrade() throws {
+        let dir = try TemporaryDirectory()
+        let url = try makeDatabase(
+            dir.fileURL("SQL.sqlite"),
+            """
+            CREATE TABLE coffee (coffeeID INTEGER PRIMARY KEY, coffeeName TEXT, price REAL);
+            INSERT INTO coffee VALUES (1, 'Café Au Lait', 1.99), (2, 'Caffè Americano', 1.5),
+                (3, 'Caffè Latte', 2), (5, NULL, NULL), (7, 'Typed', '19.99'), (8, 'Big', 1234567.891);
+            """)
+        let database = try AppDatabase(url: url, template: nil)
+        let store = CoffeeStore(database: database)
+        #expect(try store.all(sortedBy: .newest).map(\.id) == [8, 7, 5, 3, 2, 1])
+        let prices = try [1, 2, 3, 5, 7, 8].map { try store.coffee(id: $0)?.price }
+        #expect(
+            prices == [decimal("1.99"), decimal("1.5"), decimal("2"), nil, decimal("19.99"), decimal("1234567.891")])
+        let raw = try database.read { db in
+            try db.fetchAll(
+                String.self, "SELECT typeof(price) || ' ' || ifnull(price, '') FROM coffee ORDER BY coffeeID")
+        }
+        #expect(raw == ["text 1.99", "text 1.5", "text 2", "null ", "text 19.99", "text 1234567.891"])
+        #expect(try columns(url.path) == CoffeeSchema.columns.map { "\($0.name) \($0.type)" })
+        try store.setPicture(id: 1, from: .data(PictureBytes.make(count: 10)))
+        #expect(try store.coffee(id: 1)?.picture?.size == 10)
+    }
+
+    @Test("A coffee table the app does not know is refused and left as it was")
+    func unknownTableRefused() throws {
+        let dir = try TemporaryDirectory()
+        let url = try makeDatabase(
+            dir.fileURL("other.sqlite"),
+            "CREATE TABLE coffee (id INTEGER PRIMARY KEY, beans TEXT); INSERT INTO coffee VALUES (1, 'x')")
+        #expect {
+            try AppDatabase(url: url, template: nil)
+        } throws: { error in
+            guard let error = error as? MigrationError else { return false }
+            return error.kind == .migrationFailed(identifier: "coffee.createTable")
+                && error.message.contains("columns records does not know (id, beans)")
+        }
+        #expect(try columns(url.path) == ["id INTEGER", "beans TEXT"])
+        let db = try Database(path: url.path)
+        #expect(try db.fetchOne(String.self, "SELECT beans FROM coffee") == "x")
+    }
+
+    @Test("A seed price that is not a number stops the upgrade, which leaves the table as it was")
+    func badSeedPrice() throws {
+        let dir = try TemporaryDirectory()
+        let url = try makeDatabase(
+            dir.fileURL("SQL.sqlite"),
+            """
+            CREATE TABLE coffee (coffeeID INTEGER PRIMARY KEY, coffeeName TEXT, price REAL);
+            INSERT INTO coffee VALUES (1, 'Odd', 'cheap');
+            """)
+        #expect {
+            try AppDatabase(url: url, template: nil)
+        } throws: { error in
+            (error as? MigrationError)?.message.contains("the price of coffee 1 ('cheap') is not a number") == true
+        }
+        #expect(try columns(url.path) == ["coffeeID INTEGER", "coffeeName TEXT", "price REAL"])
+    }
+}
+
+@Suite("Coffee view models")
+@MainActor
+struct CoffeeViewModelTests {
+    let database: AppDatabase
+    let store: CoffeeStore
+    let list: CoffeeListViewModel
+
+    init() throws {
+        database = try emptyDatabase()
+        store = CoffeeStore(database: database, pictureSizeLimit: 4096)
+        try store.add(CoffeeDraft(name: "Espresso", price: decimal("2.50")))
+        try store.add(CoffeeDraft(name: "Mocha", price: decimal("3.95")))
+        list = CoffeeListViewModel(store: store)
+        list.load()
+    }
+
+    @Test("The list holds names only and refreshes after add and delete")
+    func listRefreshes() throws {
+        #expect(list.coffees.map(\.name) == ["Espresso", "Mocha"])
+        #expect(list.coffees.allSatisfy { !$0.isHydrated })
+        let latte = try list.add(CoffeeDraft(name: "Latte", price: 3))
+        #expect(list.coffees.map(\.name) == ["Espresso", "Latte", "Mocha"])
+        try list.delete(id: latte.id)
+        #expect(list.coffees.map(\.name) == ["Espresso", "Mocha"])
+        try list.delete(atOffsets: IndexSet(integer: 0))
+        #expect(list.coffees.map(\.name) == ["Mocha"])
+    }
+
+    @Test("Sort and search refresh the list; observers are told")
+    func sortAndSearch() throws {
+        let changed = Flag()
+        withObservationTracking {
+            _ = list.coffees
+        } onChange: {
+            changed.set()
+        }
+        list.sort = .newest
+        #expect(changed.isSet)
+        #expect(list.coffees.map(\.name) == ["Mocha", "Espresso"])
+        list.searchText = "MOC"
+        #expect(list.coffees.map(\.name) == ["Mocha"])
+        list.searchMode = .prefix
+        list.searchText = "oc"
+        #expect(list.coffees.isEmpty)
+        list.searchText = ""
+        #expect(list.coffees.count == 2)
+    }
+
+    @Test("The detail hydrates on load, is dirty after an edit, saves once, and refreshes the list")
+    func detailEditAndSave() throws {
+        let detail = list.detail(for: list.coffees[0])
+        #expect(!detail.coffee.isHydrated)
+        detail.load()
+        #expect(detail.coffee.isHydrated)
+        #expect(detail.coffee.price == decimal("2.5"))
+        #expect(!detail.isDirty)
+
+        let changes = try totalChanges(database)
+        #expect(try detail.save() == false)
+        #expect(try totalChanges(database) == changes)
+
+        detail.coffee.name = "Ristretto"
+        try detail.setPrice(text: "2.70")
+        #expect(detail.isDirty)
+        let saved = try tracedStatements(database) { try detail.save() }
+        #expect(saved.result)
+        #expect(
+            saved.sql.filter { $0.hasPrefix("UPDATE") } == [
+                "UPDATE coffee SET coffeeName = :name, price = :price WHERE coffeeID = :id"
+            ])
+        #expect(!detail.isDirty)
+        #expect(list.coffees.map(\.name) == ["Mocha", "Ristretto"])
+        #expect(try detail.save() == false)
+        #expect(try totalChanges(database) == changes + 1)
+    }
+
+    @Test("Bad input in the detail is refused with a message; the model keeps what it had")
+    func detailErrors() throws {
+        let detail = list.detail(for: list.coffees[0])
+        detail.load()
+        #expect(throws: ValidationError.self) { try detail.setPrice(text: "2,70") }
+        #expect(detail.errorMessage?.contains("price must be a number") == true)
+        #expect(detail.coffee.price == decimal("2.5"))
+        detail.coffee.name = ""
+        #expect(throws: ValidationError.self) { try detail.save() }
+        #expect(detail.errorMessage == "name must not be empty")
+        #expect(detail.isDirty)
+        detail.coffee.name = "Espresso"
+        #expect(try detail.save() == false)
+        #expect(detail.errorMessage == nil)
+    }
+
+    @Test("The detail's picture: set, write back, remove; a bad file leaves a message")
+    func detailPicture() throws {
+        let dir = try TemporaryDirectory()
+        let detail = list.detail(for: list.coffees[1])
+        detail.load()
+        let bytes = PictureBytes.make(PictureBytes.jpeg, count: 2000)
+        try bytes.write(to: dir.fileURL("mocha.jpg"))
+        try detail.setPicture(from: .file(path: dir.path("mocha.jpg")))
+        #expect(detail.coffee.picture == CoffeePicture(size: 2000, format: .jpeg))
+        #expect(!detail.isDirty)
+        try detail.writePicture(to: .file(path: dir.path("copy.jpg")))
+        #expect(try Data(contentsOf: dir.fileURL("copy.jpg")) == bytes)
+
+        try Data(count: 5000).write(to: dir.fileURL("huge.png"))
+        #expect(throws: PictureError.self) { try detail.setPicture(from: .file(path: dir.path("huge.png"))) }
+        #expect(detail.errorMessage?.contains("is not a PNG, JPEG, GIF or WebP picture") == true)
+        #expect(detail.coffee.picture?.size == 2000)
+
+        try detail.removePicture()
+        #expect(detail.coffee.picture == nil)
+        #expect(detail.errorMessage == nil)
+        #expect(throws: PictureError.self) { try detail.removePicture() }
+    }
+
+    @Test("Deleting from the detail refreshes the list; a deleted coffee's detail reports it")
+    func detailDelete() throws {
+        let detail = list.detail(for: list.coffees[0])
+        let other = list.detail(for: list.coffees[0])
+        try detail.delete()
+        #expect(detail.isDeleted)
+        #expect(list.coffees.map(\.name) == ["Mocha"])
+        other.load()
+        #expect(other.errorMessage == "no coffee with ID 1")
+        #expect(!other.coffee.isHydrated)
+    }
+
+    @Test("A detail made without a list works on its own")
+    func standaloneDetail() throws {
+        let detail = CoffeeDetailViewModel(coffee: Coffee(id: 2, name: "Mocha"), store: store)
+        detail.load()
+        #expect(detail.coffee.price == decimal("3.95"))
+        detail.reload()
+        #expect(detail.errorMessage == nil)
+    }
+}

@@ -1,0 +1,357 @@
+import Foundation
+import SQLiteStore
+import Testing
+
+/// A PNG signature followed by `count - 8` pattern bytes, written a
+/// mebibyte at a time so that large test pictures never sit in memory.
+func writePicture(_ path: String, count: Int, seed: UInt8 = 1) throws {
+    guard FileManager.default.createFile(atPath: path, contents: nil),
+        let handle = FileHandle(forWritingAtPath: path)
+    else { throw CocoaError(.fileWriteUnknown) }
+    defer { try? handle.close() }
+    let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+    var written = 0
+    var state = UInt32(seed) | 1
+    while written < count {
+        var chunk = [UInt8](repeating: 0, count: min(1 << 20, count - written))
+        for index in chunk.indices {
+            if written + index < signature.count {
+                chunk[index] = signature[written + index]
+            } else {
+                state = state &* 1_664_525 &+ 1_013_904_223
+                chunk[index] = UInt8(truncatingIfNeeded: state >> 24)
+            }
+        }
+        try handle.write(contentsOf: chunk)
+        written += chunk.count
+    }
+}
+
+/// Whether two files hold the same bytes, compared a mebibyte at a time.
+func sameBytes(_ first: String, _ second: String) throws -> Bool {
+    guard let a = FileHandle(forReadingAtPath: first), let b = FileHandle(forReadingAtPath: second) else {
+        return false
+    }
+    defer {
+        try? a.close()
+        try? b.close()
+    }
+    while true {
+        let left = try a.read(upToCount: 1 << 20) ?? Data()
+        let right = try b.read(upToCount: 1 << 20) ?? Data()
+        if left != right { return false }
+        if left.isEmpty { return true }
+    }
+}
+
+/// A price read from JSON text.
+func jsonDecimal(_ value: Any?) -> Decimal? {
+    (value as? String).flatMap { Decimal(string: $0, locale: Locale(identifier: "en_US_POSIX")) }
+}
+
+@Suite("records coffee")
+struct CoffeeCLITests {
+    // MARK: - Help
+
+    @Test("Help gives the coffee commands with the issue's synopsis")
+    func help() throws {
+        let sandbox = try Sandbox()
+        let main = try sandbox.runRaw(["--help"])
+        for command in [
+            "coffee list", "coffee add", "coffee picture set", "coffee picture get", "coffee picture remove",
+        ] {
+            #expect(main.stdout.contains(command), "missing \(command)")
+        }
+        let family = try sandbox.runRaw(["coffee", "--help"])
+        #expect(family.status == 0)
+        let synopses = [
+            "list [--sort name|newest] [--json]", "add --name NAME --price PRICE [--json]", "show ID [--json]",
+            "edit ID [--name NAME] [--price PRICE] [--json]", "delete ID", "search TEXT... [--prefix]",
+            "picture set ID FILE", "picture get ID FILE", "picture remove ID",
+        ]
+        for synopsis in synopses {
+            #expect(family.stdout.contains("  " + synopsis), "missing \(synopsis)")
+        }
+        let group = try sandbox.runRaw(["coffee", "picture", "--help"])
+        #expect(group.status == 0)
+        #expect(group.stdout.contains("picture get ID FILE"))
+        #expect(!group.stdout.contains("  list"))
+        let command = try sandbox.runRaw(["coffee", "picture", "set", "--help"])
+        #expect(command.stdout.contains("Usage: records [--database PATH] coffee picture set ID FILE"))
+        #expect(command.stdout.contains("Pictures are limited to 64 MiB."))
+        #expect(try sandbox.runRaw(["help", "coffee", "picture", "set"]).stdout == command.stdout)
+        #expect(try sandbox.runRaw(["help", "coffee", "picture"]).stdout == group.stdout)
+        #expect(!FileManager.default.fileExists(atPath: sandbox.defaultDatabase))
+    }
+
+    @Test(
+        "Usage mistakes exit 2, say what to choose, and touch no database",
+        arguments: [
+            (["coffee", "picture"], "missing command for 'coffee picture'"),
+            (["coffee", "picture", "sett", "1", "a.png"], "choose set, get, remove; did you mean 'set'?"),
+            (["coffee", "pictur", "set"], "did you mean 'picture'?"),
+            (["coffee", "picture", "set", "1"], "missing FILE"),
+            (["coffee", "picture", "get", "x", "out.png"], "ID must be a positive whole number"),
+            (["coffee", "picture", "remove", "1", "2"], "unexpected argument '2'"),
+            (["coffee", "add", "--name", "X"], "missing required option '--price PRICE'"),
+            (["coffee", "add", "--name", "X", "--price", "3,50"], "with a point for the decimals, not a comma"),
+            (["coffee", "edit", "1"], "nothing to change"),
+            (["coffee", "search"], "missing TEXT"),
+        ])
+    func usageErrors(arguments: [String], message: String) throws {
+        let sandbox = try Sandbox()
+        let run = try sandbox.runRaw(arguments)
+        #expect(run.status == 2, "\(run)")
+        #expect(run.stderr.contains("records: error: "), "\(run)")
+        #expect(run.stderr.contains(message), "\(run)")
+        #expect(run.stdout.isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: sandbox.defaultDatabase))
+    }
+
+    // MARK: - Records
+
+    @Test("list shows the sample coffees' IDs and names; --json has nothing else")
+    func list() throws {
+        let sandbox = try Sandbox()
+        let run = try sandbox.run("coffee", "list")
+        #expect(run.status == 0)
+        #expect(run.lines.first == "ID  NAME")
+        #expect(run.lines.count == 7)
+        #expect(run.lines.contains(" 1  Espresso"))
+        let json = try #require(try sandbox.run("coffee", "list", "--json").json() as? [[String: Any]])
+        #expect(json.count == 6)
+        #expect(json.allSatisfy { Set($0.keys) == ["id", "name"] })
+        let newest = try #require(
+            try sandbox.run("coffee", "list", "--sort", "newest", "--json").json() as? [[String: Any]])
+        #expect(newest.compactMap { $0["id"] as? Int } == [6, 5, 4, 3, 2, 1])
+    }
+
+    @Test("add prints the new ID alone; show has the exact price and the picture's format and size")
+    func addAndShow() throws {
+        let sandbox = try Sandbox()
+        let add = try sandbox.run("coffee", "add", "--name", "Cortado", "--price", "3.10")
+        #expect(add.status == 0, "\(add)")
+        #expect(add.stdout == "7\n")
+        let show = try sandbox.run("coffee", "show", "7")
+        #expect(show.stdout == "ID:       7\nName:     Cortado\nPrice:    3.10\nPicture:  none\n")
+        let espresso = try sandbox.run("coffee", "show", "1")
+        #expect(espresso.stdout.contains("Picture:  PNG, 135 bytes"))
+        let json = try #require(try sandbox.run("coffee", "show", "1", "--json").json() as? [String: Any])
+        #expect(json["price"] as? String == "2.50")
+        #expect((json["picture"] as? [String: Any])?["type"] as? String == "image/png")
+        let missing = try sandbox.run("coffee", "show", "99")
+        #expect(missing.status == 1)
+        #expect(missing.stderr == "records: error: no coffee with ID 99\n")
+    }
+
+    @Test("Prices round-trip exactly through the command line", arguments: ["0.1", "19.99", "1234567.891"])
+    func priceRoundTrip(price: String) throws {
+        let sandbox = try Sandbox()
+        let added = try #require(
+            try sandbox.run("coffee", "add", "--name", "P", "--price", price, "--json").json() as? [String: Any])
+        let id = try #require(added["id"] as? Int)
+        let shown = try #require(try sandbox.run("coffee", "show", "\(id)", "--json").json() as? [String: Any])
+        #expect(jsonDecimal(shown["price"]) == jsonDecimal(price))
+        #expect(try sandbox.run("coffee", "edit", "1", "--price", price).status == 0)
+        let edited = try #require(try sandbox.run("coffee", "show", "1", "--json").json() as? [String: Any])
+        #expect(jsonDecimal(edited["price"]) == jsonDecimal(price))
+        let db = try Database(path: sandbox.database)
+        #expect(try db.fetchOne(String.self, "SELECT price FROM coffee WHERE coffeeID = ?", arguments: [id]) == price)
+    }
+
+    @Test("edit writes only what differs, and says so when nothing does")
+    func edit() throws {
+        let sandbox = try Sandbox()
+        let same = try sandbox.run("coffee", "edit", "1", "--price", "2.50", "--name", "Espresso")
+        #expect(same.status == 0)
+        #expect(same.stdout == "Espresso (ID 1) already has that name and price; nothing was written.\n")
+        let debug = try sandbox.run("--debug", "coffee", "edit", "1", "--price", "2.70")
+        #expect(debug.stdout == "Updated Espresso (ID 1): price 2.50 → 2.70.\n")
+        #expect(debug.stderr.contains("SQL: UPDATE coffee SET price = :price WHERE coffeeID = :id"))
+        let both = try sandbox.run("coffee", "edit", "2", "--name", "Cappuccino Grande", "--price", "4", "--json")
+        let json = try #require(try both.json() as? [String: Any])
+        #expect(json["name"] as? String == "Cappuccino Grande")
+        #expect(json["price"] as? String == "4.00")
+        let missing = try sandbox.run("coffee", "edit", "99", "--price", "1")
+        #expect(missing.status == 1)
+        #expect(missing.stderr.contains("no coffee with ID 99"))
+    }
+
+    @Test("delete, and search by name ignoring case and accents")
+    func deleteAndSearch() throws {
+        let sandbox = try Sandbox()
+        let found = try #require(try sandbox.run("coffee", "search", "CAFE", "--json").json() as? [[String: Any]])
+        #expect(found.compactMap { $0["name"] as? String } == ["Café Mocha"])
+        let prefix = try sandbox.run("coffee", "search", "--prefix", "caf")
+        #expect(prefix.lines == ["ID  NAME", " 6  Café Mocha", " 3  Caffè Latte"])
+        #expect(try sandbox.run("coffee", "search", "tea").stdout == "No coffee matches \"tea\".\n")
+        let delete = try sandbox.run("coffee", "delete", "1")
+        #expect(delete.stdout == "Deleted Espresso (ID 1) and its picture.\n")
+        #expect(try sandbox.run("coffee", "delete", "1").status == 1)
+        #expect((try sandbox.run("coffee", "list", "--json").json() as? [Any])?.count == 5)
+    }
+
+    // MARK: - Pictures
+
+    @Test("A small picture goes in and comes back byte for byte, through files and pipes")
+    func smallPicture() throws {
+        let sandbox = try Sandbox()
+        let input = sandbox.path("latte.png")
+        try writePicture(input, count: 5000)
+        let set = try sandbox.run("coffee", "picture", "set", "3", input)
+        #expect(set.status == 0, "\(set)")
+        #expect(set.stdout == "Stored \(input) as the picture of Caffè Latte (ID 3): PNG, 4.9 KiB (5,000 bytes).\n")
+        #expect(try sandbox.run("coffee", "show", "3").stdout.contains("Picture:  PNG, 4.9 KiB (5,000 bytes)"))
+        let output = sandbox.path("out.png")
+        let get = try sandbox.run("coffee", "picture", "get", "3", output)
+        #expect(get.stdout == "Wrote the picture of Caffè Latte (ID 3) to \(output): PNG, 4.9 KiB (5,000 bytes).\n")
+        #expect(try sameBytes(input, output))
+
+        // Standard output, when it is not a terminal, into standard input.
+        let script =
+            "\"$0\" --database \"$1\" coffee picture get 3 - | \"$0\" --database \"$1\" coffee picture set 4 - && "
+            + "\"$0\" --database \"$1\" coffee picture get 4 \"$2\""
+        let shell = try sandbox.runRaw(
+            ["-c", script, try recordsBinary().path, sandbox.database, sandbox.path("via-pipe.png")],
+            binary: URL(fileURLWithPath: "/bin/sh"))
+        #expect(shell.status == 0, "\(shell)")
+        #expect(shell.stdout.contains("Stored standard input as the picture of Flat White (ID 4)"))
+        #expect(try sameBytes(input, sandbox.path("via-pipe.png")))
+    }
+
+    @Test("A file that is not a PNG, JPEG, GIF or WebP is refused; the old picture stays")
+    func wrongType() throws {
+        let sandbox = try Sandbox()
+        let notes = sandbox.path("notes.png")
+        try Data("just some text".utf8).write(to: URL(fileURLWithPath: notes))
+        let run = try sandbox.run("coffee", "picture", "set", "1", notes)
+        #expect(run.status == 1)
+        let expected =
+            "records: error: \(notes) is not a PNG, JPEG, GIF or WebP picture "
+            + "(it starts with 6A 75 73 74 20 73 6F 6D); nothing was stored\n"
+        #expect(run.stderr == expected)
+        #expect(try sandbox.run("coffee", "show", "1").stdout.contains("Picture:  PNG, 135 bytes"))
+        try Data().write(to: URL(fileURLWithPath: sandbox.path("empty.png")))
+        #expect(try sandbox.run("coffee", "picture", "set", "1", sandbox.path("empty.png")).stderr.contains("is empty"))
+    }
+
+    @Test("A missing file is a clear error, and the coffee is unchanged")
+    func missingFile() throws {
+        let sandbox = try Sandbox()
+        let run = try sandbox.run("coffee", "picture", "set", "2", "no-such-file.png")
+        #expect(run.status == 1)
+        #expect(run.stderr == "records: error: cannot read no-such-file.png: No such file or directory\n")
+        #expect(try sandbox.run("coffee", "show", "2").stdout.contains("Picture:  none"))
+        let noCoffee = try sandbox.run("coffee", "picture", "set", "99", "no-such-file.png")
+        #expect(noCoffee.stderr == "records: error: no coffee with ID 99\n")
+    }
+
+    @Test("An unwritable output path is a clear error and creates nothing")
+    func unwritableOutput() throws {
+        let sandbox = try Sandbox()
+        let inMissing = sandbox.path("missing/dir/out.png")
+        let run = try sandbox.run("coffee", "picture", "get", "1", inMissing)
+        #expect(run.status == 1)
+        let expected =
+            "records: error: cannot write \(inMissing): the directory \(sandbox.path("missing/dir")) does not exist\n"
+        #expect(run.stderr == expected)
+        let file = sandbox.path("a-file")
+        try Data("keep".utf8).write(to: URL(fileURLWithPath: file))
+        let underFile = try sandbox.run("coffee", "picture", "get", "1", file + "/out.png")
+        #expect(underFile.status == 1)
+        #expect(underFile.stderr.contains("\(file) is not a directory"))
+        let directory = try sandbox.run("coffee", "picture", "get", "1", sandbox.root.path)
+        #expect(directory.stderr.contains("it is a directory"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == Data("keep".utf8))
+        let none = try sandbox.run("coffee", "picture", "get", "2", sandbox.path("none.png"))
+        #expect(none.status == 1)
+        #expect(none.stderr == "records: error: coffee 2 has no picture\n")
+        #expect(!FileManager.default.fileExists(atPath: sandbox.path("none.png")))
+    }
+
+    @Test("A picture over 64 MiB is refused before anything is written")
+    func tooLarge() throws {
+        let sandbox = try Sandbox()
+        // Sparse: 64 MiB and 1 byte that take no disk space; only the first
+        // bytes are ever read.
+        let big = sandbox.path("huge.png")
+        try writePicture(big, count: 16)
+        let handle = try #require(FileHandle(forWritingAtPath: big))
+        try handle.truncate(atOffset: UInt64(64 << 20) + 1)
+        try handle.close()
+        #expect(try sandbox.run("coffee", "list").status == 0)
+        let size = try FileManager.default.attributesOfItem(atPath: sandbox.database)[.size] as? Int
+        let run = try sandbox.run("--debug", "coffee", "picture", "set", "2", big)
+        #expect(run.status == 1)
+        let expected =
+            "records: error: \(big) is 64.0 MiB (67,108,865 bytes), over the picture limit of "
+            + "64.0 MiB (67,108,864 bytes); nothing was stored"
+        #expect(run.stderr.contains(expected), "\(run)")
+        #expect(!run.stderr.contains("zeroblob"))
+        #expect(try FileManager.default.attributesOfItem(atPath: sandbox.database)[.size] as? Int == size)
+        #expect(try sandbox.run("coffee", "show", "2").stdout.contains("Picture:  none"))
+    }
+
+    @Test("remove clears the picture; removing none is an error")
+    func remove() throws {
+        let sandbox = try Sandbox()
+        let run = try sandbox.run("coffee", "picture", "remove", "1")
+        #expect(run.stdout == "Removed the picture of Espresso (ID 1) (PNG, 135 bytes).\n")
+        #expect(try sandbox.run("coffee", "show", "1").stdout.contains("Picture:  none"))
+        let again = try sandbox.run("coffee", "picture", "remove", "1")
+        #expect(again.status == 1)
+        #expect(again.stderr == "records: error: coffee 1 has no picture\n")
+    }
+
+    @Test("A picture written under another format's extension gets a note")
+    func extensionNote() throws {
+        let sandbox = try Sandbox()
+        let run = try sandbox.run("coffee", "picture", "get", "1", sandbox.path("espresso.jpg"))
+        #expect(run.status == 0)
+        #expect(run.stderr == "records: note: the picture is a PNG, though the file name ends in .jpg\n")
+        #expect(try sandbox.run("coffee", "picture", "get", "1", sandbox.path("espresso.bin")).stderr.isEmpty)
+    }
+
+    @Test(
+        "A 30 MB picture round-trips byte for byte with peak memory far below its size",
+        .enabled(if: ChildMemory.isAvailable, "reads the child's peak memory from /proc"))
+    func largePictureMemory() throws {
+        let sandbox = try Sandbox()
+        let size = 30 * 1024 * 1024
+        let input = sandbox.path("large.png")
+        try writePicture(input, count: size, seed: 7)
+
+        // What the command costs without a picture: the same binary, the
+        // same database (installed by a first run), a detail read.
+        #expect(try sandbox.run("coffee", "list").status == 0)
+        let baseline = try sandbox.runMeasuringMemory("coffee", "show", "1")
+        #expect(baseline.run.status == 0, "\(baseline.run)")
+        let set = try sandbox.runMeasuringMemory("coffee", "picture", "set", "2", input)
+        #expect(set.run.status == 0, "\(set.run)")
+        let show = try sandbox.runMeasuringMemory("coffee", "show", "2")
+        #expect(show.run.stdout.contains("Picture:  PNG, 30.0 MiB (31,457,280 bytes)"))
+        let output = sandbox.path("large-copy.png")
+        let get = try sandbox.runMeasuringMemory("coffee", "picture", "get", "2", output)
+        #expect(get.run.status == 0, "\(get.run)")
+        #expect(try sameBytes(input, output))
+
+        // The measure sees a process that holds the picture whole: dd
+        // copying it as one block (and syncing it, so that it holds it long
+        // enough to be seen).
+        let whole = try sandbox.runMeasuringMemory(
+            binary: URL(fileURLWithPath: "/bin/dd"),
+            ["if=\(input)", "of=\(sandbox.path("dd-copy.png"))", "bs=\(size)", "count=1", "conv=fsync"])
+        #expect(whole.run.status == 0, "\(whole.run)")
+        #expect(whole.peakResidentBytes >= size * 9 / 10)
+
+        let peaks: [String] = [baseline, set, show, get, whole].map { run in
+            String(format: "%.1f MiB", Double(run.peakResidentBytes) / 1_048_576)
+        }
+        print("records coffee, 30 MiB picture, peak RSS (VmHWM): show without picture \(peaks[0]),", terminator: " ")
+        print("picture set \(peaks[1]), show \(peaks[2]), picture get \(peaks[3]); dd holding it: \(peaks[4])")
+        let limit = baseline.peakResidentBytes + size / 4
+        for run in [set, show, get] {
+            #expect(run.peakResidentBytes < limit, "\(peaks)")
+        }
+    }
+}

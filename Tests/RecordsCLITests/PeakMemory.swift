@@ -1,0 +1,53 @@
+import Foundation
+
+/// One run of `records` with the peak resident memory of its process.
+struct MeasuredRun {
+    let run: RecordsRun
+    /// The highest `VmHWM` (peak resident set size) read from the child's
+    /// `/proc/PID/status` while it ran, in bytes.
+    let peakResidentBytes: Int
+}
+
+/// The child's own peak memory, read from Linux's `/proc`.
+///
+/// Not `wait4`'s `ru_maxrss`: on Linux that value carries the parent's
+/// peak into a child started with `vfork` (as `posix_spawn` and `Process`
+/// start them) when the child calls `exec`, so it would report the test
+/// process's size. `VmHWM` belongs to the memory the child got from
+/// `exec`, and only grows, so the last value read before the child exits
+/// is its peak up to then.
+enum ChildMemory {
+    static var isAvailable: Bool { FileManager.default.isReadableFile(atPath: "/proc/self/status") }
+
+    /// `VmHWM` of process `pid` in bytes; nil once it has exited.
+    static func peak(of pid: Int32) -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+            let number = line.dropFirst("VmHWM:".count).trimmingCharacters(in: .whitespaces)
+                .replacingOccurrences(of: " kB", with: "")
+            return Int(number).map { $0 * 1024 }
+        }
+        return nil
+    }
+}
+
+extension Sandbox {
+    /// Runs `records --database <sandbox db> arguments...`, reading the
+    /// child's `VmHWM` every half millisecond until it exits.
+    func runMeasuringMemory(_ arguments: String...) throws -> MeasuredRun {
+        try runMeasuringMemory(binary: try recordsBinary(), ["--database", database] + arguments)
+    }
+
+    /// Runs `binary` with `arguments`, reading its `VmHWM` every half
+    /// millisecond until it exits.
+    func runMeasuringMemory(binary: URL, _ arguments: [String]) throws -> MeasuredRun {
+        var peak = 0
+        let run = try runRaw(arguments, binary: binary) { process in
+            while process.isRunning {
+                if let now = ChildMemory.peak(of: process.processIdentifier) { peak = max(peak, now) }
+                usleep(500)
+            }
+        }
+        return MeasuredRun(run: run, peakResidentBytes: peak)
+    }
+}
