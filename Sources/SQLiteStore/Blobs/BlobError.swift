@@ -103,8 +103,8 @@ public struct BlobError: Error, Sendable, CustomStringConvertible, LocalizedErro
     }
 
     public var description: String {
-        var name = SQLIdentifier.quoted(table) + "." + SQLIdentifier.quoted(column)
-        if schema != "main" { name = SQLIdentifier.quoted(schema) + "." + name }
+        var name = quotedIdentifier(table) + "." + quotedIdentifier(column)
+        if schema != "main" { name = quotedIdentifier(schema) + "." + name }
         let subject = path.map { " file \($0)" } ?? ""
         let detail: String
         switch reason {
@@ -154,19 +154,10 @@ struct BlobLocation {
     var rowID: Int64
 
     /// The table, qualified with its schema, quoted for SQL.
-    var qualifiedTable: String { SQLIdentifier.quoted(schema) + "." + SQLIdentifier.quoted(table) }
+    var qualifiedTable: String { quotedIdentifier(schema) + "." + quotedIdentifier(table) }
 
     /// The column, qualified with its schema and table, quoted for SQL.
     /// Qualified, a misspelt column is an error: SQLite reads a lone
     /// double-quoted name that matches no column as a string literal.
-    var qualifiedColumn: String { qualifiedTable + "." + SQLIdentifier.quoted(column) }
-}
-
-/// Quoting of identifiers that must be spliced into SQL (table and column
-/// names cannot be bound as parameters).
-enum SQLIdentifier {
-    /// `name` in double quotes, with embedded double quotes doubled.
-    static func quoted(_ name: String) -> String {
-        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-    }
+    var qualifiedColumn: String { qualifiedTable + "." + quotedIdentifier(column) }
 }

@@ -172,7 +172,7 @@ public final class BlobHandle {
             let pointer = try usable()
             guard access == .readWrite else {
                 throw SQLiteError.misuse(
-                    "the blob \(SQLIdentifier.quoted(table)).\(SQLIdentifier.quoted(column)) was opened read-only; "
+                    "the blob \(quotedIdentifier(table)).\(quotedIdentifier(column)) was opened read-only; "
                         + "open it with access: .readWrite to write")
             }
             let (start, count) = try checkedRange(offset: offset, count: buffer.count)

@@ -171,7 +171,7 @@ extension Database {
 
         try savepoint { db in
             try db.execute(
-                "UPDATE \(location.qualifiedTable) SET \(SQLIdentifier.quoted(column)) = zeroblob(?) WHERE rowid = ?",
+                "UPDATE \(location.qualifiedTable) SET \(quotedIdentifier(column)) = zeroblob(?) WHERE rowid = ?",
                 arguments: [size, rowID])
             guard db.changesCount > 0 else { throw BlobError(.rowNotFound, at: location) }
             try db.withBlob(table: table, column: column, rowID: rowID, schema: schema, access: .readWrite) { blob in
