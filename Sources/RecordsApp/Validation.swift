@@ -54,21 +54,57 @@ public struct RecordNotFoundError: Error, Sendable, Equatable, CustomStringConve
     public var description: String { "no \(kind) with ID \(id)" }
 }
 
+/// The rule every free-text field shares, besides its own length limit.
+///
+/// Limits are in characters (grapheme clusters, what people count), but one
+/// character can be made of any number of Unicode code points: a letter
+/// with 65,000 combining accents is one character of 130 KB. So a field of
+/// at most N characters also holds at most ``codePointsPerCharacter`` × N
+/// code points, room for any real text (accented letters written with
+/// combining marks, Indic conjuncts, emoji sequences average well under
+/// four) but not for such a blow-up.
+///
+/// ```swift
+/// TextRules.maxCodePoints(characters: 100)   // 400
+/// ```
+public enum TextRules {
+    /// How many code points a field holds, on average, per character of its limit.
+    public static let codePointsPerCharacter = 4
+
+    /// The most code points a field of at most `characters` characters holds.
+    public static func maxCodePoints(characters: Int) -> Int { characters * codePointsPerCharacter }
+}
+
 /// Collects field problems, then throws them together.
 struct Validator {
     private var problems: [ValidationError.Problem] = []
 
-    /// Checks a required single-line text field and returns it trimmed.
+    /// Checks a required single-line text field and returns it trimmed:
+    /// at most `maxLength` characters, and ``TextRules`` code points.
     mutating func text(_ value: String, field: String, maxLength: Int) -> String {
         let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
         if trimmed.isEmpty {
             fail(field, "\(field) must not be empty")
         } else if trimmed.count > maxLength {
             fail(field, "\(field) must be at most \(maxLength) characters (it has \(trimmed.count))")
+        } else if let message = Self.codePointProblem(trimmed, maxLength: maxLength) {
+            fail(field, "\(field) \(message)")
         } else if trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
             fail(field, "\(field) must be a single line without control characters")
         }
         return trimmed
+    }
+
+    /// What is wrong with `text` by ``TextRules``, or nil: "must be at
+    /// most 400 Unicode code points ...", to follow the field's name.
+    static func codePointProblem(_ text: String, maxLength: Int) -> String? {
+        let limit = TextRules.maxCodePoints(characters: maxLength)
+        // Every code point takes at least one byte.
+        guard text.utf8.count > limit else { return nil }
+        let count = text.unicodeScalars.count
+        guard count > limit else { return nil }
+        return "must be at most \(limit) Unicode code points, accents and other combining marks included "
+            + "(it has \(count))"
     }
 
     /// Checks an integer range.

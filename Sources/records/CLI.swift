@@ -7,36 +7,67 @@ enum ExitStatus: Int32 {
     case success = 0
     case failure = 1
     case usage = 2
+    /// Standard output was a pipe whose reader had gone: the status a shell
+    /// shows for a program that `SIGPIPE` ended (128 + 13), the usual way
+    /// for `records people list | head -1` to end.
+    case brokenPipe = 141
 }
 
 /// Runs one `records` command line and returns its exit status.
+///
+/// `arguments` are `CommandLine.arguments` without the program's name;
+/// their raw bytes are checked too (see ``RawArguments``).
 @MainActor
 func runRecords(_ arguments: [String], environment: [String: String]) -> ExitStatus {
+    StandardStream.prepare()
     do {
+        try RawArguments.check()
         let globals = try GlobalOptions(arguments)
         if globals.version {
-            Console.out(Help.version)
+            try Console.out(Help.version)
             return .success
         }
         try dispatch(globals, environment: environment)
         return .success
-    } catch let error as UsageError {
-        Console.error("records: error: \(error.message)")
-        let helpCommand = (["records"] + error.helpPath + ["--help"]).joined(separator: " ")
-        Console.error("Run '\(helpCommand)' for usage.")
-        return .usage
-    } catch let error as ValidationError {
-        Console.error("records: error: \(error)")
-        return .usage
-    } catch let error as SQLiteError {
-        // The SQL and arguments are for --debug, not for every user.
-        Console.error("records: error: \(error.message)")
-        return .failure
     } catch {
-        Console.error("records: error: \(error)")
-        return .failure
+        let (message, status) = report(error)
+        if let message { Console.error(message) }
+        return status
     }
 }
+
+/// What to print for an error, and the exit status it means.
+private func report(_ error: any Error) -> (message: String?, status: ExitStatus) {
+    switch error {
+    case let error as UsageError:
+        let helpCommand = (["records"] + error.helpPath + ["--help"]).joined(separator: " ")
+        return ("records: error: \(error.message)\nRun '\(helpCommand)' for usage.", .usage)
+    case let error as ValidationError:
+        return ("records: error: \(error)", .usage)
+    case let error as PictureError:
+        switch error.reason {
+        // Input that is not a picture it could store: invalid input, as a
+        // bad price is.
+        case .empty, .unrecognizedFormat, .tooLarge: return ("records: error: \(error)", .usage)
+        case .unwritable where error.subject == standardOutputName && StandardStream.outputIsBrokenPipe:
+            return (nil, .brokenPipe)
+        default: return ("records: error: \(error)", .failure)
+        }
+    case let error as OutputError:
+        // A reader that stops reading wants no more output, and no message,
+        // unless the database was changed and the user must know it.
+        let message = error.isBrokenPipe && error.change == nil ? nil : "records: error: \(error)"
+        return (message, error.isBrokenPipe ? .brokenPipe : .failure)
+    case let error as SQLiteError:
+        // The SQL and arguments are for --debug, not for every user.
+        return ("records: error: \(error.message)", .failure)
+    default:
+        return ("records: error: \(error)", .failure)
+    }
+}
+
+/// How messages and ``PictureDestination`` name standard output.
+let standardOutputName = "standard output"
 
 @MainActor
 private func dispatch(_ globals: GlobalOptions, environment: [String: String]) throws {
@@ -63,7 +94,7 @@ private func dispatch(_ globals: GlobalOptions, environment: [String: String]) t
     }
     let commandName = words[1]
     if commandName == "-h" || commandName == "--help" {
-        Console.out(Help.family(family))
+        try Console.out(Help.family(family))
         return
     }
     let command: Command
@@ -71,7 +102,7 @@ private func dispatch(_ globals: GlobalOptions, environment: [String: String]) t
     switch try family.lookup(Array(words.dropFirst())) {
     case .group(let group, let wantsHelp):
         if wantsHelp {
-            Console.out(Help.family(family, group: group))
+            try Console.out(Help.family(family, group: group))
             return
         }
         Console.error(Help.family(family, group: group))
@@ -82,28 +113,28 @@ private func dispatch(_ globals: GlobalOptions, environment: [String: String]) t
     }
     let arguments = try ParsedArguments(Array(words.dropFirst(path.count)), for: command, path: path)
     if arguments.wantsHelp {
-        Console.out(Help.command(command, in: family))
+        try Console.out(Help.command(command, in: family))
         return
     }
-    try command.run(Invocation(arguments: arguments, path: path, globals: globals, environment: environment))
+    try Invocation(arguments: arguments, path: path, globals: globals, environment: environment).run(command)
 }
 
 @MainActor
 private func printHelp(for words: [String]) throws {
     guard let familyName = words.first else {
-        Console.out(Help.main)
+        try Console.out(Help.main)
         return
     }
     guard let family = commandFamilies.first(where: { $0.name == familyName }) else {
         throw UsageError(message: "no help for unknown app '\(familyName)': choose \(familyNames)", helpPath: [])
     }
     guard words.count > 1 else {
-        Console.out(Help.family(family))
+        try Console.out(Help.family(family))
         return
     }
     switch try family.lookup(Array(words.dropFirst())) {
-    case .group(let group, _): Console.out(Help.family(family, group: group))
-    case .command(let command, _): Console.out(Help.command(command, in: family))
+    case .group(let group, _): try Console.out(Help.family(family, group: group))
+    case .command(let command, _): try Console.out(Help.command(command, in: family))
     }
 }
 

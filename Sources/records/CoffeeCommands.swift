@@ -7,7 +7,7 @@ private let pictureLimitMiB = CoffeeRules.defaultPictureSizeLimit >> 20
 /// `records coffee ...`: seed 001's Coffee app.
 let coffeeCommands = CommandFamily(
     name: "coffee",
-    summary: "coffees with an exact price and a picture stored in the database (seed 001)",
+    summary: "coffees with an exact price and a picture stored in the database",
     commands: [
         Command(
             name: "list", summary: "List every coffee's ID and name (nothing else is read)",
@@ -43,7 +43,9 @@ let coffeeCommands = CommandFamily(
                 let draft = try CoffeeDraft.parse(
                     name: invocation.required("name"), price: invocation.required("price"))
                 let coffee = try CoffeeStore(database: invocation.database()).add(draft)
-                try invocation.emit(coffee, text: String(coffee.id))
+                try invocation.afterChange("coffee \(coffee.id) was added", lost: "its ID") {
+                    try invocation.emit(coffee, text: String(coffee.id))
+                }
             }),
         Command(
             name: "show", summary: "Show a coffee: name, price, and its picture's format and size",
@@ -79,7 +81,14 @@ let coffeeCommands = CommandFamily(
                 guard let stored = try store.coffee(id: id) else { throw RecordNotFoundError(kind: "coffee", id: id) }
                 var coffee = changes.applied(to: stored)
                 let wrote = try store.save(&coffee)
-                try invocation.emit(coffee, text: editSummary(before: stored, after: coffee, wrote: wrote))
+                let report = {
+                    try invocation.emit(coffee, text: editSummary(before: stored, after: coffee, wrote: wrote))
+                }
+                if wrote {
+                    try invocation.afterChange("coffee \(id) was updated", report)
+                } else {
+                    try report()
+                }
             }),
         Command(
             name: "delete", summary: "Delete a coffee, with its picture",
@@ -88,7 +97,9 @@ let coffeeCommands = CommandFamily(
             run: { invocation in
                 let id = try invocation.recordID()
                 let coffee = try CoffeeStore(database: invocation.database()).delete(id: id)
-                Console.out("Deleted \(describe(coffee))\(coffee.picture == nil ? "" : " and its picture").")
+                try invocation.afterChange("coffee \(id) was deleted") {
+                    try Console.out("Deleted \(describe(coffee))\(coffee.picture == nil ? "" : " and its picture").")
+                }
             }),
         Command(
             name: "search", summary: "Find coffees by name, ignoring case and accents",
@@ -146,9 +157,11 @@ let coffeeCommands = CommandFamily(
                 let store = try CoffeeStore(database: invocation.database())
                 guard let coffee = try store.coffee(id: id) else { throw RecordNotFoundError(kind: "coffee", id: id) }
                 let picture = try store.setPicture(id: id, from: source)
-                Console.out(
-                    "Stored \(Terminal.clean(file == "-" ? "standard input" : file)) as the picture of "
-                        + "\(describe(coffee)): \(picture.summary).")
+                try invocation.afterChange("the picture of coffee \(id) was stored") {
+                    try Console.out(
+                        "Stored \(Terminal.clean(file == "-" ? "standard input" : file)) as the picture of "
+                            + "\(describe(coffee)): \(picture.summary).")
+                }
             }),
         Command(
             name: "picture get", summary: "Write a coffee's picture to a file, byte for byte",
@@ -172,12 +185,13 @@ let coffeeCommands = CommandFamily(
                 }
                 let store = try CoffeeStore(database: invocation.database())
                 if file == "-" {
-                    try store.writePicture(id: id, to: .fileHandle(.standardOutput, name: "standard output"))
+                    try store.writePicture(id: id, to: .fileHandle(.standardOutput, name: standardOutputName))
                     return
                 }
                 guard let coffee = try store.coffee(id: id) else { throw RecordNotFoundError(kind: "coffee", id: id) }
                 let picture = try store.writePicture(id: id, to: .file(path: file))
-                Console.out("Wrote the picture of \(describe(coffee)) to \(Terminal.clean(file)): \(picture.summary).")
+                try Console.out(
+                    "Wrote the picture of \(describe(coffee)) to \(Terminal.clean(file)): \(picture.summary).")
                 let fileExtension = (file as NSString).pathExtension
                 if let format = picture.format, let named = PictureFormat(fileExtension: fileExtension), named != format
                 {
@@ -195,7 +209,9 @@ let coffeeCommands = CommandFamily(
                 let store = try CoffeeStore(database: invocation.database())
                 guard let coffee = try store.coffee(id: id) else { throw RecordNotFoundError(kind: "coffee", id: id) }
                 let picture = try store.removePicture(id: id)
-                Console.out("Removed the picture of \(describe(coffee)) (\(picture.summary)).")
+                try invocation.afterChange("the picture of coffee \(id) was removed") {
+                    try Console.out("Removed the picture of \(describe(coffee)) (\(picture.summary)).")
+                }
             }),
     ],
     groupSummaries: ["picture": "store, read and remove coffees' pictures"])
@@ -207,12 +223,12 @@ private func printCoffees(_ coffees: [Coffee], _ invocation: Invocation, empty: 
         return
     }
     guard !coffees.isEmpty else {
-        Console.out(empty)
+        try Console.out(empty)
         return
     }
     var table = Table([.init(title: "ID", alignment: .right), .init(title: "NAME")])
     for coffee in coffees { table.append([String(coffee.id), coffee.name]) }
-    Console.out(table.render())
+    try Console.out(table.render())
 }
 
 private func coffeeFields(_ coffee: Coffee) -> String {

@@ -3,7 +3,7 @@ import RecordsApp
 /// `records contacts ...`: seed 003's Contacts app.
 let contactsCommands = CommandFamily(
     name: "contacts",
-    summary: "contacts with a name, address and phone, email or URL (seed 003)",
+    summary: "contacts with a name, address and phone, email or URL",
     commands: [
         Command(
             name: "list", summary: "List every contact: name, then \"address | contact\"",
@@ -19,7 +19,7 @@ let contactsCommands = CommandFamily(
                 if invocation.wantsJSON {
                     try Console.json(contacts)
                 } else if contacts.isEmpty {
-                    Console.out(
+                    try Console.out(
                         "No contacts yet. Add one: records contacts add --name NAME --address ADDRESS --contact CONTACT"
                     )
                 } else {
@@ -27,7 +27,7 @@ let contactsCommands = CommandFamily(
                         .init(title: "ID", alignment: .right), .init(title: "NAME"), .init(title: "ADDRESS | CONTACT"),
                     ])
                     for contact in contacts { table.append([String(contact.id), contact.name, contact.details]) }
-                    Console.out(table.render())
+                    try Console.out(table.render())
                 }
             }),
         Command(
@@ -48,7 +48,9 @@ let contactsCommands = CommandFamily(
                     contact: invocation.required("contact")
                 ).validated()
                 let contact = try ContactsStore(database: invocation.database()).add(draft)
-                try invocation.emit(contact, text: "\(ContactStatus.added): \(describe(contact)).")
+                try invocation.afterChange("contact \(contact.id) was added", lost: "its ID") {
+                    try invocation.emit(contact, text: "\(ContactStatus.added): \(describe(contact)).")
+                }
             }),
         Command(
             name: "find", summary: "Find contacts by name (exact, ignoring case and accents)",
@@ -70,8 +72,8 @@ let contactsCommands = CommandFamily(
                         message: "\(ContactStatus.matchNotFound): no contact is named \"\(Terminal.clean(name))\"")
                 }
                 if !invocation.wantsJSON {
-                    Console.out(ContactStatus.matchFound.description)
-                    Console.out(matches.map(contactFields).joined(separator: "\n\n"))
+                    try Console.out(ContactStatus.matchFound.description)
+                    try Console.out(matches.map(contactFields).joined(separator: "\n\n"))
                 }
             }),
         Command(
@@ -104,7 +106,9 @@ let contactsCommands = CommandFamily(
                     contact: invocation.arguments.value("contact")
                 ).validated()
                 let contact = try ContactsStore(database: invocation.database()).update(id: id, with: changes)
-                try invocation.emit(contact, text: "Updated \(describe(contact)).")
+                try invocation.afterChange("contact \(id) was updated") {
+                    try invocation.emit(contact, text: "Updated \(describe(contact)).")
+                }
             }),
         Command(
             name: "delete", summary: "Delete a contact",
@@ -113,7 +117,9 @@ let contactsCommands = CommandFamily(
             run: { invocation in
                 let id = try invocation.recordID()
                 let contact = try ContactsStore(database: invocation.database()).delete(id: id)
-                Console.out("Deleted \(describe(contact)).")
+                try invocation.afterChange("contact \(id) was deleted") {
+                    try Console.out("Deleted \(describe(contact)).")
+                }
             }),
     ])
 

@@ -15,7 +15,7 @@ enum Help {
             family.commands.map { ("\(family.name) \($0.name)", $0.summary) }
         }
         return """
-            records - the seeds' record-keeping apps, in the terminal
+            records - the record-keeping apps of the original tutorials, in the terminal
 
             Usage: records [--database PATH] <app> <command> [arguments] [options]
 

@@ -61,6 +61,9 @@ final class Invocation {
     private let globals: GlobalOptions
     private let environment: [String: String]
     private var openDatabase: AppDatabase?
+    /// The database file's path, once the command has looked for it: for
+    /// messages about the database.
+    private(set) var databaseFile: String?
 
     init(arguments: ParsedArguments, path: [String], globals: GlobalOptions, environment: [String: String]) {
         self.arguments = arguments
@@ -72,7 +75,9 @@ final class Invocation {
     /// The app's database: installed from the sample on first use, migrated.
     func database() throws -> AppDatabase {
         if let openDatabase { return openDatabase }
+        try checkLocationVariables()
         let location = try AppDatabase.location(databasePath: globals.databasePath, environment: environment)
+        databaseFile = location.url.path
         var log: (@Sendable (String) -> Void)?
         if globals.debug { log = { @Sendable message in Console.error("records: debug: \(message)") } }
         log?("database \(location.url.path) (from \(location.source.rawValue))")
@@ -82,6 +87,44 @@ final class Invocation {
         let database = try AppDatabase(url: location.url, template: template, debugLog: log)
         openDatabase = database
         return database
+    }
+
+    /// Refuses environment variables that would choose the database's
+    /// location but are not UTF-8: their decoded value would be a
+    /// different path (each bad byte replaced by U+FFFD), and the database
+    /// would be made or opened in the wrong place.
+    private func checkLocationVariables() throws {
+        var consulted: [String] = []
+        var path = globals.databasePath
+        if path == nil {
+            consulted.append(AppDatabase.environmentVariable)
+            path = environment[AppDatabase.environmentVariable].flatMap { $0.isEmpty ? nil : $0 }
+            // The default location's folder.
+            if path == nil { consulted += ["XDG_DATA_HOME", "HOME"] }
+        }
+        if path?.hasPrefix("~") == true { consulted.append("HOME") }
+        for name in consulted where RawEnvironment.isNotUTF8(name) {
+            throw UsageError(
+                message: "the environment variable \(name) is not valid UTF-8 text: records needs database "
+                    + "paths in UTF-8 (rename the folder or file, or give another path with --database PATH)",
+                helpPath: [])
+        }
+    }
+
+    /// Runs `body`, which prints what a command did to the database: if
+    /// that cannot be written, the error says what was done anyway.
+    ///
+    /// - Parameters:
+    ///   - change: What was done, such as "coffee 12 was added".
+    ///   - lost: What the user misses, such as "its ID".
+    func afterChange(_ change: String, lost: String = "the confirmation", _ body: () throws -> Void) throws {
+        do {
+            try body()
+        } catch var error as OutputError {
+            error.change = change
+            error.lost = lost
+            throw error
+        }
     }
 
     /// The value of a required option (the parser has checked it is there).
@@ -100,7 +143,17 @@ final class Invocation {
         if wantsJSON {
             try Console.json(value)
         } else {
-            Console.out(text())
+            try Console.out(text())
+        }
+    }
+
+    /// Runs the command, naming the database file in its database errors.
+    func run(_ command: Command) throws {
+        do {
+            try command.run(self)
+        } catch let error as SQLiteError {
+            guard let databaseFile else { throw error }
+            throw DatabaseFailure(error: error, path: databaseFile)
         }
     }
 
@@ -117,4 +170,24 @@ final class Invocation {
 struct CommandFailure: Error, CustomStringConvertible {
     let message: String
     var description: String { message }
+}
+
+/// A database error, with the database file it happened in.
+struct DatabaseFailure: Error, CustomStringConvertible {
+    let error: SQLiteError
+    let path: String
+
+    var description: String {
+        switch error.code {
+        case .busy:
+            // AppDatabase keeps the default busy timeout.
+            let seconds = Configuration().busyTimeout.components.seconds
+            return "the database \(path) is locked by another program (waited \(seconds) s); try again once it is done"
+        case .corrupt:
+            return "the database \(path) is damaged (malformed): \(error.message)"
+        default:
+            // Some messages name the file already ("file is not a database: PATH").
+            return error.message.contains(path) ? error.message : "\(error.message) (database \(path))"
+        }
+    }
 }

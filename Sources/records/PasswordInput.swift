@@ -114,7 +114,7 @@ enum PasswordInput {
         // No echo, but the Enter key still moves to the next line.
         silent.c_lflag &= ~tcflag_t(ECHO)
         silent.c_lflag |= tcflag_t(ECHONL)
-        FileHandle.standardError.write(Data((name.prefix(1).uppercased() + name.dropFirst() + ": ").utf8))
+        Console.prompt(name.prefix(1).uppercased() + name.dropFirst() + ": ")
         TerminalRestorer.arm(original)
         defer { TerminalRestorer.disarm() }
         guard tcsetattr(STDIN_FILENO, TCSAFLUSH, &silent) == 0 else {
@@ -137,7 +137,7 @@ enum PasswordInput {
         }
         if !sawNewline {
             // Ctrl-D: the terminal did not move to a new line.
-            FileHandle.standardError.write(Data("\n".utf8))
+            Console.error("")
             throw CommandFailure(message: "no \(name) was typed")
         }
         guard let password = String(validating: line, as: UTF8.self) else {

@@ -3,7 +3,7 @@ import RecordsApp
 /// `records people ...`: seed 000's People app.
 let peopleCommands = CommandFamily(
     name: "people",
-    summary: "people with a first name, last name and age (seed 000)",
+    summary: "people with a first name, last name and age",
     commands: [
         Command(
             name: "list", summary: "List everyone",
@@ -40,7 +40,9 @@ let peopleCommands = CommandFamily(
                     firstName: invocation.required("first"), lastName: invocation.required("last"),
                     age: invocation.required("age"))
                 let person = try PeopleStore(database: invocation.database()).add(draft)
-                try invocation.emit(person, text: "Added \(describe(person)).")
+                try invocation.afterChange("person \(person.id) was added", lost: "its ID") {
+                    try invocation.emit(person, text: "Added \(describe(person)).")
+                }
             }),
         Command(
             name: "show", summary: "Show one person",
@@ -71,7 +73,9 @@ let peopleCommands = CommandFamily(
                     firstName: invocation.arguments.value("first"), lastName: invocation.arguments.value("last"),
                     age: invocation.arguments.value("age"))
                 let person = try PeopleStore(database: invocation.database()).update(id: id, with: changes)
-                try invocation.emit(person, text: "Updated \(describe(person)).")
+                try invocation.afterChange("person \(id) was updated") {
+                    try invocation.emit(person, text: "Updated \(describe(person)).")
+                }
             }),
         Command(
             name: "delete", summary: "Delete a person",
@@ -80,7 +84,9 @@ let peopleCommands = CommandFamily(
             run: { invocation in
                 let id = try invocation.recordID()
                 let person = try PeopleStore(database: invocation.database()).delete(id: id)
-                Console.out("Deleted \(describe(person)).")
+                try invocation.afterChange("person \(id) was deleted") {
+                    try Console.out("Deleted \(describe(person)).")
+                }
             }),
         Command(
             name: "search", summary: "Find people by first, last or full name, ignoring case and accents",
@@ -114,7 +120,7 @@ private func printPeople(_ people: [Person], _ invocation: Invocation, empty: St
         return
     }
     guard !people.isEmpty else {
-        Console.out(empty)
+        try Console.out(empty)
         return
     }
     var table = Table([
@@ -124,7 +130,7 @@ private func printPeople(_ people: [Person], _ invocation: Invocation, empty: St
     for person in people {
         table.append([String(person.id), person.firstName, person.lastName, person.age.map(String.init) ?? "-"])
     }
-    Console.out(table.render())
+    try Console.out(table.render())
 }
 
 private func personFields(_ person: Person) -> String {

@@ -52,7 +52,7 @@ private let registerPasswordStdin = Command.Option.flag(
 /// `records users ...`: seed 004's registration app.
 let usersCommands = CommandFamily(
     name: "users",
-    summary: "registered users: sign-up, login, profiles; passwords stored as scrypt hashes (seed 004)",
+    summary: "registered users: sign-up, login, profiles; passwords stored as scrypt hashes",
     commands: [
         Command(
             name: "register", summary: "Register a user",
@@ -87,7 +87,9 @@ let usersCommands = CommandFamily(
                 form.passwordConfirmation = passwords[1]
                 _ = try form.validated(today: today)
                 let user = try UsersStore(database: try invocation.database(), today: { today }).register(form)
-                try invocation.emit(user, text: "Registered \(describe(user)).")
+                try invocation.afterChange("user \(user.id) was registered", lost: "its ID") {
+                    try invocation.emit(user, text: "Registered \(describe(user)).")
+                }
             }),
         Command(
             name: "login", summary: "Check a user's password",
@@ -129,7 +131,7 @@ let usersCommands = CommandFamily(
                 if invocation.wantsJSON {
                     try Console.json(users)
                 } else if users.isEmpty {
-                    Console.out("No users yet. Register one: records users register --help")
+                    try Console.out("No users yet. Register one: records users register --help")
                 } else {
                     var table = Table([
                         .init(title: "ID", alignment: .right), .init(title: "NAME"), .init(title: "EMAIL"),
@@ -138,7 +140,7 @@ let usersCommands = CommandFamily(
                     for user in users {
                         table.append([String(user.id), user.fullName, user.email, user.mobile, user.city])
                     }
-                    Console.out(table.render())
+                    try Console.out(table.render())
                 }
             }),
         Command(
@@ -211,7 +213,10 @@ let usersCommands = CommandFamily(
                 if !changes.isEmpty { user = try store.updateProfile(id: id, with: changes) }
                 guard let user else { throw RecordNotFoundError(kind: "user", id: id) }
                 let what = changes.isEmpty ? "Changed the password of" : "Updated"
-                try invocation.emit(user, text: "\(what) \(describe(user)).")
+                let change = changes.isEmpty ? "the password of user \(id) was changed" : "user \(id) was updated"
+                try invocation.afterChange(change) {
+                    try invocation.emit(user, text: "\(what) \(describe(user)).")
+                }
             }),
         Command(
             name: "delete", summary: "Delete a user",
@@ -220,7 +225,9 @@ let usersCommands = CommandFamily(
             run: { invocation in
                 let id = try invocation.recordID()
                 let user = try UsersStore(database: invocation.database()).delete(id: id)
-                Console.out("Deleted \(describe(user)).")
+                try invocation.afterChange("user \(id) was deleted") {
+                    try Console.out("Deleted \(describe(user)).")
+                }
             }),
     ])
 

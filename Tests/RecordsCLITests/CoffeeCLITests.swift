@@ -219,20 +219,22 @@ struct CoffeeCLITests {
         #expect(try sameBytes(input, sandbox.path("via-pipe.png")))
     }
 
-    @Test("A file that is not a PNG, JPEG, GIF or WebP is refused; the old picture stays")
+    @Test("A file that is not a PNG, JPEG, GIF or WebP is invalid input (status 2); the old picture stays")
     func wrongType() throws {
         let sandbox = try Sandbox()
         let notes = sandbox.path("notes.png")
         try Data("just some text".utf8).write(to: URL(fileURLWithPath: notes))
         let run = try sandbox.run("coffee", "picture", "set", "1", notes)
-        #expect(run.status == 1)
+        #expect(run.status == 2)
         let expected =
             "records: error: \(notes) is not a PNG, JPEG, GIF or WebP picture "
             + "(it starts with 6A 75 73 74 20 73 6F 6D); nothing was stored\n"
         #expect(run.stderr == expected)
         #expect(try sandbox.run("coffee", "show", "1").stdout.contains("Picture:  PNG, 135 bytes"))
         try Data().write(to: URL(fileURLWithPath: sandbox.path("empty.png")))
-        #expect(try sandbox.run("coffee", "picture", "set", "1", sandbox.path("empty.png")).stderr.contains("is empty"))
+        let empty = try sandbox.run("coffee", "picture", "set", "1", sandbox.path("empty.png"))
+        #expect(empty.status == 2)
+        #expect(empty.stderr.contains("is empty"))
     }
 
     @Test("A missing file is a clear error, and the coffee is unchanged")
@@ -269,7 +271,7 @@ struct CoffeeCLITests {
         #expect(!FileManager.default.fileExists(atPath: sandbox.path("none.png")))
     }
 
-    @Test("A picture over 64 MiB is refused before anything is written")
+    @Test("A picture over 64 MiB is invalid input (status 2), refused before anything is written")
     func tooLarge() throws {
         let sandbox = try Sandbox()
         // Sparse: 64 MiB and 1 byte that take no disk space; only the first
@@ -282,7 +284,7 @@ struct CoffeeCLITests {
         #expect(try sandbox.run("coffee", "list").status == 0)
         let size = try FileManager.default.attributesOfItem(atPath: sandbox.database)[.size] as? Int
         let run = try sandbox.run("--debug", "coffee", "picture", "set", "2", big)
-        #expect(run.status == 1)
+        #expect(run.status == 2)
         let expected =
             "records: error: \(big) is 64.0 MiB (67,108,865 bytes), over the picture limit of "
             + "64.0 MiB (67,108,864 bytes); nothing was stored"

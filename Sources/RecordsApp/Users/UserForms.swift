@@ -44,7 +44,8 @@ public enum UserRules {
     /// The shortest password, in characters.
     public static let minPasswordLength = 8
     /// The longest password, in characters: long enough for any passphrase,
-    /// short enough that hashing cannot be made expensive on purpose.
+    /// short enough that hashing cannot be made expensive on purpose. Like
+    /// every text field, it also holds at most ``TextRules`` code points.
     public static let maxPasswordLength = 256
     /// How many digits a mobile number has (E.164 allows up to 15).
     public static let mobileDigits = 7...15
@@ -367,6 +368,8 @@ extension Validator {
             fail(.password, "must be at least \(UserRules.minPasswordLength) characters (it has \(length))")
         } else if length > UserRules.maxPasswordLength {
             fail(.password, "must be at most \(UserRules.maxPasswordLength) characters (it has \(length))")
+        } else if let message = Self.codePointProblem(password, maxLength: UserRules.maxPasswordLength) {
+            fail(.password, message)
         }
         if confirmation != password {
             fail(UserField.passwordConfirmation.rawValue, "password confirmation does not match the password")
