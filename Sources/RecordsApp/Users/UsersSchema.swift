@@ -234,7 +234,7 @@ enum UsersSchema {
 
 /// The `User_Master` table found in a database cannot be taken over; the
 /// migration that found it changed nothing.
-public enum UsersImportError: Error, Sendable, Equatable, CustomStringConvertible {
+public enum UsersImportError: Error, Sendable, Equatable, CustomStringConvertible, TableRefusal {
     /// Users that share an email address, ignoring case: each element lists
     /// one group's IDs ("1, 4").
     case duplicateEmails(userIDs: [String])
