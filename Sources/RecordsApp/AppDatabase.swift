@@ -138,30 +138,30 @@ public final class AppDatabase: Sendable {
     ///
     /// - Returns: The apps left out, with why.
     static func migrate(_ db: Database, log: (@Sendable (String) -> Void)?) throws -> [App: AppUnavailableError] {
-        let pendingBefore = try migrator.pendingIdentifiers(in: db)
+        let pendingBefore = try Self.migrator.pendingIdentifiers(in: db)
         var unavailable: [App: AppUnavailableError] = [:]
         var leftOut = Set<String>()
         while true {
-            var migrator = Migrator()
+            var attempt = Migrator()
             for group in migrationGroups {
-                migrator.register(group.migrations.filter { !leftOut.contains($0.identifier) })
+                attempt.register(group.migrations.filter { !leftOut.contains($0.identifier) })
             }
             do {
-                try migrator.migrate(db)
+                try attempt.migrate(db)
                 break
             } catch let error as MigrationError {
                 guard case .migrationFailed(let identifier) = error.kind,
                     let refusal = error.underlyingError as? any TableRefusal,
-                    let group = migrationGroups.first(where: { $0.migrations.contains { $0.identifier == identifier } }),
+                    let group = migrationGroups.first(where: { $0.migrations.map(\.identifier).contains(identifier) }),
                     unavailable[group.app] == nil
                 else { throw error }
                 unavailable[group.app] = AppUnavailableError(app: group.app, reason: String(describing: refusal))
-                let pending = Set(try migrator.pendingIdentifiers(in: db))
+                let pending = Set(try attempt.pendingIdentifiers(in: db))
                 leftOut.formUnion(group.migrations.map(\.identifier).filter { pending.contains($0) })
                 log?("left out the \(group.app.rawValue) migrations: \(refusal)")
             }
         }
-        let pendingAfter = Set(try migrator.pendingIdentifiers(in: db))
+        let pendingAfter = Set(try Self.migrator.pendingIdentifiers(in: db))
         let applied = pendingBefore.filter { !pendingAfter.contains($0) }
         if !applied.isEmpty { log?("applied migrations: \(applied.joined(separator: ", "))") }
         return unavailable

@@ -125,10 +125,11 @@ let usersCommands = CommandFamily(
             examples: ["records users list", "records users list --sort newest --json"],
             run: { invocation in
                 let sort = try invocation.choice("sort", default: UserSort.name)
-                let users = try UsersStore(database: invocation.database()).all(sortedBy: sort)
+                let listed = try UsersStore(database: invocation.database()).list(sortedBy: sort)
+                let users = listed.records
                 if invocation.wantsJSON {
                     try Console.json(users)
-                } else if users.isEmpty {
+                } else if users.isEmpty && listed.isComplete {
                     Console.out("No users yet. Register one: records users register --help")
                 } else {
                     var table = Table([
@@ -140,6 +141,7 @@ let usersCommands = CommandFamily(
                     }
                     Console.out(table.render())
                 }
+                try finishList(listed, noun: "users")
             }),
         Command(
             name: "show", summary: "Show one user's profile",
@@ -207,9 +209,10 @@ let usersCommands = CommandFamily(
                     try store.changePassword(
                         id: id, current: passwords[0], new: passwords[1], confirmation: passwords[2])
                 }
-                var user = try store.user(id: id)
-                if !changes.isEmpty { user = try store.updateProfile(id: id, with: changes) }
-                guard let user else { throw RecordNotFoundError(kind: "user", id: id) }
+                // The update reads the row after writing it, so that it can
+                // mend a row with an unreadable value.
+                let updated = changes.isEmpty ? try store.user(id: id) : try store.updateProfile(id: id, with: changes)
+                guard let user = updated else { throw RecordNotFoundError(kind: "user", id: id) }
                 let what = changes.isEmpty ? "Changed the password of" : "Updated"
                 try invocation.emit(user, text: "\(what) \(describe(user)).")
             }),

@@ -32,7 +32,8 @@ struct PeopleUnreadableRowTests {
     static let badAge = UnreadableRowError(
         kind: "person", id: 2,
         values: [
-            UnreadableValue(field: "age", column: "peopleInfo.age", stored: "the text 'abc'", expected: "a whole number")
+            UnreadableValue(
+                field: "age", column: "peopleInfo.age", stored: "the text 'abc'", expected: "a whole number")
         ])
     static let blobName = UnreadableRowError(
         kind: "person", id: 3,
@@ -139,7 +140,8 @@ struct ContactsUnreadableRowTests {
 
     static let blobName = UnreadableRowError(
         kind: "contact", id: 2,
-        values: [UnreadableValue(field: "name", column: "CONTACTS.NAME", stored: "a blob of 8 bytes", expected: "text")])
+        values: [UnreadableValue(field: "name", column: "CONTACTS.NAME", stored: "a blob of 8 bytes", expected: "text")]
+    )
 
     @Test("The list and find show the readable contacts and name the unreadable row")
     func listAndFind() throws {
@@ -211,7 +213,8 @@ struct CoffeeUnreadableRowTests {
         }
         #expect(
             stored == [
-                "text '2.5'", "text '1e+300'", "text 'cheap'", "text 'inf'", "blob X'0102'", "text '1e-300'", "null NULL",
+                "text '2.5'", "text '1e+300'", "text 'cheap'", "text 'inf'", "blob X'0102'", "text '1e-300'",
+                "null NULL",
             ])
         let flagged = try (1...7).map { try #require(try store.coffee(id: Int64($0))).unreadable.map(\.stored) }
         #expect(
@@ -300,7 +303,8 @@ struct UsersUnreadableRowTests {
         let ada = try store.register(validForm())
         let grace = try store.register(validForm(email: "grace@example.com"))
         try database.write { db in
-            try db.execute("UPDATE User_Master SET USER_FNAME = X'4164', USER_DOB = 19901210 WHERE UID = ?",
+            try db.execute(
+                "UPDATE User_Master SET USER_FNAME = X'4164', USER_DOB = 19901210 WHERE UID = ?",
                 arguments: [grace.id])
         }
         let listed = try store.list()
@@ -309,7 +313,8 @@ struct UsersUnreadableRowTests {
             kind: "user", id: grace.id,
             values: [
                 UnreadableValue(
-                    field: "first name", column: "User_Master.USER_FNAME", stored: "a blob of 2 bytes", expected: "text")
+                    field: "first name", column: "User_Master.USER_FNAME", stored: "a blob of 2 bytes", expected: "text"
+                )
             ])
         #expect(listed.unreadable == [problem])
         #expect(throws: problem) { try store.user(id: grace.id) }

@@ -33,7 +33,9 @@ public struct PeopleStore: Sendable {
     /// its ID and columns.
     public func list(sortedBy sort: PersonSort = .name) throws -> RecordList<Person> {
         try database.read(for: .people) { db in
-            try readList(db, "SELECT \(Self.columns) FROM peopleInfo ORDER BY \(Self.orderBy(sort))") { try Self.person($0) }
+            try readList(db, "SELECT \(Self.columns) FROM peopleInfo ORDER BY \(Self.orderBy(sort))") {
+                try Self.person($0)
+            }
         }
     }
 
@@ -160,7 +162,9 @@ public struct PeopleStore: Sendable {
     }
 
     private static func person(_ db: Database, id: Int64) throws -> Person? {
-        try db.fetchOne("SELECT \(columns) FROM peopleInfo WHERE peopleInfoID = ?", arguments: [id]).map { try person($0) }
+        try db.fetchOne("SELECT \(columns) FROM peopleInfo WHERE peopleInfoID = ?", arguments: [id]).map {
+            try person($0)
+        }
     }
 
     /// A person from a row; with `strict`, a value that is not what its
