@@ -331,6 +331,18 @@ struct UsersUnreadableRowTests {
         #expect(try store.all().map(\.id) == [grace.id])
     }
 
+    @Test("Registering an address whose owner's row cannot be read still says the address is taken")
+    func registerTakenByUnreadableRow() throws {
+        let database = try emptyDatabase()
+        let store = usersStore(database)
+        let ada = try store.register(validForm())
+        try database.write { db in
+            try db.execute("UPDATE User_Master SET USER_STATE = X'00' WHERE UID = ?", arguments: [ada.id])
+        }
+        let error = try #require(throws: ValidationError.self) { try store.register(validForm()) }
+        #expect(error.description == "email is already registered")
+    }
+
     @Test("A user imported from the original tutorial with a value that is not text is listed by ID, not lost")
     func importedOddRow() throws {
         let dir = try TemporaryDirectory()

@@ -105,8 +105,12 @@ public struct UsersStore: Sendable {
     @discardableResult
     public func register(_ form: RegistrationForm) throws -> User {
         let (profile, password) = try form.validatedWithPassword(today: today())
-        // Checked before the slow hash, and again by the unique index.
-        if try user(email: profile.email) != nil { throw Self.emailTaken }
+        // Checked before the slow hash, and again by the unique index. Only
+        // whether the address is taken: the owner's row need not be readable.
+        let taken = try database.read(for: .users) { db in
+            try db.fetchOne(Int.self, "SELECT 1 FROM User_Master WHERE USER_EMAIL = ?", arguments: [profile.email])
+        }
+        if taken != nil { throw Self.emailTaken }
         let hash = try hasher.hash(password)
         return try Self.mappingDuplicateEmail {
             try database.write(for: .users) { db in
