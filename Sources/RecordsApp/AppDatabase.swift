@@ -15,19 +15,49 @@ import SQLiteStore
 /// app, up to date. One connection is kept open and shared safely by the
 /// stores.
 ///
+/// ## Whose database it is
+/// A file that is there already is opened only if it is records' own (it
+/// has the migrations table), holds nothing, or holds only tables of the
+/// original tutorials (see ``DatabaseContents``). Any other SQLite file
+/// belongs to another application: it is refused with a
+/// ``ForeignDatabaseError`` and left exactly as it was, unless
+/// `adoptingForeignDatabase` is true.
+///
+/// ## One app's tables never block the others
+/// When an app's migration refuses the table it found (a Users table
+/// whose emails clash, a coffee table of unknown columns), that app is
+/// left out and the others open as usual; the app's store then throws an
+/// ``AppUnavailableError`` saying why, and the migration is tried again on
+/// the next open.
+///
 /// ## Adding an app
 /// A new app (Coffee, Users, ...) adds its folder with a `…Schema.swift`
 /// holding its migrations as `static let migrations: [Migrator.Migration]`,
-/// and one line to ``migrationGroups``. Never change or remove a migration
-/// that has shipped; append new ones to the app's list.
+/// a case to ``App``, and one line to ``migrationGroups``. Never change or
+/// remove a migration that has shipped; append new ones to the app's list.
 public final class AppDatabase: Sendable {
+    /// The apps that share the database.
+    public enum App: String, Sendable, CaseIterable {
+        /// People (`peopleInfo`).
+        case people
+        /// Contacts (`CONTACTS`).
+        case contacts
+        /// Coffee (`coffee`).
+        case coffee
+        /// Users (`User_Master`).
+        case users
+
+        /// "People", "Coffee", ...
+        public var displayName: String { rawValue.prefix(1).uppercased() + rawValue.dropFirst() }
+    }
+
     /// The migrations of every app, in registration order. A new app adds
     /// one line here.
-    static let migrationGroups: [[Migrator.Migration]] = [
-        PeopleSchema.migrations,
-        ContactsSchema.migrations,
-        CoffeeSchema.migrations,
-        UsersSchema.migrations,
+    static let migrationGroups: [(app: App, migrations: [Migrator.Migration])] = [
+        (.people, PeopleSchema.migrations),
+        (.contacts, ContactsSchema.migrations),
+        (.coffee, CoffeeSchema.migrations),
+        (.users, UsersSchema.migrations),
     ]
 
     /// The name of the data directory (`~/.local/share/records` on Linux).
@@ -40,13 +70,16 @@ public final class AppDatabase: Sendable {
     /// The connection, serialized.
     let manager: DBManager
 
+    /// The apps whose migration refused the tables it found, and why.
+    let unavailableApps: [App: AppUnavailableError]
+
     /// The database file's path (`:memory:` for ``inMemory()``).
     public var path: String { manager.path }
 
     /// The migrator with every app's migrations.
     public static var migrator: Migrator {
         var migrator = Migrator()
-        for group in migrationGroups { migrator.register(group) }
+        for group in migrationGroups { migrator.register(group.migrations) }
         return migrator
     }
 
@@ -57,25 +90,81 @@ public final class AppDatabase: Sendable {
     ///   - url: The database file. Its directory must exist.
     ///   - template: The database to start from, usually
     ///     ``bundledTemplateURL()``; nil starts from an empty database.
+    ///   - adoptingForeignDatabase: Open a SQLite file that another
+    ///     application made (see ``DatabaseContents``) and add the apps'
+    ///     tables beside its own. Without it, such a file is refused,
+    ///     unchanged.
     ///   - debugLog: Receives every statement and error.
-    /// - Throws: ``DatabaseFileError`` (template or location unusable),
-    ///   `SQLiteError` (not a database, cannot open), `MigrationError`
-    ///   (made by a newer version, or a migration failed).
-    public convenience init(url: URL, template: URL?, debugLog: (@Sendable (String) -> Void)? = nil) throws {
-        self.init(
-            manager: try DBManager(
-                databaseURL: url, template: template, migrator: Self.migrator, configuration: Self.configuration,
-                debugLog: debugLog))
+    /// - Throws: ``ForeignDatabaseError`` (another application's database:
+    ///   nothing was changed), ``DatabaseFileError`` (template or location
+    ///   unusable), `SQLiteError` (not a database, cannot open),
+    ///   `MigrationError` (made by a newer version, or a migration failed).
+    public convenience init(
+        url: URL, template: URL?, adoptingForeignDatabase: Bool = false,
+        debugLog: (@Sendable (String) -> Void)? = nil
+    ) throws {
+        if !adoptingForeignDatabase { try Self.refuseForeignDatabase(at: url) }
+        try self.init(
+            manager: DBManager(
+                databaseURL: url, template: template, configuration: Self.configuration, debugLog: debugLog))
     }
 
-    private init(manager: DBManager) {
+    /// Takes the open connection and migrates it; closes it on failure.
+    private init(manager: DBManager) throws {
         self.manager = manager
+        do {
+            // Read outside the connection's lock, which guards it too.
+            let log = manager.debugLog
+            unavailableApps = try manager.withConnection { db in try Self.migrate(db, log: log) }
+        } catch {
+            manager.close()
+            throw error
+        }
     }
 
     /// A private, in-memory database with the app's schema and no rows, for
     /// tests and previews.
     public static func inMemory() throws -> AppDatabase {
-        AppDatabase(manager: try DBManager.inMemory(migrator: migrator, configuration: configuration))
+        try AppDatabase(manager: DBManager.inMemory(configuration: configuration))
+    }
+
+    /// Why an app cannot use this database (its migration refused the
+    /// table it found), or nil when it can.
+    public func unavailability(of app: App) -> AppUnavailableError? { unavailableApps[app] }
+
+    /// Applies every pending migration. When an app's migration refuses
+    /// the table it found, that app's pending migrations are left out and
+    /// the others applied.
+    ///
+    /// - Returns: The apps left out, with why.
+    static func migrate(_ db: Database, log: (@Sendable (String) -> Void)?) throws -> [App: AppUnavailableError] {
+        let pendingBefore = try Self.migrator.pendingIdentifiers(in: db)
+        var unavailable: [App: AppUnavailableError] = [:]
+        var leftOut = Set<String>()
+        while true {
+            var attempt = Migrator()
+            for group in migrationGroups {
+                attempt.register(group.migrations.filter { !leftOut.contains($0.identifier) })
+            }
+            do {
+                try attempt.migrate(db)
+                break
+            } catch let error as MigrationError {
+                guard case .migrationFailed(let identifier) = error.kind,
+                    let refusal = error.underlyingError as? any TableRefusal,
+                    let group = migrationGroups.first(where: { $0.migrations.map(\.identifier).contains(identifier) }),
+                    unavailable[group.app] == nil
+                else { throw error }
+                unavailable[group.app] = AppUnavailableError(app: group.app, reason: String(describing: refusal))
+                let pending = Set(try attempt.pendingIdentifiers(in: db))
+                leftOut.formUnion(group.migrations.map(\.identifier).filter { pending.contains($0) })
+                log?("left out the \(group.app.rawValue) migrations: \(refusal)")
+            }
+        }
+        let pendingAfter = Set(try Self.migrator.pendingIdentifiers(in: db))
+        let applied = pendingBefore.filter { !pendingAfter.contains($0) }
+        if !applied.isEmpty { log?("applied migrations: \(applied.joined(separator: ", "))") }
+        return unavailable
     }
 
     /// The connection settings: every connection gets the search function.
@@ -100,7 +189,50 @@ public final class AppDatabase: Sendable {
     func write<T: Sendable>(_ body: (Database) throws -> T) throws -> T {
         try manager.transaction(.immediate, body)
     }
+
+    /// Runs `body` with the connection for one app's reads.
+    ///
+    /// - Throws: ``AppUnavailableError`` when the app's migration refused
+    ///   its table.
+    func read<T: Sendable>(for app: App, _ body: (Database) throws -> T) throws -> T {
+        if let reason = unavailableApps[app] { throw reason }
+        return try read(body)
+    }
+
+    /// Runs `body` in a transaction for one app's changes.
+    ///
+    /// - Throws: ``AppUnavailableError`` when the app's migration refused
+    ///   its table.
+    func write<T: Sendable>(for app: App, _ body: (Database) throws -> T) throws -> T {
+        if let reason = unavailableApps[app] { throw reason }
+        return try write(body)
+    }
 }
+
+/// An app cannot use the database: its migration refused the table it
+/// found, which was left as it was. The other apps work as usual.
+public struct AppUnavailableError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The app.
+    public let app: AppDatabase.App
+    /// What its migration said.
+    public let reason: String
+
+    /// Creates an error.
+    public init(app: AppDatabase.App, reason: String) {
+        self.app = app
+        self.reason = reason
+    }
+
+    public var description: String {
+        let others = AppDatabase.App.allCases.filter { $0 != app }.map(\.displayName)
+        let list = others.dropLast().joined(separator: ", ") + " and " + (others.last ?? "")
+        return "the \(app.displayName) app cannot use this database: \(reason) (\(list) work as usual)"
+    }
+}
+
+/// An app's migration refusing the table it found, rather than failing.
+/// ``AppDatabase`` then leaves that app out and opens the others.
+protocol TableRefusal: Error, CustomStringConvertible {}
 
 // MARK: - Location
 

@@ -19,9 +19,13 @@ let coffeeCommands = CommandFamily(
             examples: ["records coffee list", "records coffee list --sort newest --json"],
             run: { invocation in
                 let sort = try invocation.choice("sort", default: CoffeeSort.name)
-                let coffees = try CoffeeStore(database: invocation.database()).all(sortedBy: sort)
+                let coffees = try CoffeeStore(database: invocation.database()).list(sortedBy: sort)
                 try printCoffees(
-                    coffees, invocation, empty: "No coffees yet. Add one: records coffee add --name NAME --price PRICE")
+                    coffees.records, invocation,
+                    empty: coffees.isComplete
+                        ? "No coffees yet. Add one: records coffee add --name NAME --price PRICE" : nil
+                )
+                try finishList(coffees, noun: "coffees")
             }),
         Command(
             name: "add", summary: "Add a coffee and print its ID",
@@ -59,6 +63,12 @@ let coffeeCommands = CommandFamily(
                     throw RecordNotFoundError(kind: "coffee", id: id)
                 }
                 try invocation.emit(coffee, text: coffeeFields(coffee))
+                if !coffee.unreadable.isEmpty {
+                    let values = coffee.unreadable.map(\.description).joined(separator: "; ")
+                    throw CommandFailure(
+                        message: "coffee \(id) has stored values records cannot read, kept as they are: \(values); "
+                            + "give a new one with records coffee edit \(id)")
+                }
             }),
         Command(
             name: "edit", summary: "Change a coffee's name or price",
@@ -121,8 +131,12 @@ let coffeeCommands = CommandFamily(
                 if text.trimmingCharacters(in: .whitespaces).isEmpty {
                     throw UsageError(message: "search TEXT must not be empty", helpPath: invocation.path)
                 }
-                let coffees = try CoffeeStore(database: invocation.database()).search(text, mode: mode, sortedBy: sort)
-                try printCoffees(coffees, invocation, empty: "No coffee matches \"\(Terminal.clean(text))\".")
+                let coffees = try CoffeeStore(database: invocation.database()).list(
+                    matching: text, mode: mode, sortedBy: sort)
+                try printCoffees(
+                    coffees.records, invocation,
+                    empty: coffees.isComplete ? "No coffee matches \"\(Terminal.clean(text))\"." : nil)
+                try finishList(coffees, noun: "matching coffees")
             }),
         Command(
             name: "picture set", summary: "Store a PNG, JPEG, GIF or WebP picture for a coffee",
@@ -217,13 +231,13 @@ let coffeeCommands = CommandFamily(
     groupSummaries: ["picture": "store, read and remove coffees' pictures"])
 
 @MainActor
-private func printCoffees(_ coffees: [Coffee], _ invocation: Invocation, empty: String) throws {
+private func printCoffees(_ coffees: [Coffee], _ invocation: Invocation, empty: String?) throws {
     if invocation.wantsJSON {
         try Console.json(coffees)
         return
     }
     guard !coffees.isEmpty else {
-        try Console.out(empty)
+        if let empty { try Console.out(empty) }
         return
     }
     var table = Table([.init(title: "ID", alignment: .right), .init(title: "NAME")])
@@ -232,8 +246,11 @@ private func printCoffees(_ coffees: [Coffee], _ invocation: Invocation, empty: 
 }
 
 private func coffeeFields(_ coffee: Coffee) -> String {
-    fieldList([
-        ("ID", String(coffee.id)), ("Name", coffee.name), ("Price", coffee.price.map(CoffeeRules.priceText) ?? "none"),
+    let unreadable = Set(coffee.unreadable.map(\.field))
+    func shown(_ field: String, _ text: String) -> String { unreadable.contains(field) ? "(cannot be read)" : text }
+    return fieldList([
+        ("ID", String(coffee.id)), ("Name", shown("name", coffee.name)),
+        ("Price", shown("price", coffee.price.map(CoffeeRules.priceText) ?? "none")),
         ("Picture", coffee.picture?.summary ?? "none"),
     ])
 }

@@ -15,10 +15,11 @@ let contactsCommands = CommandFamily(
             examples: ["records contacts list", "records contacts list --json"],
             run: { invocation in
                 let sort = try invocation.choice("sort", default: ContactSort.name)
-                let contacts = try ContactsStore(database: invocation.database()).all(sortedBy: sort)
+                let listed = try ContactsStore(database: invocation.database()).list(sortedBy: sort)
+                let contacts = listed.records
                 if invocation.wantsJSON {
                     try Console.json(contacts)
-                } else if contacts.isEmpty {
+                } else if contacts.isEmpty && listed.isComplete {
                     try Console.out(
                         "No contacts yet. Add one: records contacts add --name NAME --address ADDRESS --contact CONTACT"
                     )
@@ -29,6 +30,7 @@ let contactsCommands = CommandFamily(
                     for contact in contacts { table.append([String(contact.id), contact.name, contact.details]) }
                     try Console.out(table.render())
                 }
+                try finishList(listed, noun: "contacts")
             }),
         Command(
             name: "add", summary: "Add a contact",
@@ -65,16 +67,18 @@ let contactsCommands = CommandFamily(
                 if name.trimmingCharacters(in: .whitespaces).isEmpty {
                     throw UsageError(message: "NAME must not be empty", helpPath: invocation.path)
                 }
-                let matches = try ContactsStore(database: invocation.database()).find(name: name)
+                let listed = try ContactsStore(database: invocation.database()).list(named: name)
+                let matches = listed.records
                 if invocation.wantsJSON { try Console.json(matches) }
-                guard !matches.isEmpty else {
+                guard !matches.isEmpty || !listed.isComplete else {
                     throw CommandFailure(
                         message: "\(ContactStatus.matchNotFound): no contact is named \"\(Terminal.clean(name))\"")
                 }
                 if !invocation.wantsJSON {
                     try Console.out(ContactStatus.matchFound.description)
-                    try Console.out(matches.map(contactFields).joined(separator: "\n\n"))
+                    if !matches.isEmpty { try Console.out(matches.map(contactFields).joined(separator: "\n\n")) }
                 }
+                try finishList(listed, noun: "matching contacts")
             }),
         Command(
             name: "show", summary: "Show one contact",

@@ -77,6 +77,7 @@ enum Help {
 
     private static let globalOptions = [
         ("--database PATH", "Use this database file (or set RECORDS_DATABASE)"),
+        ("--adopt", "Open another application's SQLite file anyway, adding the apps' tables to it"),
         ("--debug", "Log every SQL statement and error to standard error"),
         ("-h, --help", "Show help"),
         ("--version", "Show the version"),

@@ -5,6 +5,8 @@ import SQLiteStore
 /// The global options, read from anywhere on the command line before `--`.
 struct GlobalOptions {
     var databasePath: String?
+    /// `--adopt`: open another application's SQLite file all the same.
+    var adopt = false
     var debug = false
     var version = false
     /// The words left for the app and command.
@@ -32,6 +34,8 @@ struct GlobalOptions {
                 index += 1
             case _ where word.hasPrefix("--database="):
                 try setDatabase(String(word.dropFirst("--database=".count)))
+            case "--adopt":
+                adopt = true
             case "--debug":
                 debug = true
             case "--version":
@@ -84,7 +88,8 @@ final class Invocation {
         // The sample is only needed when there is no database yet, so an
         // existing database opens even if the sample went missing.
         let template = DatabaseTemplate.isInstalled(at: location.url) ? nil : try AppDatabase.bundledTemplateURL()
-        let database = try AppDatabase(url: location.url, template: template, debugLog: log)
+        let database = try AppDatabase(
+            url: location.url, template: template, adoptingForeignDatabase: globals.adopt, debugLog: log)
         openDatabase = database
         return database
     }

@@ -16,10 +16,12 @@ let peopleCommands = CommandFamily(
             examples: ["records people list", "records people list --sort newest --json"],
             run: { invocation in
                 let sort = try invocation.choice("sort", default: PersonSort.name)
-                let people = try PeopleStore(database: invocation.database()).all(sortedBy: sort)
+                let people = try PeopleStore(database: invocation.database()).list(sortedBy: sort)
                 try printPeople(
-                    people, invocation,
-                    empty: "No people yet. Add one: records people add --first NAME --last NAME --age N")
+                    people.records, invocation,
+                    empty: people.isComplete
+                        ? "No people yet. Add one: records people add --first NAME --last NAME --age N" : nil)
+                try finishList(people, noun: "people")
             }),
         Command(
             name: "add", summary: "Add a person",
@@ -108,19 +110,23 @@ let peopleCommands = CommandFamily(
                 if text.trimmingCharacters(in: .whitespaces).isEmpty {
                     throw UsageError(message: "search TEXT must not be empty", helpPath: invocation.path)
                 }
-                let people = try PeopleStore(database: invocation.database()).search(text, mode: mode, sortedBy: sort)
-                try printPeople(people, invocation, empty: "No one matches \"\(Terminal.clean(text))\".")
+                let people = try PeopleStore(database: invocation.database()).list(
+                    matching: text, mode: mode, sortedBy: sort)
+                try printPeople(
+                    people.records, invocation,
+                    empty: people.isComplete ? "No one matches \"\(Terminal.clean(text))\"." : nil)
+                try finishList(people, noun: "matching people")
             }),
     ])
 
 @MainActor
-private func printPeople(_ people: [Person], _ invocation: Invocation, empty: String) throws {
+private func printPeople(_ people: [Person], _ invocation: Invocation, empty: String?) throws {
     if invocation.wantsJSON {
         try Console.json(people)
         return
     }
     guard !people.isEmpty else {
-        try Console.out(empty)
+        if let empty { try Console.out(empty) }
         return
     }
     var table = Table([

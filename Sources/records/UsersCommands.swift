@@ -127,10 +127,11 @@ let usersCommands = CommandFamily(
             examples: ["records users list", "records users list --sort newest --json"],
             run: { invocation in
                 let sort = try invocation.choice("sort", default: UserSort.name)
-                let users = try UsersStore(database: invocation.database()).all(sortedBy: sort)
+                let listed = try UsersStore(database: invocation.database()).list(sortedBy: sort)
+                let users = listed.records
                 if invocation.wantsJSON {
                     try Console.json(users)
-                } else if users.isEmpty {
+                } else if users.isEmpty && listed.isComplete {
                     try Console.out("No users yet. Register one: records users register --help")
                 } else {
                     var table = Table([
@@ -142,6 +143,7 @@ let usersCommands = CommandFamily(
                     }
                     try Console.out(table.render())
                 }
+                try finishList(listed, noun: "users")
             }),
         Command(
             name: "show", summary: "Show one user's profile",
@@ -209,9 +211,10 @@ let usersCommands = CommandFamily(
                     try store.changePassword(
                         id: id, current: passwords[0], new: passwords[1], confirmation: passwords[2])
                 }
-                var user = try store.user(id: id)
-                if !changes.isEmpty { user = try store.updateProfile(id: id, with: changes) }
-                guard let user else { throw RecordNotFoundError(kind: "user", id: id) }
+                // The update reads the row after writing it, so that it can
+                // mend a row with an unreadable value.
+                let updated = changes.isEmpty ? try store.user(id: id) : try store.updateProfile(id: id, with: changes)
+                guard let user = updated else { throw RecordNotFoundError(kind: "user", id: id) }
                 let what = changes.isEmpty ? "Changed the password of" : "Updated"
                 let change = changes.isEmpty ? "the password of user \(id) was changed" : "user \(id) was updated"
                 try invocation.afterChange(change) {

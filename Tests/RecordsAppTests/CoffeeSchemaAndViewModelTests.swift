@@ -79,39 +79,45 @@ struct CoffeeSchemaTests {
         #expect(try store.coffee(id: 1)?.picture?.size == 10)
     }
 
-    @Test("A coffee table the app does not know is refused and left as it was")
+    @Test("A coffee table the app does not know is refused and left as it was; the other apps work")
     func unknownTableRefused() throws {
         let dir = try TemporaryDirectory()
         let url = try makeDatabase(
             dir.fileURL("other.sqlite"),
             "CREATE TABLE coffee (id INTEGER PRIMARY KEY, beans TEXT); INSERT INTO coffee VALUES (1, 'x')")
-        #expect {
-            try AppDatabase(url: url, template: nil)
-        } throws: { error in
-            guard let error = error as? MigrationError else { return false }
-            return error.kind == .migrationFailed(identifier: "coffee.createTable")
-                && error.message.contains("columns records does not know (id, beans)")
-        }
+        // Not a tutorial's table: another application's database.
+        #expect(throws: ForeignDatabaseError.self) { try AppDatabase(url: url, template: nil) }
+        let database = try AppDatabase(url: url, template: nil, adoptingForeignDatabase: true)
+        let error = try #require(throws: AppUnavailableError.self) { try CoffeeStore(database: database).all() }
+        #expect(error.app == .coffee)
+        #expect(error.reason.contains("columns records does not know (id, beans)"))
+        #expect(try PeopleStore(database: database).count() == 0)
         #expect(try columns(url.path) == ["id INTEGER", "beans TEXT"])
         let db = try Database(path: url.path)
         #expect(try db.fetchOne(String.self, "SELECT beans FROM coffee") == "x")
     }
 
-    @Test("A seed price that is not a number stops the upgrade, which leaves the table as it was")
+    @Test("A seed price that is not a number is kept as it was, flagged on its coffee; the upgrade goes on")
     func badSeedPrice() throws {
         let dir = try TemporaryDirectory()
         let url = try makeDatabase(
             dir.fileURL("SQL.sqlite"),
             """
             CREATE TABLE coffee (coffeeID INTEGER PRIMARY KEY, coffeeName TEXT, price REAL);
-            INSERT INTO coffee VALUES (1, 'Odd', 'cheap');
+            INSERT INTO coffee VALUES (1, 'Odd', 'cheap'), (2, 'Fine', 2.5);
             """)
-        #expect {
-            try AppDatabase(url: url, template: nil)
-        } throws: { error in
-            (error as? MigrationError)?.message.contains("the price of coffee 1 ('cheap') is not a number") == true
-        }
-        #expect(try columns(url.path) == ["coffeeID INTEGER", "coffeeName TEXT", "price REAL"])
+        let database = try AppDatabase(url: url, template: nil)
+        let store = CoffeeStore(database: database)
+        let odd = try #require(try store.coffee(id: 1))
+        #expect(odd.price == nil)
+        #expect(
+            odd.unreadable == [
+                UnreadableValue(
+                    field: "price", column: "coffee.price", stored: "the text 'cheap'",
+                    expected: "a price records can hold")
+            ])
+        #expect(try store.coffee(id: 2)?.price == decimal("2.5"))
+        #expect(try columns(url.path) == CoffeeSchema.columns.map { "\($0.name) \($0.type)" })
     }
 }
 

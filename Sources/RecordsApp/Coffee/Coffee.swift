@@ -40,6 +40,12 @@ public struct Coffee: Sendable, Identifiable, Hashable {
     public internal(set) var picture: CoffeePicture?
     /// Whether the details (price, picture) have been loaded.
     public private(set) var isHydrated: Bool
+    /// The stored name or price, when it is not one the app can read (a
+    /// name that is not text; a price no decimal holds, such as `1e+300`,
+    /// which the Coffee migration keeps as the text it was). Such a value
+    /// stays in the database as it is, and ``name`` or ``price`` is empty
+    /// or nil; saving a new one replaces it. Empty until hydrated.
+    public internal(set) var unreadable: [UnreadableValue] = []
 
     /// The name and price as last read from or written to the database.
     private var stored: Fields
@@ -78,29 +84,34 @@ public struct Coffee: Sendable, Identifiable, Hashable {
     /// Takes the stored details: the snapshot becomes `fields`, and a field
     /// that was not edited in memory takes its stored value. Unsaved edits
     /// are kept (and stay dirty if they differ).
-    mutating func hydrate(with fields: Fields, picture: CoffeePicture?) {
+    mutating func hydrate(with fields: Fields, picture: CoffeePicture?, unreadable: [UnreadableValue]) {
         if !nameIsDirty { name = fields.name }
         if !priceIsDirty { price = fields.price }
         stored = fields
         self.picture = picture
+        self.unreadable = unreadable
         isHydrated = true
     }
 
-    /// Records that the current name and price are what the database holds.
-    mutating func markSaved() {
+    /// Records that the current name and price are what the database holds;
+    /// the fields written are readable now.
+    mutating func markSaved(fields written: Set<String>) {
         stored = Fields(name: name, price: price)
+        unreadable.removeAll { written.contains($0.field) }
     }
 }
 
 extension Coffee: Encodable {
     private enum CodingKeys: String, CodingKey {
-        case id, name, price, picture
+        case id, name, price, picture, unreadable
     }
 
     /// `{"id": 1, "name": "Espresso"}` for a coffee that is not hydrated;
     /// a hydrated one adds `price` (exact decimal text such as `"2.50"`, so
     /// that no JSON parser rounds it; null when it has none) and `picture`
-    /// (`{"size": ..., "type": "image/png"}`, or null).
+    /// (`{"size": ..., "type": "image/png"}`, or null), and, only when a
+    /// stored value cannot be read, `unreadable`: the fields at fault
+    /// (`["price"]`).
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(id, forKey: .id)
@@ -108,6 +119,7 @@ extension Coffee: Encodable {
         if isHydrated {
             try container.encode(price.map(CoffeeRules.priceText), forKey: .price)
             try container.encode(picture, forKey: .picture)
+            if !unreadable.isEmpty { try container.encode(unreadable.map(\.field), forKey: .unreadable) }
         }
     }
 }

@@ -55,7 +55,8 @@ enum CoffeeSchema {
 
     /// Creates the table; keeps it when the shipped sample already has it;
     /// rebuilds the seed app's own table (`price REAL`, no picture) with
-    /// exact prices, keeping every row.
+    /// exact prices, keeping every row and every value (see
+    /// ``storedPrice(_:)``).
     static func createOrUpgradeTable(_ db: Database) throws {
         let existing = try db.fetchAll("SELECT name, type FROM pragma_table_info('coffee')").map {
             Column(name: try $0["name"], type: (try $0["type"] as String).uppercased())
@@ -75,28 +76,39 @@ enum CoffeeSchema {
         try db.execute(createTable)
         let rows = try db.fetchCursor("SELECT coffeeID, coffeeName, price FROM coffee_seed")
         while let row = try rows.next() {
-            let id: Int64 = try row[0]
-            let price = try exactPrice(try row[2], coffeeID: id)
             try db.execute(
                 "INSERT INTO coffee (coffeeID, coffeeName, price) VALUES (?, ?, ?)",
-                arguments: [id, try row[1] as SQLiteValue, price])
+                arguments: [try row[0] as SQLiteValue, try row[1] as SQLiteValue, storedPrice(try row[2])])
         }
         try db.execute("DROP TABLE coffee_seed")
     }
 
-    /// A seed price as exact decimal text. A REAL becomes the shortest
-    /// decimal that reads back as the same number, which is the price that
-    /// was typed (19.99, not 19.989999999999998436805981327779591083526611328125).
-    private static func exactPrice(_ value: SQLiteValue, coffeeID: Int64) throws -> Decimal? {
-        if value == .null { return nil }
-        do {
-            return try Decimal(sqliteValue: value)
-        } catch {
-            throw SchemaError(message: "the price of coffee \(coffeeID) (\(value)) is not a number")
+    /// What a seed price becomes in the `TEXT` column.
+    ///
+    /// A number becomes exact decimal text: a REAL the shortest decimal
+    /// that reads back as the same number, which is the price that was
+    /// typed (19.99, not 19.989999999999998436805981327779591083526611328125).
+    /// A value no `Decimal` holds (a REAL such as `1e300` or infinity, text
+    /// such as `cheap`, a blob) is kept, a REAL as its shortest text
+    /// (`1e+300`): nothing is lost, and the one coffee shows it as an
+    /// unreadable price (``Coffee/unreadable``) until a new one is saved,
+    /// while every other coffee, and every other app, works as usual.
+    static func storedPrice(_ value: SQLiteValue) -> SQLiteValue {
+        switch value {
+        case .null, .blob: return value
+        case .integer(let number): return .text(Decimal(number).description)
+        case .real(let number):
+            guard let decimal = try? Decimal(sqliteValue: value) else { return .text(String(number)) }
+            return .text(decimal.description)
+        case .text(let text):
+            guard let decimal = try? Decimal(sqliteValue: value) else { return .text(text) }
+            return .text(decimal.description)
         }
     }
 
-    struct SchemaError: Error, CustomStringConvertible {
+    /// The coffee table found cannot be taken over; the migration changed
+    /// nothing.
+    struct SchemaError: TableRefusal {
         let message: String
         var description: String { message }
     }

@@ -35,8 +35,18 @@ public struct CoffeeStore: Sendable {
     // MARK: - The list: ID and name only
 
     /// Every coffee, ID and name only (not hydrated), in the given order.
+    ///
+    /// - Throws: ``UnreadableRowError`` naming the first coffee whose
+    ///   stored name is not text (see ``list(sortedBy:)``, which reads the
+    ///   others all the same).
     public func all(sortedBy sort: CoffeeSort = .name) throws -> [Coffee] {
-        try database.read { db in
+        try list(sortedBy: sort).get()
+    }
+
+    /// Every coffee whose name can be read, ID and name only, in the given
+    /// order, and the rows whose name cannot.
+    public func list(sortedBy sort: CoffeeSort = .name) throws -> RecordList<Coffee> {
+        try database.read(for: .coffee) { db in
             try Self.list(db, "SELECT coffeeID, coffeeName FROM coffee ORDER BY \(Self.orderBy(sort))")
         }
     }
@@ -45,16 +55,28 @@ public struct CoffeeStore: Sendable {
     /// ``SearchMode/prefix`` mode), ignoring case and accents; ID and name
     /// only.
     ///
-    /// - Throws: ``ValidationError`` when `text` is blank.
+    /// - Throws: ``ValidationError`` when `text` is blank;
+    ///   ``UnreadableRowError`` for the first match that cannot be read.
     public func search(_ text: String, mode: SearchMode = .substring, sortedBy sort: CoffeeSort = .name) throws
         -> [Coffee]
+    {
+        try list(matching: text, mode: mode, sortedBy: sort).get()
+    }
+
+    /// The coffees matching `text` whose name can be read (as
+    /// ``search(_:mode:sortedBy:)``), and the matching rows whose name
+    /// cannot.
+    ///
+    /// - Throws: ``ValidationError`` when `text` is blank.
+    public func list(matching text: String, mode: SearchMode = .substring, sortedBy sort: CoffeeSort = .name)
+        throws -> RecordList<Coffee>
     {
         let needle = SearchFolding.fold(text.trimmingCharacters(in: .whitespacesAndNewlines))
         guard !needle.isEmpty else {
             throw ValidationError(field: "search text", message: "search text must not be empty")
         }
         let match = mode == .prefix ? "= 1" : "> 0"
-        return try database.read { db in
+        return try database.read(for: .coffee) { db in
             try Self.list(
                 db,
                 """
@@ -67,16 +89,16 @@ public struct CoffeeStore: Sendable {
 
     /// How many coffees there are.
     public func count() throws -> Int {
-        try database.read { db in try db.fetchOne(Int.self, "SELECT COUNT(*) FROM coffee") ?? 0 }
+        try database.read(for: .coffee) { db in try db.fetchOne(Int.self, "SELECT COUNT(*) FROM coffee") ?? 0 }
     }
 
     // MARK: - The detail
 
-    /// The coffee with that ID, hydrated; nil when there is none.
+    /// The coffee with that ID, hydrated; nil when there is none. A stored
+    /// name or price the app cannot read is listed in
+    /// ``Coffee/unreadable``.
     public func coffee(id: Int64) throws -> Coffee? {
-        try database.read { db in try Self.details(db, id: id) }.map { details in
-            Coffee(id: id, name: details.fields.name, price: details.fields.price, picture: details.picture)
-        }
+        try database.read(for: .coffee) { db in try Self.details(db, id: id) }.map { $0.coffee(id: id) }
     }
 
     /// Loads a coffee's details (the seed's `hydrateDetailViewData`): price,
@@ -90,10 +112,10 @@ public struct CoffeeStore: Sendable {
     public func hydrate(_ coffee: inout Coffee, reload: Bool = false) throws {
         if coffee.isHydrated && !reload { return }
         let id = coffee.id
-        guard let details = try database.read({ db in try Self.details(db, id: id) }) else {
+        guard let details = try database.read(for: .coffee, { db in try Self.details(db, id: id) }) else {
             throw RecordNotFoundError(kind: "coffee", id: id)
         }
-        coffee.hydrate(with: details.fields, picture: details.picture)
+        coffee.hydrate(with: details.fields, picture: details.picture, unreadable: details.unreadable)
     }
 
     // MARK: - Changes
@@ -104,7 +126,7 @@ public struct CoffeeStore: Sendable {
     @discardableResult
     public func add(_ draft: CoffeeDraft) throws -> Coffee {
         let valid = try draft.validated()
-        return try database.write { db in
+        return try database.write(for: .coffee) { db in
             try db.execute(
                 "INSERT INTO coffee (coffeeName, price) VALUES (?, ?)", arguments: [valid.name, valid.price])
             return Coffee(id: db.lastInsertedRowID, name: valid.name, price: valid.price, picture: nil)
@@ -126,12 +148,15 @@ public struct CoffeeStore: Sendable {
         var assignments: [String] = []
         var arguments: [String: (any SQLiteValueConvertible)?] = ["id": coffee.id]
         var saved = coffee
+        var written: Set<String> = []
         if coffee.nameIsDirty {
+            written.insert("name")
             saved.name = validator.text(coffee.name, field: "name", maxLength: CoffeeRules.maxNameLength)
             assignments.append("coffeeName = :name")
             arguments["name"] = saved.name
         }
         if coffee.priceIsDirty {
+            written.insert("price")
             if let price = coffee.price {
                 validator.checkPrice(price)
                 assignments.append("price = :price")
@@ -143,25 +168,25 @@ public struct CoffeeStore: Sendable {
         try validator.check()
         let sql = "UPDATE coffee SET \(assignments.joined(separator: ", ")) WHERE coffeeID = :id"
         let id = coffee.id
-        try database.write { db in
+        try database.write(for: .coffee) { db in
             try db.execute(sql, arguments: StatementArguments(arguments))
             if db.changesCount == 0 { throw RecordNotFoundError(kind: "coffee", id: id) }
         }
-        saved.markSaved()
+        saved.markSaved(fields: written)
         coffee = saved
         return true
     }
 
     /// Deletes a coffee, with its picture, and returns it as it was
-    /// (hydrated).
+    /// (hydrated; with ``Coffee/unreadable`` when it had such values).
     ///
     /// - Throws: ``RecordNotFoundError`` or a database error.
     @discardableResult
     public func delete(id: Int64) throws -> Coffee {
-        try database.write { db in
+        try database.write(for: .coffee) { db in
             guard let details = try Self.details(db, id: id) else { throw RecordNotFoundError(kind: "coffee", id: id) }
             try db.execute("DELETE FROM coffee WHERE coffeeID = ?", arguments: [id])
-            return Coffee(id: id, name: details.fields.name, price: details.fields.price, picture: details.picture)
+            return details.coffee(id: id)
         }
     }
 
@@ -185,7 +210,7 @@ public struct CoffeeStore: Sendable {
         defer { input.close() }
         let limit = pictureSizeLimit
         do {
-            return try database.write { db in
+            return try database.write(for: .coffee) { db in
                 guard try Self.details(db, id: id) != nil else { throw RecordNotFoundError(kind: "coffee", id: id) }
                 // The type first: the picture must stay the last non-NULL
                 // value of the row while it is reserved.
@@ -216,7 +241,7 @@ public struct CoffeeStore: Sendable {
         case .fileHandle(let handle, _): blobDestination = .fileHandle(handle)
         }
         do {
-            return try database.read { db in
+            return try database.read(for: .coffee) { db in
                 // One read transaction: the type and the bytes are of the
                 // same picture.
                 try db.transaction(.deferred) { db in
@@ -236,7 +261,7 @@ public struct CoffeeStore: Sendable {
     ///   or a database error.
     @discardableResult
     public func removePicture(id: Int64) throws -> CoffeePicture {
-        try database.write { db in
+        try database.write(for: .coffee) { db in
             let picture = try Self.picture(db, id: id)
             try db.execute("UPDATE coffee SET picture = NULL, pictureType = NULL WHERE coffeeID = ?", arguments: [id])
             return picture
@@ -253,35 +278,57 @@ public struct CoffeeStore: Sendable {
     }
 
     private static func list(_ db: Database, _ sql: String, arguments: StatementArguments = StatementArguments())
-        throws -> [Coffee]
+        throws -> RecordList<Coffee>
     {
-        var coffees: [Coffee] = []
-        let cursor = try db.fetchCursor(sql, arguments: arguments)
-        while let row = try cursor.next() {
+        try readList(db, sql, arguments: arguments) { row in
+            let id: Int64 = try row[0]
+            var reader = RowReader(row, table: "coffee")
             // The seed's table allows a NULL name; it reads as empty.
-            coffees.append(Coffee(id: try row[0], name: try row[1] as String? ?? ""))
+            let name = try reader.text("coffeeName", field: "name") ?? ""
+            try reader.check(kind: "coffee", id: id)
+            return Coffee(id: id, name: name)
         }
-        return coffees
     }
 
     private struct Details {
         var fields: Coffee.Fields
         var picture: CoffeePicture?
+        var unreadable: [UnreadableValue]
+
+        func coffee(id: Int64) -> Coffee {
+            var coffee = Coffee(id: id, name: fields.name, price: fields.price, picture: picture)
+            coffee.unreadable = unreadable
+            return coffee
+        }
     }
 
     /// Everything but the picture's bytes: `length()` of a blob column is
-    /// read from the row's header, without loading the value.
+    /// read from the row's header, without loading the value. A name or
+    /// price the app cannot read is reported in `unreadable`, not thrown,
+    /// so that the coffee can still be shown, edited and deleted.
     private static func details(_ db: Database, id: Int64) throws -> Details? {
         guard
             let row = try db.fetchOne(
                 "SELECT coffeeName, price, pictureType, length(picture) FROM coffee WHERE coffeeID = ?",
                 arguments: [id])
         else { return nil }
+        var reader = RowReader(row, table: "coffee")
+        let name = try reader.text("coffeeName", field: "name") ?? ""
+        let storedPrice: SQLiteValue = try row["price"]
+        var price: Decimal?
+        if storedPrice != .null {
+            price = try? Decimal(sqliteValue: storedPrice)
+            if price == nil {
+                reader.fail(storedPrice, column: "price", field: "price", expected: "a price records can hold")
+            }
+        }
         let size: Int? = try row[3]
-        let type: String? = try row[2]
+        // A type that is not text is an unknown format.
+        let type = try? row[2] as String?
         return Details(
-            fields: Coffee.Fields(name: try row[0] as String? ?? "", price: try row[1]),
-            picture: size.map { CoffeePicture(size: $0, format: type.flatMap(PictureFormat.init(mimeType:))) })
+            fields: Coffee.Fields(name: name, price: price),
+            picture: size.map { CoffeePicture(size: $0, format: type.flatMap(PictureFormat.init(mimeType:))) },
+            unreadable: reader.problems)
     }
 
     /// The picture of a coffee that must have one.

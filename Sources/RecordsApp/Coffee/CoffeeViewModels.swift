@@ -35,6 +35,11 @@ public final class CoffeeListViewModel: ListViewModel {
         didSet { if searchMode != oldValue { refresh() } }
     }
 
+    /// The rows of the list that could not be read (a stored value that is
+    /// not what its field holds), each naming the row and its columns; the
+    /// list shows every other row.
+    public private(set) var unreadableRows: [UnreadableRowError] = []
+
     /// The last error, for display; nil after a success.
     public internal(set) var errorMessage: String?
 
@@ -79,8 +84,11 @@ public final class CoffeeListViewModel: ListViewModel {
     func refresh(keepingError: Bool = false) {
         do {
             let text = searchText.trimmingCharacters(in: .whitespacesAndNewlines)
-            coffees =
-                text.isEmpty ? try store.all(sortedBy: sort) : try store.search(text, mode: searchMode, sortedBy: sort)
+            let listed =
+                text.isEmpty
+                ? try store.list(sortedBy: sort) : try store.list(matching: text, mode: searchMode, sortedBy: sort)
+            coffees = listed.records
+            unreadableRows = listed.unreadable
             if !keepingError { errorMessage = nil }
         } catch {
             errorMessage = String(describing: error)

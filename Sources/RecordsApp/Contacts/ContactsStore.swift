@@ -19,33 +19,58 @@ public struct ContactsStore: Sendable {
     private static let select = "SELECT ID, NAME, ADDRESS, CONTACT FROM CONTACTS"
 
     /// Every contact, in the given order.
+    ///
+    /// - Throws: ``UnreadableRowError`` naming the first row with a stored
+    ///   value that is not text (see ``list(sortedBy:)``, which reads the
+    ///   others all the same).
     public func all(sortedBy sort: ContactSort = .name) throws -> [Contact] {
-        try database.read { db in try Self.contacts(db, "\(Self.select) ORDER BY \(Self.orderBy(sort))") }
+        try list(sortedBy: sort).get()
+    }
+
+    /// Every contact that can be read, in the given order, and the rows
+    /// that cannot (a blob in a name), each named with its ID and columns.
+    public func list(sortedBy sort: ContactSort = .name) throws -> RecordList<Contact> {
+        try database.read(for: .contacts) { db in
+            try readList(db, "\(Self.select) ORDER BY \(Self.orderBy(sort))") { try Self.contact($0) }
+        }
     }
 
     /// The contacts whose name is `name`, ignoring case, accents and
     /// surrounding spaces (the seed's "Find Contact").
     ///
-    /// - Throws: ``ValidationError`` when `name` is blank.
+    /// - Throws: ``ValidationError`` when `name` is blank;
+    ///   ``UnreadableRowError`` for the first match that cannot be read.
     public func find(name: String) throws -> [Contact] {
+        try list(named: name).get()
+    }
+
+    /// The contacts named `name` that can be read (as ``find(name:)``), and
+    /// the matching rows that cannot.
+    ///
+    /// - Throws: ``ValidationError`` when `name` is blank.
+    public func list(named name: String) throws -> RecordList<Contact> {
         let folded = SearchFolding.fold(name.trimmingCharacters(in: .whitespacesAndNewlines))
         guard !folded.isEmpty else {
             throw ValidationError(field: "name", message: "name must not be empty")
         }
-        return try database.read { db in
-            try Self.contacts(
-                db, "\(Self.select) WHERE records_fold(trim(NAME)) = ? ORDER BY ID", arguments: [folded])
+        return try database.read(for: .contacts) { db in
+            try readList(db, "\(Self.select) WHERE records_fold(trim(NAME)) = ? ORDER BY ID", arguments: [folded]) {
+                try Self.contact($0)
+            }
         }
     }
 
     /// The contact with that ID, or nil.
+    ///
+    /// - Throws: ``UnreadableRowError`` when a stored value of the row is
+    ///   not text.
     public func contact(id: Int64) throws -> Contact? {
-        try database.read { db in try Self.contact(db, id: id) }
+        try database.read(for: .contacts) { db in try Self.contact(db, id: id) }
     }
 
     /// How many contacts there are.
     public func count() throws -> Int {
-        try database.read { db in try db.fetchOne(Int.self, "SELECT COUNT(*) FROM CONTACTS") ?? 0 }
+        try database.read(for: .contacts) { db in try db.fetchOne(Int.self, "SELECT COUNT(*) FROM CONTACTS") ?? 0 }
     }
 
     /// Saves a new contact and returns it with its ID.
@@ -54,7 +79,7 @@ public struct ContactsStore: Sendable {
     @discardableResult
     public func add(_ draft: ContactDraft) throws -> Contact {
         let valid = try draft.validated()
-        return try database.write { db in
+        return try database.write(for: .contacts) { db in
             try db.execute(
                 "INSERT INTO CONTACTS (NAME, ADDRESS, CONTACT) VALUES (?, ?, ?)",
                 arguments: [valid.name, valid.address, valid.contact])
@@ -64,16 +89,16 @@ public struct ContactsStore: Sendable {
 
     /// Changes the given fields of a contact and returns the result.
     ///
-    /// - Throws: ``ValidationError`` or ``RecordNotFoundError`` (nothing is
-    ///   written), or a database error.
+    /// Only the given columns are written, so this is also how a row with
+    /// an unreadable value is mended: give that field a new value.
+    ///
+    /// - Throws: ``ValidationError`` or ``RecordNotFoundError``, or
+    ///   ``UnreadableRowError`` when a field not given still holds an
+    ///   unreadable value (nothing is written then), or a database error.
     @discardableResult
     public func update(id: Int64, with changes: ContactChanges) throws -> Contact {
         let valid = try changes.validated()
-        return try database.write { db in
-            guard var contact = try Self.contact(db, id: id) else { throw RecordNotFoundError(kind: "contact", id: id) }
-            contact.name = valid.name ?? contact.name
-            contact.address = valid.address ?? contact.address
-            contact.contact = valid.contact ?? contact.contact
+        return try database.write(for: .contacts) { db in
             try db.execute(
                 """
                 UPDATE CONTACTS SET
@@ -83,17 +108,26 @@ public struct ContactsStore: Sendable {
                 WHERE ID = :id
                 """,
                 arguments: ["name": valid.name, "address": valid.address, "contact": valid.contact, "id": id])
+            guard db.changesCount > 0, let contact = try Self.contact(db, id: id) else {
+                throw RecordNotFoundError(kind: "contact", id: id)
+            }
             return contact
         }
     }
 
     /// Deletes a contact and returns who it was.
     ///
+    /// A row with unreadable values is deleted all the same; those fields
+    /// are empty in the returned contact.
+    ///
     /// - Throws: ``RecordNotFoundError`` or a database error.
     @discardableResult
     public func delete(id: Int64) throws -> Contact {
-        try database.write { db in
-            guard let contact = try Self.contact(db, id: id) else { throw RecordNotFoundError(kind: "contact", id: id) }
+        try database.write(for: .contacts) { db in
+            guard let row = try db.fetchOne("\(Self.select) WHERE ID = ?", arguments: [id]) else {
+                throw RecordNotFoundError(kind: "contact", id: id)
+            }
+            let contact = try Self.contact(row, strict: false)
             try db.execute("DELETE FROM CONTACTS WHERE ID = ?", arguments: [id])
             return contact
         }
@@ -109,21 +143,20 @@ public struct ContactsStore: Sendable {
     }
 
     private static func contact(_ db: Database, id: Int64) throws -> Contact? {
-        try contacts(db, "\(select) WHERE ID = ?", arguments: [id]).first
+        try db.fetchOne("\(select) WHERE ID = ?", arguments: [id]).map { try contact($0) }
     }
 
-    private static func contacts(_ db: Database, _ sql: String, arguments: StatementArguments = StatementArguments())
-        throws -> [Contact]
-    {
-        var contacts: [Contact] = []
-        let cursor = try db.fetchCursor(sql, arguments: arguments)
-        while let row = try cursor.next() {
-            // The seed's table allows NULL in every column; they read as empty.
-            contacts.append(
-                Contact(
-                    id: try row["ID"], name: try row["NAME"] as String? ?? "",
-                    address: try row["ADDRESS"] as String? ?? "", contact: try row["CONTACT"] as String? ?? ""))
-        }
-        return contacts
+    /// A contact from a row; with `strict`, a value that is not text is an
+    /// ``UnreadableRowError``, else it reads as empty.
+    private static func contact(_ row: Row, strict: Bool = true) throws -> Contact {
+        let id: Int64 = try row["ID"]
+        var reader = RowReader(row, table: "CONTACTS")
+        // The seed's table allows NULL in every column; they read as empty.
+        let contact = Contact(
+            id: id, name: try reader.text("NAME", field: "name") ?? "",
+            address: try reader.text("ADDRESS", field: "address") ?? "",
+            contact: try reader.text("CONTACT", field: "contact") ?? "")
+        if strict { try reader.check(kind: "contact", id: id) }
+        return contact
     }
 }

@@ -31,6 +31,11 @@ public final class ContactsViewModel: ListViewModel {
     /// What the last ``find(name:)`` found.
     public private(set) var matches: [Contact] = []
 
+    /// The rows of the list that could not be read (a stored value that is
+    /// not what its field holds), each naming the row and its columns; the
+    /// list shows every other row.
+    public private(set) var unreadableRows: [UnreadableRowError] = []
+
     /// The last error, for display; nil after a success.
     public internal(set) var errorMessage: String?
 
@@ -66,13 +71,15 @@ public final class ContactsViewModel: ListViewModel {
     }
 
     /// Finds contacts by name (the seed's "Find Contact"); the status says
-    /// "Match found" or "Match not found".
+    /// "Match found" or "Match not found". A matching row that cannot be
+    /// read still counts as found; ``errorMessage`` names it.
     @discardableResult
     public func find(name: String) -> [Contact] {
         do {
-            matches = try store.find(name: name)
-            status = matches.isEmpty ? .matchNotFound : .matchFound
-            errorMessage = nil
+            let listed = try store.list(named: name)
+            matches = listed.records
+            status = matches.isEmpty && listed.isComplete ? .matchNotFound : .matchFound
+            errorMessage = listed.isComplete ? nil : listed.unreadable.map(\.description).joined(separator: "\n")
         } catch {
             matches = []
             status = .matchNotFound
@@ -103,7 +110,9 @@ public final class ContactsViewModel: ListViewModel {
 
     func refresh(keepingError: Bool = false) {
         do {
-            contacts = try store.all(sortedBy: sort)
+            let listed = try store.list(sortedBy: sort)
+            contacts = listed.records
+            unreadableRows = listed.unreadable
             if !keepingError { errorMessage = nil }
         } catch {
             errorMessage = String(describing: error)

@@ -20,18 +20,42 @@ public struct PeopleStore: Sendable {
     private static let columns = "peopleInfoID, firstname, lastname, age"
 
     /// Everyone, in the given order.
+    ///
+    /// - Throws: ``UnreadableRowError`` naming the first row with a stored
+    ///   value that is not what its field holds (see ``list(sortedBy:)``,
+    ///   which reads the others all the same).
     public func all(sortedBy sort: PersonSort = .name) throws -> [Person] {
-        try database.read { db in
-            try Self.people(db, "SELECT \(Self.columns) FROM peopleInfo ORDER BY \(Self.orderBy(sort))")
+        try list(sortedBy: sort).get()
+    }
+
+    /// Everyone who can be read, in the given order, and the rows that
+    /// cannot (text in the age column, a blob in a name), each named with
+    /// its ID and columns.
+    public func list(sortedBy sort: PersonSort = .name) throws -> RecordList<Person> {
+        try database.read(for: .people) { db in
+            try readList(db, "SELECT \(Self.columns) FROM peopleInfo ORDER BY \(Self.orderBy(sort))") {
+                try Self.person($0)
+            }
         }
     }
 
     /// The people whose first name, last name or full name matches `text`,
     /// ignoring case and accents.
     ///
-    /// - Throws: ``ValidationError`` when `text` is blank.
+    /// - Throws: ``ValidationError`` when `text` is blank;
+    ///   ``UnreadableRowError`` for the first match that cannot be read.
     public func search(_ text: String, mode: SearchMode = .substring, sortedBy sort: PersonSort = .name) throws
         -> [Person]
+    {
+        try list(matching: text, mode: mode, sortedBy: sort).get()
+    }
+
+    /// The people matching `text` who can be read (as ``search(_:mode:sortedBy:)``),
+    /// and the matching rows that cannot.
+    ///
+    /// - Throws: ``ValidationError`` when `text` is blank.
+    public func list(matching text: String, mode: SearchMode = .substring, sortedBy sort: PersonSort = .name)
+        throws -> RecordList<Person>
     {
         let needle = SearchFolding.fold(text.trimmingCharacters(in: .whitespacesAndNewlines))
         guard !needle.isEmpty else {
@@ -45,17 +69,22 @@ public struct PeopleStore: Sendable {
                OR instr(records_fold(ifnull(firstname, '') || ' ' || ifnull(lastname, '')), :needle) \(match)
             ORDER BY \(Self.orderBy(sort))
             """
-        return try database.read { db in try Self.people(db, sql, arguments: ["needle": needle]) }
+        return try database.read(for: .people) { db in
+            try readList(db, sql, arguments: ["needle": needle]) { try Self.person($0) }
+        }
     }
 
     /// The person with that ID, or nil.
+    ///
+    /// - Throws: ``UnreadableRowError`` when a stored value of the row is
+    ///   not what its field holds.
     public func person(id: Int64) throws -> Person? {
-        try database.read { db in try Self.person(db, id: id) }
+        try database.read(for: .people) { db in try Self.person(db, id: id) }
     }
 
     /// How many people there are.
     public func count() throws -> Int {
-        try database.read { db in try db.fetchOne(Int.self, "SELECT COUNT(*) FROM peopleInfo") ?? 0 }
+        try database.read(for: .people) { db in try db.fetchOne(Int.self, "SELECT COUNT(*) FROM peopleInfo") ?? 0 }
     }
 
     /// Saves a new person and returns it with its ID.
@@ -64,7 +93,7 @@ public struct PeopleStore: Sendable {
     @discardableResult
     public func add(_ draft: PersonDraft) throws -> Person {
         let valid = try draft.validated()
-        return try database.write { db in
+        return try database.write(for: .people) { db in
             try db.execute(
                 "INSERT INTO peopleInfo (firstname, lastname, age) VALUES (?, ?, ?)",
                 arguments: [valid.firstName, valid.lastName, valid.age])
@@ -75,18 +104,17 @@ public struct PeopleStore: Sendable {
 
     /// Changes the given fields of a person and returns the result.
     ///
-    /// - Throws: ``ValidationError`` or ``RecordNotFoundError`` (nothing is
-    ///   written), or a database error.
+    /// Only the given columns are written, so this is also how a row with
+    /// an unreadable value is mended: give that field a new value.
+    ///
+    /// - Throws: ``ValidationError`` or ``RecordNotFoundError``, or
+    ///   ``UnreadableRowError`` when a field not given still holds an
+    ///   unreadable value (nothing is written then), or a database error.
     @discardableResult
     public func update(id: Int64, with changes: PersonChanges) throws -> Person {
         let valid = try changes.validated()
-        return try database.write { db in
-            guard var person = try Self.person(db, id: id) else { throw RecordNotFoundError(kind: "person", id: id) }
-            person.firstName = valid.firstName ?? person.firstName
-            person.lastName = valid.lastName ?? person.lastName
-            person.age = valid.age ?? person.age
-            // Only the given columns are written, so a NULL the row had in
-            // another column stays NULL.
+        return try database.write(for: .people) { db in
+            // A NULL the row had in another column stays NULL.
             try db.execute(
                 """
                 UPDATE peopleInfo SET
@@ -96,17 +124,27 @@ public struct PeopleStore: Sendable {
                 WHERE peopleInfoID = :id
                 """,
                 arguments: ["first": valid.firstName, "last": valid.lastName, "age": valid.age, "id": id])
+            guard db.changesCount > 0, let person = try Self.person(db, id: id) else {
+                throw RecordNotFoundError(kind: "person", id: id)
+            }
             return person
         }
     }
 
     /// Deletes a person and returns who it was.
     ///
+    /// A row with unreadable values is deleted all the same; those fields
+    /// are empty (or nil) in the returned person.
+    ///
     /// - Throws: ``RecordNotFoundError`` or a database error.
     @discardableResult
     public func delete(id: Int64) throws -> Person {
-        try database.write { db in
-            guard let person = try Self.person(db, id: id) else { throw RecordNotFoundError(kind: "person", id: id) }
+        try database.write(for: .people) { db in
+            guard
+                let row = try db.fetchOne(
+                    "SELECT \(Self.columns) FROM peopleInfo WHERE peopleInfoID = ?", arguments: [id])
+            else { throw RecordNotFoundError(kind: "person", id: id) }
+            let person = try Self.person(row, strict: false)
             try db.execute("DELETE FROM peopleInfo WHERE peopleInfoID = ?", arguments: [id])
             return person
         }
@@ -124,23 +162,22 @@ public struct PeopleStore: Sendable {
     }
 
     private static func person(_ db: Database, id: Int64) throws -> Person? {
-        try people(db, "SELECT \(columns) FROM peopleInfo WHERE peopleInfoID = ?", arguments: [id]).first
+        try db.fetchOne("SELECT \(columns) FROM peopleInfo WHERE peopleInfoID = ?", arguments: [id]).map {
+            try person($0)
+        }
     }
 
-    private static func people(_ db: Database, _ sql: String, arguments: StatementArguments = StatementArguments())
-        throws -> [Person]
-    {
-        var people: [Person] = []
-        let cursor = try db.fetchCursor(sql, arguments: arguments)
-        while let row = try cursor.next() {
-            people.append(
-                Person(
-                    id: try row["peopleInfoID"],
-                    // The seed's table allows NULL names; they read as empty.
-                    firstName: try row["firstname"] as String? ?? "",
-                    lastName: try row["lastname"] as String? ?? "",
-                    age: try row["age"]))
-        }
-        return people
+    /// A person from a row; with `strict`, a value that is not what its
+    /// field holds is an ``UnreadableRowError``, else it reads as empty.
+    private static func person(_ row: Row, strict: Bool = true) throws -> Person {
+        let id: Int64 = try row["peopleInfoID"]
+        var reader = RowReader(row, table: "peopleInfo")
+        // The seed's table allows NULL names; they read as empty.
+        let person = Person(
+            id: id, firstName: try reader.text("firstname", field: "first name") ?? "",
+            lastName: try reader.text("lastname", field: "last name") ?? "",
+            age: try reader.integer("age", field: "age"))
+        if strict { try reader.check(kind: "person", id: id) }
+        return person
     }
 }

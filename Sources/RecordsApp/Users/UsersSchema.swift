@@ -234,7 +234,7 @@ enum UsersSchema {
 
 /// The `User_Master` table found in a database cannot be taken over; the
 /// migration that found it changed nothing.
-public enum UsersImportError: Error, Sendable, Equatable, CustomStringConvertible {
+public enum UsersImportError: Error, Sendable, Equatable, CustomStringConvertible, TableRefusal {
     /// Users that share an email address, ignoring case: each element lists
     /// one group's IDs ("1, 4").
     case duplicateEmails(userIDs: [String])
@@ -255,7 +255,7 @@ public enum UsersImportError: Error, Sendable, Equatable, CustomStringConvertibl
                 + ids.map(String.init).joined(separator: ", ")
                 + " have a USER_GENDER that is not one of \(codes); correct them, then try again"
         case .unknownLayout(let columns):
-            return "the database has a User_Master table that is neither seed 004's nor this app's (columns "
+            return "the database has a User_Master table that is neither the Users tutorial's nor this app's (columns "
                 + columns.joined(separator: ", ") + "); move it aside, then try again"
         }
     }

@@ -50,30 +50,49 @@ public struct UsersStore: Sendable {
     // MARK: - Reading
 
     /// Every user, in the given order.
+    ///
+    /// - Throws: ``UnreadableRowError`` naming the first row with a stored
+    ///   value that is not what its field holds (see ``list(sortedBy:)``,
+    ///   which reads the others all the same).
     public func all(sortedBy sort: UserSort = .name) throws -> [User] {
-        try database.read { db in
-            try Self.users(db, "SELECT \(Self.columns) FROM User_Master ORDER BY \(Self.orderBy(sort))")
+        try list(sortedBy: sort).get()
+    }
+
+    /// Every user who can be read, in the given order, and the rows that
+    /// cannot (a blob in a name, a gender code outside ``Gender``), each
+    /// named with its ID and columns.
+    public func list(sortedBy sort: UserSort = .name) throws -> RecordList<User> {
+        try database.read(for: .users) { db in
+            try readList(db, "SELECT \(Self.columns) FROM User_Master ORDER BY \(Self.orderBy(sort))") {
+                try Self.user(from: $0)
+            }
         }
     }
 
     /// The user with that ID, or nil.
+    ///
+    /// - Throws: ``UnreadableRowError`` when a stored value of the row is
+    ///   not what its field holds.
     public func user(id: Int64) throws -> User? {
-        try database.read { db in try Self.user(db, id: id) }
+        try database.read(for: .users) { db in try Self.user(db, id: id) }
     }
 
     /// The user with that email address, ignoring case, or nil.
+    ///
+    /// - Throws: ``UnreadableRowError`` when a stored value of the row is
+    ///   not what its field holds.
     public func user(email: String) throws -> User? {
-        try database.read { db in
-            try Self.users(
-                db, "SELECT \(Self.columns) FROM User_Master WHERE USER_EMAIL = ?",
+        try database.read(for: .users) { db in
+            try db.fetchOne(
+                "SELECT \(Self.columns) FROM User_Master WHERE USER_EMAIL = ?",
                 arguments: [email.trimmingCharacters(in: .whitespacesAndNewlines)]
-            ).first
+            ).map { try Self.user(from: $0) }
         }
     }
 
     /// How many users there are.
     public func count() throws -> Int {
-        try database.read { db in try db.fetchOne(Int.self, "SELECT COUNT(*) FROM User_Master") ?? 0 }
+        try database.read(for: .users) { db in try db.fetchOne(Int.self, "SELECT COUNT(*) FROM User_Master") ?? 0 }
     }
 
     // MARK: - Registering and logging in
@@ -86,11 +105,15 @@ public struct UsersStore: Sendable {
     @discardableResult
     public func register(_ form: RegistrationForm) throws -> User {
         let (profile, password) = try form.validatedWithPassword(today: today())
-        // Checked before the slow hash, and again by the unique index.
-        if try user(email: profile.email) != nil { throw Self.emailTaken }
+        // Checked before the slow hash, and again by the unique index. Only
+        // whether the address is taken: the owner's row need not be readable.
+        let taken = try database.read(for: .users) { db in
+            try db.fetchOne(Int.self, "SELECT 1 FROM User_Master WHERE USER_EMAIL = ?", arguments: [profile.email])
+        }
+        if taken != nil { throw Self.emailTaken }
         let hash = try hasher.hash(password)
         return try Self.mappingDuplicateEmail {
-            try database.write { db in
+            try database.write(for: .users) { db in
                 try db.execute(
                     """
                     INSERT INTO User_Master (
@@ -121,7 +144,7 @@ public struct UsersStore: Sendable {
     ///   a ``PasswordHashingError`` when the stored hash is damaged.
     public func authenticate(email: String, password: String) throws -> User {
         let address = email.trimmingCharacters(in: .whitespacesAndNewlines)
-        let account = try database.read { db in
+        let account = try database.read(for: .users) { db in
             try db.fetchOne(
                 "SELECT \(Self.columns), USER_PASS FROM User_Master WHERE USER_EMAIL = ?", arguments: [address]
             ).map { row in (user: try Self.user(from: row), hash: try row["USER_PASS"] as String) }
@@ -134,7 +157,7 @@ public struct UsersStore: Sendable {
             throw AuthenticationError.invalidCredentials
         }
         if (try? hasher.needsRehash(account.hash)) == true, let newHash = try? hasher.hash(password) {
-            _ = try? database.write { db in
+            _ = try? database.write(for: .users) { db in
                 // Only if no one changed the password meanwhile.
                 try db.execute(
                     "UPDATE User_Master SET USER_PASS = ? WHERE UID = ? AND USER_PASS = ?",
@@ -152,12 +175,12 @@ public struct UsersStore: Sendable {
     ///   Nothing is written on any error.
     public func changePassword(id: Int64, current: String, new: String, confirmation: String) throws {
         try validateNewPassword(new, confirmation: confirmation)
-        guard let stored = try database.read({ db in try Self.passwordHash(db, id: id) }) else {
+        guard let stored = try database.read(for: .users, { db in try Self.passwordHash(db, id: id) }) else {
             throw RecordNotFoundError(kind: "user", id: id)
         }
         guard try hasher.verify(current, against: stored) else { throw AuthenticationError.wrongCurrentPassword }
         let hash = try hasher.hash(new)
-        try database.write { db in
+        try database.write(for: .users) { db in
             try db.execute(
                 "UPDATE User_Master SET USER_PASS = ? WHERE UID = ? AND USER_PASS = ?",
                 arguments: [hash, id, stored])
@@ -174,22 +197,24 @@ public struct UsersStore: Sendable {
     /// Changes the given profile fields (not the password) and returns the
     /// result.
     ///
+    /// Only the given columns are written, so this is also how a row with
+    /// an unreadable value is mended: give that field a new value.
+    ///
     /// - Throws: ``ValidationError`` (every field at fault, or an email
-    ///   another user has), ``RecordNotFoundError``, or a database error.
-    ///   Nothing is written on any error.
+    ///   another user has), ``RecordNotFoundError``, ``UnreadableRowError``
+    ///   when a field not given still holds an unreadable value, or a
+    ///   database error. Nothing is written on any error.
     @discardableResult
     public func updateProfile(id: Int64, with changes: ProfileChanges) throws -> User {
         let valid = try changes.validated(today: today())
         return try Self.mappingDuplicateEmail {
-            try database.write { db in
-                guard var user = try Self.user(db, id: id) else { throw RecordNotFoundError(kind: "user", id: id) }
+            try database.write(for: .users) { db in
                 if let email = valid.email {
                     let owner = try db.fetchOne(
                         Int64.self, "SELECT UID FROM User_Master WHERE USER_EMAIL = ? AND UID <> ?",
                         arguments: [email, id])
                     if owner != nil { throw Self.emailTaken }
                 }
-                user.apply(valid)
                 try db.execute(
                     """
                     UPDATE User_Master SET
@@ -208,6 +233,9 @@ public struct UsersStore: Sendable {
                         "address": valid.address, "gender": valid.gender?.rawValue,
                         "dob": valid.dateOfBirth?.description, "image": valid.imageName, "id": id,
                     ])
+                guard db.changesCount > 0, let user = try Self.user(db, id: id) else {
+                    throw RecordNotFoundError(kind: "user", id: id)
+                }
                 return user
             }
         }
@@ -215,11 +243,16 @@ public struct UsersStore: Sendable {
 
     /// Deletes a user and returns who it was.
     ///
+    /// A row with unreadable values is deleted all the same; those fields
+    /// are empty in the returned user.
+    ///
     /// - Throws: ``RecordNotFoundError`` or a database error.
     @discardableResult
     public func delete(id: Int64) throws -> User {
-        try database.write { db in
-            guard let user = try Self.user(db, id: id) else { throw RecordNotFoundError(kind: "user", id: id) }
+        try database.write(for: .users) { db in
+            guard let row = try db.fetchOne("SELECT \(Self.columns) FROM User_Master WHERE UID = ?", arguments: [id])
+            else { throw RecordNotFoundError(kind: "user", id: id) }
+            let user = try Self.user(from: row, strict: false)
             try db.execute("DELETE FROM User_Master WHERE UID = ?", arguments: [id])
             return user
         }
@@ -254,26 +287,46 @@ public struct UsersStore: Sendable {
     }
 
     private static func user(_ db: Database, id: Int64) throws -> User? {
-        try users(db, "SELECT \(columns) FROM User_Master WHERE UID = ?", arguments: [id]).first
+        try db.fetchOne("SELECT \(columns) FROM User_Master WHERE UID = ?", arguments: [id]).map {
+            try user(from: $0)
+        }
     }
 
-    private static func users(_ db: Database, _ sql: String, arguments: StatementArguments = StatementArguments())
-        throws -> [User]
-    {
-        var users: [User] = []
-        let cursor = try db.fetchCursor(sql, arguments: arguments)
-        while let row = try cursor.next() { users.append(try user(from: row)) }
-        return users
-    }
-
-    private static func user(from row: Row) throws -> User {
-        User(
-            id: try row["UID"], firstName: try row["USER_FNAME"], lastName: try row["USER_LNAME"],
-            email: try row["USER_EMAIL"], mobile: try row["USER_MOBILE"], state: try row["USER_STATE"],
-            city: try row["USER_CITY"], pincode: try row["USER_PINCODE"], address: try row["USER_ADDRESS"],
-            // The table's CHECK allows only Gender's codes.
-            gender: Gender(rawValue: try row["USER_GENDER"]) ?? .unspecified,
-            dateOfBirth: try row["USER_DOB"], imageName: try row["USER_IMAGENAME"])
+    /// A user from a row; with `strict`, a value that is not what its field
+    /// holds is an ``UnreadableRowError``, else it reads as empty.
+    private static func user(from row: Row, strict: Bool = true) throws -> User {
+        let id: Int64 = try row["UID"]
+        var reader = RowReader(row, table: "User_Master")
+        func text(_ column: String, _ field: UserField) throws -> String {
+            // NOT NULL in the table; NULL from another tool reads as empty.
+            try reader.text(column, field: field.rawValue) ?? ""
+        }
+        let first = try text("USER_FNAME", .firstName)
+        let last = try text("USER_LNAME", .lastName)
+        let email = try text("USER_EMAIL", .email)
+        let mobile = try text("USER_MOBILE", .mobile)
+        let state = try text("USER_STATE", .state)
+        let city = try text("USER_CITY", .city)
+        let pincode = try text("USER_PINCODE", .pincode)
+        let address = try text("USER_ADDRESS", .address)
+        var gender = Gender.unspecified
+        let genderValue: SQLiteValue = try row["USER_GENDER"]
+        if let code = try reader.integer("USER_GENDER", field: UserField.gender.rawValue) {
+            if let known = Gender(rawValue: code) {
+                gender = known
+            } else {
+                let codes = Gender.allCases.map { String($0.rawValue) }.joined(separator: ", ")
+                reader.fail(
+                    genderValue, column: "USER_GENDER", field: UserField.gender.rawValue, expected: "one of \(codes)")
+            }
+        }
+        // The seed's DATE column may hold a number a tool stored; its text.
+        let dateOfBirth = try reader.textOrNumber("USER_DOB", field: UserField.dateOfBirth.rawValue) ?? ""
+        let imageName = try text("USER_IMAGENAME", .imageName)
+        if strict { try reader.check(kind: "user", id: id) }
+        return User(
+            id: id, firstName: first, lastName: last, email: email, mobile: mobile, state: state, city: city,
+            pincode: pincode, address: address, gender: gender, dateOfBirth: dateOfBirth, imageName: imageName)
     }
 }
 
