@@ -59,9 +59,11 @@ let package = Package(
             name: "make-sample-database",
             dependencies: ["RecordsApp"]
         ),
+        // The benchmark's baselines call the SQLite C API directly, so it
+        // imports the C module itself (SQLiteStore does not re-export it).
         .executableTarget(
             name: "bench",
-            dependencies: ["SQLiteStore"]
+            dependencies: ["SQLiteStore"] + sqliteDependency
         ),
         .testTarget(
             name: "SQLiteStoreTests",

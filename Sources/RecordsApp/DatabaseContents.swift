@@ -73,8 +73,9 @@ public enum DatabaseContents: Sendable, Equatable {
             return layout == .seed || layout == .current
         }
         guard let layouts = tutorialColumns[lowercased] else { return false }
-        let columns = try db.fetchAll(String.self, "SELECT name FROM pragma_table_info(?)", arguments: [name])
-        return layouts.contains(columns.map { $0.lowercased() })
+        // The columns SQLite's `table_info` lists: generated ones left out.
+        let columns = try db.columns(in: name, schema: "main").filter { $0.kind == .ordinary }
+        return layouts.contains(columns.map { $0.name.lowercased() })
     }
 }
 

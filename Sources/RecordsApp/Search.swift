@@ -25,29 +25,19 @@ public enum SearchFolding {
         text.folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil)
     }
 
-    /// Adds `records_fold` to a connection.
+    /// Adds `records_fold` to a connection. Text keeps its embedded NUL
+    /// characters; numbers and blobs fold as their text, as SQLite would
+    /// convert them; NULL gives NULL.
     static func register(on db: Database) throws {
-        guard let handle = db.sqliteConnection else {
-            throw SQLiteError(code: .misuse, message: "the database connection is closed")
-        }
-        let flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS
-        let code = sqlite3_create_function_v2(
-            handle, functionName, 1, flags, nil,
-            { context, count, values in
-                guard count == 1, let value = values?[0], sqlite3_value_type(value) != SQLITE_NULL,
-                    let text = sqlite3_value_text(value)
-                else {
-                    sqlite3_result_null(context)
-                    return
-                }
-                let folded = SearchFolding.fold(String(cString: text))
-                sqlite3_result_text(context, folded, -1, sqliteTransientDestructor)
-            }, nil, nil, nil)
-        guard code == SQLITE_OK else {
-            throw SQLiteError(code: ResultCode(rawValue: code), message: "cannot register \(functionName)")
+        try db.createFunction(functionName, argumentCount: 1, options: [.deterministic, .innocuous]) {
+            (arguments: [SQLiteValue]) -> String? in
+            switch arguments[0] {
+            case .null: nil
+            case .text(let text): fold(text)
+            case .integer(let integer): String(integer)
+            case .real(let real): String(real)
+            case .blob(let bytes): fold(String(decoding: bytes, as: UTF8.self))
+            }
         }
     }
 }
-
-/// SQLite's `SQLITE_TRANSIENT`: SQLite copies the result before returning.
-private nonisolated(unsafe) let sqliteTransientDestructor = unsafeBitCast(-1, to: sqlite3_destructor_type.self)

@@ -1,12 +1,12 @@
-// The one place that chooses the SQLite C module: the SDK's on Apple
-// platforms, the system library (through CSQLite) elsewhere. Re-exported so
-// every file of the library, and clients that want the raw C API next to
-// SQLiteStore (for example through `Database.sqliteConnection`), see the same
-// declarations.
+// The SQLite C module: the SDK's on Apple platforms, the system library
+// (through CSQLite) elsewhere. Each file of the library that calls the C API
+// imports it the same way. It is not re-exported: code above the library
+// uses SQLiteStore's Swift API only (`Database.sqliteConnection` remains as
+// an escape hatch, for code that imports the C module itself).
 #if canImport(SQLite3)
-    @_exported import SQLite3
+    import SQLite3
 #else
-    @_exported import CSQLite
+    import CSQLite
 #endif
 
 /// SQLite's `SQLITE_TRANSIENT` destructor: SQLite copies the bound bytes

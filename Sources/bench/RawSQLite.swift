@@ -1,4 +1,9 @@
 import SQLiteStore
+#if canImport(SQLite3)
+    import SQLite3
+#else
+    import CSQLite
+#endif
 
 /// A connection used through the SQLite C API only: the baselines, and the
 /// building and checking of databases, which should not depend on the

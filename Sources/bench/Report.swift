@@ -1,5 +1,10 @@
 import Foundation
 import SQLiteStore
+#if canImport(SQLite3)
+    import SQLite3
+#else
+    import CSQLite
+#endif
 
 /// Prints results as a table or as JSON.
 enum Report {

@@ -7,7 +7,7 @@ let recordsVersion = "0.1.0"
 
 enum Help {
     static var version: String {
-        "records \(recordsVersion) (SQLite \(String(cString: sqlite3_libversion())))"
+        "records \(recordsVersion) (SQLite \(Database.sqliteVersion))"
     }
 
     static var main: String {

@@ -3,6 +3,11 @@ import SQLiteStore
 import Testing
 
 @testable import RecordsApp
+#if canImport(SQLite3)
+    import SQLite3
+#else
+    import CSQLite
+#endif
 
 @Suite("The shipped sample database")
 struct SampleDatabaseTests {

@@ -3,6 +3,11 @@ import SQLiteStore
 import Synchronization
 
 @testable import RecordsApp
+#if canImport(SQLite3)
+    import SQLite3
+#else
+    import CSQLite
+#endif
 
 /// Signatures of the picture formats, followed by a few more bytes.
 enum PictureBytes {

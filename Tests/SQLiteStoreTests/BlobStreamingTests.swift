@@ -2,6 +2,11 @@ import Foundation
 import Testing
 
 @testable import SQLiteStore
+#if canImport(SQLite3)
+    import SQLite3
+#else
+    import CSQLite
+#endif
 
 /// Statements seen by a connection's trace hook.
 private final class StatementLog {

@@ -3,6 +3,11 @@ import Synchronization
 import Testing
 
 @testable import SQLiteStore
+#if canImport(SQLite3)
+    import SQLite3
+#else
+    import CSQLite
+#endif
 
 @Suite("DatabaseQueue")
 struct DatabaseQueueTests {

@@ -1,4 +1,9 @@
 import Foundation
+#if canImport(SQLite3)
+    import SQLite3
+#else
+    import CSQLite
+#endif
 
 /// Large values: BLOBs read and written in chunks, so that a 50 MB picture
 /// is never held in memory whole.

@@ -1,4 +1,9 @@
 import Synchronization
+#if canImport(SQLite3)
+    import SQLite3
+#else
+    import CSQLite
+#endif
 
 /// The cancellation state of one `async` access, shared between the task
 /// that awaits it and the thread that runs it.

@@ -1,3 +1,9 @@
+#if canImport(SQLite3)
+    import SQLite3
+#else
+    import CSQLite
+#endif
+
 /// Identifies one queue or pool, for ``ReentrancyGuard``.
 final class AccessOwner: Sendable {}
 

@@ -1,3 +1,9 @@
+#if canImport(SQLite3)
+    import SQLite3
+#else
+    import CSQLite
+#endif
+
 /// Owns a `sqlite3*` handle. Shared by a ``Database`` and its statements, so
 /// that statements can be finalized after the connection object is gone.
 @usableFromInline

@@ -1,3 +1,9 @@
+#if canImport(SQLite3)
+    import SQLite3
+#else
+    import CSQLite
+#endif
+
 /// What a trace function receives (see ``Database/trace(options:_:)``).
 public struct TraceOptions: OptionSet, Sendable {
     public let rawValue: UInt32

@@ -1,3 +1,9 @@
+#if canImport(SQLite3)
+    import SQLite3
+#else
+    import CSQLite
+#endif
+
 /// A SQLite result code, primary (`SQLITE_CONSTRAINT`) or extended
 /// (`SQLITE_CONSTRAINT_UNIQUE`).
 ///

@@ -1,4 +1,9 @@
 import Foundation
+#if canImport(SQLite3)
+    import SQLite3
+#else
+    import CSQLite
+#endif
 
 /// An error reported by SQLite, or a misuse of the API detected by this
 /// library before SQLite ran anything (wrong argument count, closed

@@ -1,4 +1,9 @@
 import Foundation
+#if canImport(SQLite3)
+    import SQLite3
+#else
+    import CSQLite
+#endif
 
 /// How a `Codable` property that is not a plain SQLite value is stored in one
 /// column, for both record coding directions.

@@ -1,3 +1,9 @@
+#if canImport(SQLite3)
+    import SQLite3
+#else
+    import CSQLite
+#endif
+
 /// The record types a connection has seen, each with its generated SQL and
 /// prepared statements. One per ``Database``; emptied when it closes.
 @usableFromInline

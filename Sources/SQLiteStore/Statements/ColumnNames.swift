@@ -1,3 +1,9 @@
+#if canImport(SQLite3)
+    import SQLite3
+#else
+    import CSQLite
+#endif
+
 /// The column names of a statement's rows, shared by all rows it returns.
 ///
 /// Lookup by name is case-insensitive for ASCII letters, as SQLite compares

@@ -1,3 +1,9 @@
+#if canImport(SQLite3)
+    import SQLite3
+#else
+    import CSQLite
+#endif
+
 /// A sequence of values read from the database one at a time.
 ///
 /// Cursors stream: each ``next()`` steps the underlying statement, so a

@@ -1,4 +1,9 @@
 import Foundation
+#if canImport(SQLite3)
+    import SQLite3
+#else
+    import CSQLite
+#endif
 
 /// A Swift type that converts to and from a ``SQLiteValue``.
 ///
@@ -27,20 +32,36 @@ public protocol SQLiteValueConvertible {
     /// ``ValueConversionError`` for NULL (unless the type is optional), for a
     /// storage class the type does not accept, or for a value out of range.
     init(sqliteValue: SQLiteValue) throws
+}
 
-    /// Reads the value straight from column `column` of the current row of a
-    /// prepared statement.
-    ///
-    /// An optimization hook with a default implementation that goes through
-    /// ``init(sqliteValue:)``; the library's numeric and text types override
-    /// it to avoid building an intermediate ``SQLiteValue``.
-    static func read(sqliteStatement: OpaquePointer, column: Int32) throws -> Self
+/// The library's fast path: reading a column of the current row of a
+/// prepared statement without building a ``SQLiteValue`` first. The
+/// library's numeric and text types conform; other types go through
+/// ``SQLiteValueConvertible/init(sqliteValue:)``.
+///
+/// A separate protocol, so that conforming a type to
+/// ``SQLiteValueConvertible`` means the two value-level requirements only.
+/// The check in `read(sqliteStatement:column:)` is
+/// a dynamic cast that the optimizer resolves at compile time once generic
+/// code is specialized for a concrete type, so the fast path costs nothing.
+@usableFromInline
+protocol SQLiteColumnReadable {
+    /// Reads the value straight from column `column` (from 0) of the current
+    /// row of a prepared statement (`sqlite3_stmt*`).
+    static func readColumn(sqliteStatement: OpaquePointer, column: Int32) throws -> Self
 }
 
 extension SQLiteValueConvertible {
-    @inlinable
-    public static func read(sqliteStatement: OpaquePointer, column: Int32) throws -> Self {
-        try Self(sqliteValue: SQLiteValue(sqliteStatement: sqliteStatement, column: column))
+    /// Reads column `column` of the current row of a prepared statement:
+    /// directly for the types with a fast path, through a ``SQLiteValue``
+    /// for the others.
+    @inlinable @inline(__always)
+    static func read(sqliteStatement: OpaquePointer, column: Int32) throws -> Self {
+        if let fast = Self.self as? any SQLiteColumnReadable.Type {
+            // Cannot fail: `fast` is `Self.self`.
+            return try fast.readColumn(sqliteStatement: sqliteStatement, column: column) as! Self
+        }
+        return try Self(sqliteValue: SQLiteValue(sqliteStatement: sqliteStatement, column: column))
     }
 }
 
@@ -71,10 +92,13 @@ extension Optional: SQLiteValueConvertible where Wrapped: SQLiteValueConvertible
         }
     }
 
+}
+
+extension Optional: SQLiteColumnReadable where Wrapped: SQLiteColumnReadable {
     @inlinable
-    public static func read(sqliteStatement: OpaquePointer, column: Int32) throws -> Self {
+    static func readColumn(sqliteStatement: OpaquePointer, column: Int32) throws -> Self {
         if sqlite3_column_type(sqliteStatement, column) == SQLITE_NULL { return .none }
-        return .some(try Wrapped.read(sqliteStatement: sqliteStatement, column: column))
+        return .some(try Wrapped.readColumn(sqliteStatement: sqliteStatement, column: column))
     }
 }
 
@@ -148,89 +172,89 @@ func integerToSQLite<T: FixedWidthInteger>(_ value: T) throws -> SQLiteValue {
     return .integer(integer)
 }
 
-extension Int: SQLiteValueConvertible {
+extension Int: SQLiteValueConvertible, SQLiteColumnReadable {
     @inlinable public var sqliteValue: SQLiteValue { .integer(Int64(self)) }
     @inlinable public init(sqliteValue: SQLiteValue) throws { self = try integerFromSQLite(sqliteValue, as: Int.self) }
-    @inlinable public static func read(sqliteStatement: OpaquePointer, column: Int32) throws -> Int {
+    @inlinable static func readColumn(sqliteStatement: OpaquePointer, column: Int32) throws -> Int {
         try readInteger(sqliteStatement, column, as: Int.self)
     }
 }
 
-extension Int8: SQLiteValueConvertible {
+extension Int8: SQLiteValueConvertible, SQLiteColumnReadable {
     public var sqliteValue: SQLiteValue { .integer(Int64(self)) }
     public init(sqliteValue: SQLiteValue) throws { self = try integerFromSQLite(sqliteValue, as: Int8.self) }
-    @inlinable public static func read(sqliteStatement: OpaquePointer, column: Int32) throws -> Int8 {
+    @inlinable static func readColumn(sqliteStatement: OpaquePointer, column: Int32) throws -> Int8 {
         try readInteger(sqliteStatement, column, as: Int8.self)
     }
 }
 
-extension Int16: SQLiteValueConvertible {
+extension Int16: SQLiteValueConvertible, SQLiteColumnReadable {
     public var sqliteValue: SQLiteValue { .integer(Int64(self)) }
     public init(sqliteValue: SQLiteValue) throws { self = try integerFromSQLite(sqliteValue, as: Int16.self) }
-    @inlinable public static func read(sqliteStatement: OpaquePointer, column: Int32) throws -> Int16 {
+    @inlinable static func readColumn(sqliteStatement: OpaquePointer, column: Int32) throws -> Int16 {
         try readInteger(sqliteStatement, column, as: Int16.self)
     }
 }
 
-extension Int32: SQLiteValueConvertible {
+extension Int32: SQLiteValueConvertible, SQLiteColumnReadable {
     public var sqliteValue: SQLiteValue { .integer(Int64(self)) }
     public init(sqliteValue: SQLiteValue) throws { self = try integerFromSQLite(sqliteValue, as: Int32.self) }
-    @inlinable public static func read(sqliteStatement: OpaquePointer, column: Int32) throws -> Int32 {
+    @inlinable static func readColumn(sqliteStatement: OpaquePointer, column: Int32) throws -> Int32 {
         try readInteger(sqliteStatement, column, as: Int32.self)
     }
 }
 
-extension Int64: SQLiteValueConvertible {
+extension Int64: SQLiteValueConvertible, SQLiteColumnReadable {
     @inlinable public var sqliteValue: SQLiteValue { .integer(self) }
     public init(sqliteValue: SQLiteValue) throws { self = try integerFromSQLite(sqliteValue, as: Int64.self) }
-    @inlinable public static func read(sqliteStatement: OpaquePointer, column: Int32) throws -> Int64 {
+    @inlinable static func readColumn(sqliteStatement: OpaquePointer, column: Int32) throws -> Int64 {
         try readInteger(sqliteStatement, column, as: Int64.self)
     }
 }
 
-extension UInt: SQLiteValueConvertible {
+extension UInt: SQLiteValueConvertible, SQLiteColumnReadable {
     public var sqliteValue: SQLiteValue { get throws { try integerToSQLite(self) } }
     public init(sqliteValue: SQLiteValue) throws { self = try integerFromSQLite(sqliteValue, as: UInt.self) }
-    @inlinable public static func read(sqliteStatement: OpaquePointer, column: Int32) throws -> UInt {
+    @inlinable static func readColumn(sqliteStatement: OpaquePointer, column: Int32) throws -> UInt {
         try readInteger(sqliteStatement, column, as: UInt.self)
     }
 }
 
-extension UInt8: SQLiteValueConvertible {
+extension UInt8: SQLiteValueConvertible, SQLiteColumnReadable {
     public var sqliteValue: SQLiteValue { .integer(Int64(self)) }
     public init(sqliteValue: SQLiteValue) throws { self = try integerFromSQLite(sqliteValue, as: UInt8.self) }
-    @inlinable public static func read(sqliteStatement: OpaquePointer, column: Int32) throws -> UInt8 {
+    @inlinable static func readColumn(sqliteStatement: OpaquePointer, column: Int32) throws -> UInt8 {
         try readInteger(sqliteStatement, column, as: UInt8.self)
     }
 }
 
-extension UInt16: SQLiteValueConvertible {
+extension UInt16: SQLiteValueConvertible, SQLiteColumnReadable {
     public var sqliteValue: SQLiteValue { .integer(Int64(self)) }
     public init(sqliteValue: SQLiteValue) throws { self = try integerFromSQLite(sqliteValue, as: UInt16.self) }
-    @inlinable public static func read(sqliteStatement: OpaquePointer, column: Int32) throws -> UInt16 {
+    @inlinable static func readColumn(sqliteStatement: OpaquePointer, column: Int32) throws -> UInt16 {
         try readInteger(sqliteStatement, column, as: UInt16.self)
     }
 }
 
-extension UInt32: SQLiteValueConvertible {
+extension UInt32: SQLiteValueConvertible, SQLiteColumnReadable {
     public var sqliteValue: SQLiteValue { .integer(Int64(self)) }
     public init(sqliteValue: SQLiteValue) throws { self = try integerFromSQLite(sqliteValue, as: UInt32.self) }
-    @inlinable public static func read(sqliteStatement: OpaquePointer, column: Int32) throws -> UInt32 {
+    @inlinable static func readColumn(sqliteStatement: OpaquePointer, column: Int32) throws -> UInt32 {
         try readInteger(sqliteStatement, column, as: UInt32.self)
     }
 }
 
-extension UInt64: SQLiteValueConvertible {
+extension UInt64: SQLiteValueConvertible, SQLiteColumnReadable {
     public var sqliteValue: SQLiteValue { get throws { try integerToSQLite(self) } }
     public init(sqliteValue: SQLiteValue) throws { self = try integerFromSQLite(sqliteValue, as: UInt64.self) }
-    @inlinable public static func read(sqliteStatement: OpaquePointer, column: Int32) throws -> UInt64 {
+    @inlinable static func readColumn(sqliteStatement: OpaquePointer, column: Int32) throws -> UInt64 {
         try readInteger(sqliteStatement, column, as: UInt64.self)
     }
 }
 
 // MARK: - Floating point
 
-extension Double: SQLiteValueConvertible {
+extension Double: SQLiteValueConvertible, SQLiteColumnReadable {
     /// The value as REAL. NaN throws: SQLite would silently store it as NULL.
     public var sqliteValue: SQLiteValue {
         get throws {
@@ -248,7 +272,7 @@ extension Double: SQLiteValueConvertible {
         }
     }
 
-    @inlinable public static func read(sqliteStatement: OpaquePointer, column: Int32) throws -> Double {
+    @inlinable static func readColumn(sqliteStatement: OpaquePointer, column: Int32) throws -> Double {
         if let (value, type) = columnValue(sqliteStatement, column), type == SQLITE_FLOAT || type == SQLITE_INTEGER {
             return sqlite3_value_double(value)
         }
@@ -283,7 +307,7 @@ extension Float: SQLiteValueConvertible {
 
 // MARK: - Bool
 
-extension Bool: SQLiteValueConvertible {
+extension Bool: SQLiteValueConvertible, SQLiteColumnReadable {
     /// The value as INTEGER 1 or 0.
     @inlinable public var sqliteValue: SQLiteValue { .integer(self ? 1 : 0) }
 
@@ -297,7 +321,7 @@ extension Bool: SQLiteValueConvertible {
         }
     }
 
-    @inlinable public static func read(sqliteStatement: OpaquePointer, column: Int32) throws -> Bool {
+    @inlinable static func readColumn(sqliteStatement: OpaquePointer, column: Int32) throws -> Bool {
         if let (value, type) = columnValue(sqliteStatement, column), type == SQLITE_INTEGER {
             return sqlite3_value_int64(value) != 0
         }
@@ -311,7 +335,7 @@ extension Bool: SQLiteValueConvertible {
 
 // MARK: - Text and bytes
 
-extension String: SQLiteValueConvertible {
+extension String: SQLiteValueConvertible, SQLiteColumnReadable {
     @inlinable public var sqliteValue: SQLiteValue { .text(self) }
 
     /// Only TEXT is accepted: numbers are not silently turned into text.
@@ -323,7 +347,7 @@ extension String: SQLiteValueConvertible {
         }
     }
 
-    @inlinable public static func read(sqliteStatement: OpaquePointer, column: Int32) throws -> String {
+    @inlinable static func readColumn(sqliteStatement: OpaquePointer, column: Int32) throws -> String {
         if let (value, type) = columnValue(sqliteStatement, column), type == SQLITE_TEXT {
             // sqlite3_value_text must be called before sqlite3_value_bytes.
             guard let text = sqlite3_value_text(value) else { return "" }

@@ -1,4 +1,9 @@
 import SQLiteStore
+#if canImport(SQLite3)
+    import SQLite3
+#else
+    import CSQLite
+#endif
 
 extension Workloads {
     /// W2: read all rows of W1's table, the ten integers by column index,

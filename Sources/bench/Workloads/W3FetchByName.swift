@@ -1,5 +1,10 @@
 import Foundation
 import SQLiteStore
+#if canImport(SQLite3)
+    import SQLite3
+#else
+    import CSQLite
+#endif
 
 extension Workloads {
     /// W3: W2 with the columns read by name. The baseline resolves each name

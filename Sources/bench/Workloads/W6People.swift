@@ -1,4 +1,9 @@
 import SQLiteStore
+#if canImport(SQLite3)
+    import SQLite3
+#else
+    import CSQLite
+#endif
 
 extension Workloads {
     /// W6, first variant: the seeds' `peopleInfo` table. Insert people with

@@ -1,4 +1,9 @@
 import SQLiteStore
+#if canImport(SQLite3)
+    import SQLite3
+#else
+    import CSQLite
+#endif
 
 extension Workloads {
     /// W7: a cursor over a million rows (ten times `--rows`) of people,

@@ -1,5 +1,10 @@
 import Foundation
 import SQLiteStore
+#if canImport(SQLite3)
+    import SQLite3
+#else
+    import CSQLite
+#endif
 
 extension Workloads {
     /// W8: W2's full-table fetch run by 1, 2 and 4 readers at once, on a

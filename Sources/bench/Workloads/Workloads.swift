@@ -1,4 +1,9 @@
 import SQLiteStore
+#if canImport(SQLite3)
+    import SQLite3
+#else
+    import CSQLite
+#endif
 
 /// The registry of workloads, in the order they run and print. Each one is
 /// defined in its own file as a `static var` in an extension.
