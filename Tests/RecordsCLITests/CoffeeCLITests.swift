@@ -65,7 +65,9 @@ struct CoffeeCLITests {
         let family = try sandbox.runRaw(["coffee", "--help"])
         #expect(family.status == 0)
         let synopses = [
-            "list [--sort name|newest] [--json]", "add --name NAME --price PRICE [--json]", "show ID [--json]",
+            "list [--sort name|newest|price] [--min-price PRICE] [--max-price PRICE] [--json]",
+            "total [--min-price PRICE] [--max-price PRICE] [--json]", "add --name NAME --price PRICE [--json]",
+            "show ID [--json]",
             "edit ID [--name NAME] [--price PRICE] [--json]", "delete ID", "search TEXT... [--prefix]",
             "picture set ID FILE", "picture get ID FILE", "picture remove ID",
         ]
@@ -144,8 +146,10 @@ struct CoffeeCLITests {
         #expect(missing.stderr == "records: error: no coffee with ID 99\n")
     }
 
-    @Test("Prices round-trip exactly through the command line", arguments: ["0.1", "19.99", "1234567.891"])
-    func priceRoundTrip(price: String) throws {
+    @Test(
+        "Prices round-trip exactly through the command line",
+        arguments: [("0.1", 100_000), ("19.99", 19_990_000), ("1234567.891", 1_234_567_891_000)])
+    func priceRoundTrip(price: String, micros: Int64) throws {
         let sandbox = try Sandbox()
         let added = try #require(
             try sandbox.run("coffee", "add", "--name", "P", "--price", price, "--json").json() as? [String: Any])
@@ -156,7 +160,9 @@ struct CoffeeCLITests {
         let edited = try #require(try sandbox.run("coffee", "show", "1", "--json").json() as? [String: Any])
         #expect(jsonDecimal(edited["price"]) == jsonDecimal(price))
         let db = try Database(path: sandbox.database)
-        #expect(try db.fetchOne(String.self, "SELECT price FROM coffee WHERE coffeeID = ?", arguments: [id]) == price)
+        #expect(
+            try db.fetchOne(SQLiteValue.self, "SELECT priceMicros FROM coffee WHERE coffeeID = ?", arguments: [id])
+                == .integer(micros))
     }
 
     @Test("edit writes only what differs, and says so when nothing does")
@@ -167,7 +173,7 @@ struct CoffeeCLITests {
         #expect(same.stdout == "Espresso (ID 1) already has that name and price; nothing was written.\n")
         let debug = try sandbox.run("--debug", "coffee", "edit", "1", "--price", "2.70")
         #expect(debug.stdout == "Updated Espresso (ID 1): price 2.50 → 2.70.\n")
-        #expect(debug.stderr.contains("SQL: UPDATE coffee SET price = :price WHERE coffeeID = :id"))
+        #expect(debug.stderr.contains("SQL: UPDATE coffee SET priceMicros = :price WHERE coffeeID = :id"))
         let both = try sandbox.run("coffee", "edit", "2", "--name", "Cappuccino Grande", "--price", "4", "--json")
         let json = try #require(try both.json() as? [String: Any])
         #expect(json["name"] as? String == "Cappuccino Grande")
