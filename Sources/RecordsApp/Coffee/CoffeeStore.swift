@@ -329,7 +329,12 @@ public struct CoffeeStore: Sendable {
         switch sort {
         case .name: "records_fold(coffeeName), coffeeID"
         case .newest: "coffeeID DESC"
-        case .price: "typeof(priceMicros) <> 'integer', priceMicros, records_fold(coffeeName), coffeeID"
+        // Prices that cannot be read (any non-INTEGER) last, by name.
+        case .price:
+            """
+            typeof(priceMicros) <> 'integer', CASE typeof(priceMicros) WHEN 'integer' THEN priceMicros END,
+            records_fold(coffeeName), coffeeID
+            """
         }
     }
 
