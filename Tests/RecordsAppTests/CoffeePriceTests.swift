@@ -74,7 +74,9 @@ struct CoffeePriceTests {
         #expect(try store.search("n", sortedBy: .price).map(\.name) == ["Tenth", "Nine and a half", "Ten", "Hundred"])
     }
 
-    @Test("A price range that is not one is refused", arguments: [("-1", nil), ("1.0000001", nil), ("1000000000", nil), ("5", "4")])
+    @Test(
+        "A price range that is not one is refused",
+        arguments: [("-1", nil), ("1.0000001", nil), ("1000000000", nil), ("5", "4")])
     func badRange(minimum: String?, maximum: String?) throws {
         let range = CoffeePriceRange(minimum: minimum.map(decimal), maximum: maximum.map(decimal))
         #expect(throws: ValidationError.self) { try store.all(prices: range) }
@@ -116,7 +118,8 @@ struct CoffeePriceTests {
         try addRaw(id: 21, name: "Words", price: .text("a lot"))
         #expect(try store.totalPrice() == CoffeePriceTotal(total: decimal("119.6"), count: 4, withoutPrice: 2))
         let range = CoffeePriceRange(minimum: decimal("5"), maximum: decimal("10"))
-        #expect(try store.totalPrice(prices: range) == CoffeePriceTotal(total: decimal("19.5"), count: 2, withoutPrice: 2))
+        #expect(
+            try store.totalPrice(prices: range) == CoffeePriceTotal(total: decimal("19.5"), count: 2, withoutPrice: 2))
     }
 
     @Test("The total of no coffees is 0")
@@ -200,7 +203,8 @@ struct CoffeePriceMigrationTests {
     }
 
     func raw(_ database: AppDatabase) throws -> [SQLiteValue] {
-        try database.read { db in try db.fetchAll(SQLiteValue.self, "SELECT priceMicros FROM coffee ORDER BY coffeeID") }
+        try database.read { db in try db.fetchAll(SQLiteValue.self, "SELECT priceMicros FROM coffee ORDER BY coffeeID")
+        }
     }
 
     @Test("Decimal text becomes millionths; every row, name and picture is kept")

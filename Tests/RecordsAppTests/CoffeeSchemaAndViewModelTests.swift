@@ -15,6 +15,11 @@ struct CoffeeSchemaTests {
         return url
     }
 
+    /// The current table's columns as ``columns(_:)`` lists them.
+    let currentColumns = CoffeeSchema.millionthsColumns.map {
+        "\($0.name) \($0.type)".trimmingCharacters(in: .whitespaces)
+    }
+
     func columns(_ path: String) throws -> [String] {
         let db = try Database(path: path)
         return try db.fetchAll(String.self, "SELECT trim(name || ' ' || type) FROM pragma_table_info('coffee')")
@@ -32,7 +37,7 @@ struct CoffeeSchemaTests {
         #expect(espresso.picture?.format == .png)
         try store.writePicture(id: 1, to: .file(path: dir.path("espresso.png")))
         #expect(PictureFormat.detect(try Data(contentsOf: dir.fileURL("espresso.png"))) == .png)
-        #expect(try columns(url.path) == CoffeeSchema.millionthsColumns.map { "\($0.name) \($0.type)".trimmingCharacters(in: .whitespaces) })
+        #expect(try columns(url.path) == currentColumns)
         #expect(try columns(url.path).last == "picture BLOB")
     }
 
@@ -79,7 +84,7 @@ struct CoffeeSchemaTests {
                 "integer 1990000", "integer 1500000", "integer 2000000", "null ", "integer 19990000",
                 "integer 1234567891000",
             ])
-        #expect(try columns(url.path) == CoffeeSchema.millionthsColumns.map { "\($0.name) \($0.type)".trimmingCharacters(in: .whitespaces) })
+        #expect(try columns(url.path) == currentColumns)
         try store.setPicture(id: 1, from: .data(PictureBytes.make(count: 10)))
         #expect(try store.coffee(id: 1)?.picture?.size == 10)
     }
@@ -122,7 +127,7 @@ struct CoffeeSchemaTests {
                     expected: "a price in millionths (a whole number)")
             ])
         #expect(try store.coffee(id: 2)?.price == decimal("2.5"))
-        #expect(try columns(url.path) == CoffeeSchema.millionthsColumns.map { "\($0.name) \($0.type)".trimmingCharacters(in: .whitespaces) })
+        #expect(try columns(url.path) == currentColumns)
     }
 }
 

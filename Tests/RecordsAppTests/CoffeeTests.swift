@@ -142,7 +142,9 @@ struct CoffeeStoreTests {
         coffee.price = decimal("2.75")
         let price = try tracedStatements(database) { try store.save(&coffee) }
         #expect(
-            price.sql.filter { $0.hasPrefix("UPDATE") } == ["UPDATE coffee SET priceMicros = :price WHERE coffeeID = :id"])
+            price.sql.filter { $0.hasPrefix("UPDATE") } == [
+                "UPDATE coffee SET priceMicros = :price WHERE coffeeID = :id"
+            ])
         #expect(try store.coffee(id: 1)?.price == decimal("2.75"))
     }
 

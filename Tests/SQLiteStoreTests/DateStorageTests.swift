@@ -18,7 +18,8 @@ struct DateStorageTests {
     /// itself, so that no test repeats the conversion it checks.
     func date(_ text: String) throws -> Date {
         let milliseconds = try #require(
-            try db.fetchOne(Int64.self, "SELECT CAST(round((julianday(?) - 2440587.5) * 86400000) AS INTEGER)", arguments: [text]))
+            try db.fetchOne(
+                Int64.self, "SELECT CAST(round((julianday(?) - 2440587.5) * 86400000) AS INTEGER)", arguments: [text]))
         return Date(timeIntervalSince1970: Double(milliseconds) / 1000)
     }
 
@@ -33,7 +34,8 @@ struct DateStorageTests {
         try insert([try date("2026-12-01 06:02:02.418")])
         #expect(try db.fetchOne(SQLiteValue.self, "SELECT created FROM notes") == .text("2026-12-01 06:02:02.418"))
         #expect(
-            try db.fetchOne(Bool.self, "SELECT created = strftime('%Y-%m-%d %H:%M:%f', '2026-12-01 06:02:02.418') FROM notes")
+            try db.fetchOne(
+                Bool.self, "SELECT created = strftime('%Y-%m-%d %H:%M:%f', '2026-12-01 06:02:02.418') FROM notes")
                 == true)
     }
 
@@ -51,6 +53,25 @@ struct DateStorageTests {
         let olderThanDay = try db.fetchAll(
             Int.self, "SELECT id FROM notes WHERE created < datetime('2026-12-01 00:00:00', '-1 day') ORDER BY id")
         #expect(olderThanDay == [4])
+    }
+
+    @Test("A date on the very second datetime() gives sorts after it, as the longer text (documented)")
+    func sameSecondAsDatetime() throws {
+        try insert([try date("2026-11-30 06:02:02.000"), try date("2026-11-30 06:02:01.999")])
+        let after = try db.fetchAll(
+            Int.self, "SELECT id FROM notes WHERE created > datetime('2026-12-01 06:02:02', '-1 day')")
+        #expect(after == [1])
+        let exact = try db.fetchAll(
+            Int.self,
+            "SELECT id FROM notes WHERE created > strftime('%Y-%m-%d %H:%M:%f', '2026-12-01 06:02:02', '-1 day')")
+        #expect(exact.isEmpty)
+    }
+
+    @Test("A Julian day converted as documented reads as its date")
+    func julianDayConversion() throws {
+        let expected = try date("2026-12-01 06:00:00.000")
+        #expect(try db.fetchOne(Date.self, "SELECT unixepoch(2461375.75, 'julianday')") == expected)
+        #expect(try db.fetchOne(Date.self, "SELECT datetime(2461375.75)") == expected)
     }
 
     @Test("ORDER BY a date column is chronological, before 1970 and across milliseconds")
@@ -106,7 +127,8 @@ struct DateStorageTests {
         #expect(
             try db.fetchOne(Date.self, "SELECT strftime('%Y-%m-%d %H:%M:%f', '2026-12-01 06:02:02.250')")
                 == expected.addingTimeInterval(0.25))
-        #expect(try db.fetchOne(Date.self, "SELECT date('2026-12-01 06:02:02')") == expected.addingTimeInterval(-21_722))
+        #expect(
+            try db.fetchOne(Date.self, "SELECT date('2026-12-01 06:02:02')") == expected.addingTimeInterval(-21_722))
     }
 
     @Test("Sub-millisecond parts are rounded to the nearest millisecond, not truncated")
@@ -151,7 +173,8 @@ struct DateStorageTests {
         #expect(try first.sqliteValue == .text("0000-01-01 00:00:00.000"))
         #expect(try last.sqliteValue == .text("9999-12-31 23:59:59.999"))
         let outsides = [
-            first.addingTimeInterval(-0.001), last.addingTimeInterval(0.000_6), Date.distantFuture.addingTimeInterval(1e12),
+            first.addingTimeInterval(-0.001), last.addingTimeInterval(0.000_6),
+            Date.distantFuture.addingTimeInterval(1e12),
             Date(timeIntervalSince1970: -1e12),
         ]
         for outside in outsides {

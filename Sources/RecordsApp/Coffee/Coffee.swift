@@ -41,8 +41,9 @@ public struct Coffee: Sendable, Identifiable, Hashable {
     /// Whether the details (price, picture) have been loaded.
     public private(set) var isHydrated: Bool
     /// The stored name or price, when it is not one the app can read (a
-    /// name that is not text; a price no decimal holds, such as `1e+300`,
-    /// which the Coffee migration keeps as the text it was). Such a value
+    /// name that is not text; a price that is not a whole number of
+    /// millionths, such as `1e+300`, which the Coffee migrations keep as
+    /// the text it was). Such a value
     /// stays in the database as it is, and ``name`` or ``price`` is empty
     /// or nil; saving a new one replaces it. Empty until hydrated.
     public internal(set) var unreadable: [UnreadableValue] = []
