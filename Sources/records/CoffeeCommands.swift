@@ -13,19 +13,51 @@ let coffeeCommands = CommandFamily(
             name: "list", summary: "List every coffee's ID and name (nothing else is read)",
             options: [
                 Command.Option(
-                    name: "sort", valueName: "name|newest", help: "Order by name (default) or last added first"),
+                    name: "sort", valueName: "name|newest|price",
+                    help: "Order by name (default), last added first, or cheapest first"),
+                Command.Option(name: "min-price", valueName: "PRICE", help: "Only coffees costing at least PRICE"),
+                Command.Option(name: "max-price", valueName: "PRICE", help: "Only coffees costing at most PRICE"),
                 .json,
             ],
-            examples: ["records coffee list", "records coffee list --sort newest --json"],
+            discussion: """
+                Sorting by price and the price filters compare exact prices: 9.50 comes
+                before 10. Coffees without a readable price come last by price, and are
+                left out by a filter.
+                """,
+            examples: [
+                "records coffee list", "records coffee list --sort newest --json",
+                "records coffee list --sort price --min-price 3 --max-price 3.50",
+            ],
             run: { invocation in
                 let sort = try invocation.choice("sort", default: CoffeeSort.name)
-                let coffees = try CoffeeStore(database: invocation.database()).list(sortedBy: sort)
-                try printCoffees(
-                    coffees.records, invocation,
-                    empty: coffees.isComplete
-                        ? "No coffees yet. Add one: records coffee add --name NAME --price PRICE" : nil
-                )
+                let prices = try CoffeePriceRange.parse(
+                    minimum: invocation.arguments.value("min-price"), maximum: invocation.arguments.value("max-price"))
+                let coffees = try CoffeeStore(database: invocation.database()).list(sortedBy: sort, prices: prices)
+                let none =
+                    prices.isAny
+                    ? "No coffees yet. Add one: records coffee add --name NAME --price PRICE"
+                    : "No coffee has a price in that range."
+                try printCoffees(coffees.records, invocation, empty: coffees.isComplete ? none : nil)
                 try finishList(coffees, noun: "coffees")
+            }),
+        Command(
+            name: "total", summary: "Add up the coffees' prices, exactly",
+            options: [
+                Command.Option(name: "min-price", valueName: "PRICE", help: "Only coffees costing at least PRICE"),
+                Command.Option(name: "max-price", valueName: "PRICE", help: "Only coffees costing at most PRICE"),
+                .json,
+            ],
+            discussion: """
+                The database adds the prices as whole numbers of millionths, so nothing is
+                rounded: 0.10 and 0.20 make 0.30. Coffees without a readable price are not
+                counted; how many there are is said after the total.
+                """,
+            examples: ["records coffee total", "records coffee total --max-price 3 --json"],
+            run: { invocation in
+                let prices = try CoffeePriceRange.parse(
+                    minimum: invocation.arguments.value("min-price"), maximum: invocation.arguments.value("max-price"))
+                let total = try CoffeeStore(database: invocation.database()).totalPrice(prices: prices)
+                try invocation.emit(total, text: totalSummary(total))
             }),
         Command(
             name: "add", summary: "Add a coffee and print its ID",
@@ -118,7 +150,7 @@ let coffeeCommands = CommandFamily(
             ],
             options: [
                 Command.Option.flag("prefix", "Match names that start with TEXT only (default: TEXT anywhere)"),
-                Command.Option(name: "sort", valueName: "name|newest", help: "Order as for list"),
+                Command.Option(name: "sort", valueName: "name|newest|price", help: "Order as for list"),
                 .json,
             ],
             examples: [
@@ -266,6 +298,19 @@ private func editSummary(before: Coffee, after: Coffee, wrote: Bool) -> String {
         changes.append("price \(priceText(before.price)) → \(priceText(after.price))")
     }
     return "Updated \(describe(after)): \(changes.joined(separator: ", "))."
+}
+
+/// "Total of 6 coffees: 19.50." and how many were not counted.
+private func totalSummary(_ total: CoffeePriceTotal) -> String {
+    let counted = total.count == 1 ? "1 coffee" : "\(total.count) coffees"
+    var text = "Total of \(counted): \(CoffeeRules.priceText(total.total))."
+    if total.withoutPrice > 0 {
+        text +=
+            total.withoutPrice == 1
+            ? " 1 coffee has no readable price and is not counted."
+            : " \(total.withoutPrice) coffees have no readable price and are not counted."
+    }
+    return text
 }
 
 private func priceText(_ price: Decimal?) -> String { price.map(CoffeeRules.priceText) ?? "none" }

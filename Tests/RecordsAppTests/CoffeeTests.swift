@@ -37,7 +37,7 @@ struct CoffeeStoreTests {
         #expect(Set(search.columns) == ["coffee.coffeeID", "coffee.coffeeName"], "\(search.columns)")
         // The recorder does see the other columns when a query reads them.
         let detail = try columnsRead(database) { try store.coffee(id: 1) }
-        #expect(Set(detail.columns).isSuperset(of: ["coffee.price", "coffee.picture", "coffee.pictureType"]))
+        #expect(Set(detail.columns).isSuperset(of: ["coffee.priceMicros", "coffee.picture", "coffee.pictureType"]))
     }
 
     @Test("Hydrating loads price and picture; a hydrated coffee is not read again unless asked")
@@ -142,7 +142,9 @@ struct CoffeeStoreTests {
         coffee.price = decimal("2.75")
         let price = try tracedStatements(database) { try store.save(&coffee) }
         #expect(
-            price.sql.filter { $0.hasPrefix("UPDATE") } == ["UPDATE coffee SET price = :price WHERE coffeeID = :id"])
+            price.sql.filter { $0.hasPrefix("UPDATE") } == [
+                "UPDATE coffee SET priceMicros = :price WHERE coffeeID = :id"
+            ])
         #expect(try store.coffee(id: 1)?.price == decimal("2.75"))
     }
 
@@ -199,20 +201,20 @@ struct CoffeeStoreTests {
     // MARK: Exact prices
 
     @Test(
-        "Prices round-trip exactly and are stored as their decimal text",
+        "Prices round-trip exactly and are stored as whole numbers of millionths",
         arguments: [
-            ("0.1", "0.1"), ("19.99", "19.99"), ("1234567.891", "1234567.891"), ("0", "0"), ("3.50", "3.5"),
-            ("999999999.999999", "999999999.999999"), ("0.000001", "0.000001"),
+            ("0.1", "100000"), ("19.99", "19990000"), ("1234567.891", "1234567891000"), ("0", "0"), ("3.50", "3500000"),
+            ("999999999.999999", "999999999999999"), ("0.000001", "1"),
         ])
     func priceRoundTrip(typed: String, stored: String) throws {
         let price = try CoffeeRules.price(fromText: typed)
         let coffee = try store.add(CoffeeDraft(name: "Priced", price: price))
         let raw = try database.read { db in
             try db.fetchOne(
-                String.self, "SELECT typeof(price) || ' ' || price FROM coffee WHERE coffeeID = ?",
+                String.self, "SELECT typeof(priceMicros) || ' ' || priceMicros FROM coffee WHERE coffeeID = ?",
                 arguments: [coffee.id])
         }
-        #expect(raw == "text \(stored)")
+        #expect(raw == "integer \(stored)")
         #expect(try store.coffee(id: coffee.id)?.price == decimal(typed))
 
         // And through an edit.
@@ -302,7 +304,7 @@ struct CoffeeStoreTests {
 
     @Test("A NULL name from the seed's table reads as empty")
     func nullName() throws {
-        try database.write { db in try db.execute("INSERT INTO coffee (coffeeID, price) VALUES (9, NULL)") }
+        try database.write { db in try db.execute("INSERT INTO coffee (coffeeID, priceMicros) VALUES (9, NULL)") }
         #expect(try store.all(sortedBy: .newest).first == Coffee(id: 9, name: ""))
         let coffee = try #require(try store.coffee(id: 9))
         #expect(coffee.name.isEmpty && coffee.price == nil)

@@ -209,11 +209,12 @@ struct CoffeeUnreadableRowTests {
         let store = CoffeeStore(database: database)
         #expect(try store.all(sortedBy: .newest).map(\.id) == [7, 6, 5, 4, 3, 2, 1])
         let stored = try database.read { db in
-            try db.fetchAll(String.self, "SELECT typeof(price) || ' ' || quote(price) FROM coffee ORDER BY coffeeID")
+            try db.fetchAll(
+                String.self, "SELECT typeof(priceMicros) || ' ' || quote(priceMicros) FROM coffee ORDER BY coffeeID")
         }
         #expect(
             stored == [
-                "text '2.5'", "text '1e+300'", "text 'cheap'", "text 'inf'", "blob X'0102'", "text '1e-300'",
+                "integer 2500000", "text '1e+300'", "text 'cheap'", "text 'inf'", "blob X'0102'", "text '1e-300'",
                 "null NULL",
             ])
         let flagged = try (1...7).map { try #require(try store.coffee(id: Int64($0))).unreadable.map(\.stored) }
@@ -236,7 +237,7 @@ struct CoffeeUnreadableRowTests {
         #expect(try store.save(&huge))
         #expect(huge.unreadable.map(\.field) == ["price"])
         let kept = try database.read { db in
-            try db.fetchOne(String.self, "SELECT price FROM coffee WHERE coffeeID = 2")
+            try db.fetchOne(String.self, "SELECT priceMicros FROM coffee WHERE coffeeID = 2")
         }
         #expect(kept == "1e+300")
         huge.price = decimal("3.10")
@@ -265,7 +266,7 @@ struct CoffeeUnreadableRowTests {
         let store = CoffeeStore(database: database)
         try store.add(CoffeeDraft(name: "Mocha", price: decimal("3.95")))
         try database.write { db in
-            try db.execute("INSERT INTO coffee (coffeeID, coffeeName, price) VALUES (9, X'FF', '1.00')")
+            try db.execute("INSERT INTO coffee (coffeeID, coffeeName, priceMicros) VALUES (9, X'FF', 1000000)")
         }
         let listed = try store.list()
         #expect(listed.records.map(\.name) == ["Mocha"])

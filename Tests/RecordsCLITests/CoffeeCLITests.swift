@@ -65,7 +65,9 @@ struct CoffeeCLITests {
         let family = try sandbox.runRaw(["coffee", "--help"])
         #expect(family.status == 0)
         let synopses = [
-            "list [--sort name|newest] [--json]", "add --name NAME --price PRICE [--json]", "show ID [--json]",
+            "list [--sort name|newest|price] [--min-price PRICE] [--max-price PRICE] [--json]",
+            "total [--min-price PRICE] [--max-price PRICE] [--json]", "add --name NAME --price PRICE [--json]",
+            "show ID [--json]",
             "edit ID [--name NAME] [--price PRICE] [--json]", "delete ID", "search TEXT... [--prefix]",
             "picture set ID FILE", "picture get ID FILE", "picture remove ID",
         ]
@@ -97,6 +99,13 @@ struct CoffeeCLITests {
             (["coffee", "add", "--name", "X", "--price", "3,50"], "with a point for the decimals, not a comma"),
             (["coffee", "edit", "1"], "nothing to change"),
             (["coffee", "search"], "missing TEXT"),
+            (["coffee", "list", "--sort", "cost"], "choose name, newest, price"),
+            (["coffee", "list", "--min-price", "abc"], "minimum price must be a number such as 3.50"),
+            (["coffee", "total", "--max-price", "-1"], "maximum price must not be negative"),
+            (
+                ["coffee", "total", "--min-price", "5", "--max-price", "4"],
+                "the minimum price must not be above the maximum price"
+            ),
         ])
     func usageErrors(arguments: [String], message: String) throws {
         let sandbox = try Sandbox()
@@ -126,6 +135,45 @@ struct CoffeeCLITests {
         #expect(newest.compactMap { $0["id"] as? Int } == [6, 5, 4, 3, 2, 1])
     }
 
+    @Test("list --sort price is numeric (0.1, 9.50, 10, 100) and --min-price 5 takes in 9.50")
+    func listByPrice() throws {
+        let sandbox = try Sandbox()
+        for (name, price) in [("Tenth", "0.1"), ("Ten", "10"), ("Hundred", "100"), ("Nine fifty", "9.50")] {
+            #expect(try sandbox.run("coffee", "add", "--name", name, "--price", price).status == 0)
+        }
+        let sorted = try #require(
+            try sandbox.run("coffee", "list", "--sort", "price", "--json").json() as? [[String: Any]])
+        #expect(sorted.compactMap { $0["id"] as? Int } == [7, 1, 5, 2, 3, 4, 6, 10, 8, 9])
+        let above = try sandbox.run("coffee", "list", "--sort", "price", "--min-price", "5")
+        #expect(above.status == 0)
+        #expect(above.lines == ["ID  NAME", "10  Nine fifty", " 8  Ten", " 9  Hundred"])
+        let between = try sandbox.run("coffee", "list", "--min-price", "3.45", "--max-price", "3.60")
+        #expect(between.lines == ["ID  NAME", " 3  Caffè Latte", " 4  Flat White"])
+        let none = try sandbox.run("coffee", "list", "--min-price", "500")
+        #expect(none.status == 0 && none.stdout == "No coffee has a price in that range.\n")
+    }
+
+    @Test("total adds prices exactly, in text and JSON, within a range")
+    func total() throws {
+        let sandbox = try Sandbox()
+        let sample = try sandbox.run("coffee", "total")
+        #expect(sample.status == 0)
+        #expect(sample.stdout == "Total of 6 coffees: 19.50.\n")
+        for price in ["0.1", "0.2"] {
+            #expect(try sandbox.run("coffee", "add", "--name", "Small", "--price", price).status == 0)
+        }
+        let small = try #require(
+            try sandbox.run("coffee", "total", "--max-price", "0.2", "--json").json() as? [String: Any])
+        #expect(small["total"] as? String == "0.30")
+        #expect(small["count"] as? Int == 2)
+        #expect(small["withoutPrice"] as? Int == 0)
+        let db = try Database(path: sandbox.database)
+        try db.execute("UPDATE coffee SET priceMicros = 'cheap' WHERE coffeeID = 1")
+        db.close()
+        let flagged = try sandbox.run("coffee", "total")
+        #expect(flagged.stdout == "Total of 7 coffees: 17.30. 1 coffee has no readable price and is not counted.\n")
+    }
+
     @Test("add prints the new ID alone; show has the exact price and the picture's format and size")
     func addAndShow() throws {
         let sandbox = try Sandbox()
@@ -144,8 +192,10 @@ struct CoffeeCLITests {
         #expect(missing.stderr == "records: error: no coffee with ID 99\n")
     }
 
-    @Test("Prices round-trip exactly through the command line", arguments: ["0.1", "19.99", "1234567.891"])
-    func priceRoundTrip(price: String) throws {
+    @Test(
+        "Prices round-trip exactly through the command line",
+        arguments: [("0.1", 100_000), ("19.99", 19_990_000), ("1234567.891", 1_234_567_891_000)])
+    func priceRoundTrip(price: String, micros: Int64) throws {
         let sandbox = try Sandbox()
         let added = try #require(
             try sandbox.run("coffee", "add", "--name", "P", "--price", price, "--json").json() as? [String: Any])
@@ -156,7 +206,9 @@ struct CoffeeCLITests {
         let edited = try #require(try sandbox.run("coffee", "show", "1", "--json").json() as? [String: Any])
         #expect(jsonDecimal(edited["price"]) == jsonDecimal(price))
         let db = try Database(path: sandbox.database)
-        #expect(try db.fetchOne(String.self, "SELECT price FROM coffee WHERE coffeeID = ?", arguments: [id]) == price)
+        #expect(
+            try db.fetchOne(SQLiteValue.self, "SELECT priceMicros FROM coffee WHERE coffeeID = ?", arguments: [id])
+                == .integer(micros))
     }
 
     @Test("edit writes only what differs, and says so when nothing does")
@@ -167,7 +219,7 @@ struct CoffeeCLITests {
         #expect(same.stdout == "Espresso (ID 1) already has that name and price; nothing was written.\n")
         let debug = try sandbox.run("--debug", "coffee", "edit", "1", "--price", "2.70")
         #expect(debug.stdout == "Updated Espresso (ID 1): price 2.50 → 2.70.\n")
-        #expect(debug.stderr.contains("SQL: UPDATE coffee SET price = :price WHERE coffeeID = :id"))
+        #expect(debug.stderr.contains("SQL: UPDATE coffee SET priceMicros = :price WHERE coffeeID = :id"))
         let both = try sandbox.run("coffee", "edit", "2", "--name", "Cappuccino Grande", "--price", "4", "--json")
         let json = try #require(try both.json() as? [String: Any])
         #expect(json["name"] as? String == "Cappuccino Grande")

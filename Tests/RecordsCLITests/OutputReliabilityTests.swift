@@ -299,7 +299,7 @@ struct OutputReliabilityTests {
         let sandbox = try Sandbox()
         #expect(try sandbox.run("coffee", "list").status == 0)
         let db = try Database(path: sandbox.database)
-        try db.execute("UPDATE coffee SET price = ? WHERE coffeeID = 1", arguments: ["\u{1B}]0;PWNED\u{07}"])
+        try db.execute("UPDATE coffee SET priceMicros = ? WHERE coffeeID = 1", arguments: ["\u{1B}]0;PWNED\u{07}"])
         for arguments in [["coffee", "show", "1"], ["coffee", "show", "1", "--json"]] {
             let run = try sandbox.runRaw(["--database", sandbox.database] + arguments)
             #expect(run.status != 0, "\(arguments): \(run)")

@@ -136,7 +136,7 @@ struct ReliabilityCLITests {
     @Test("A coffee price no decimal holds: show flags it and exits 1; the list and the other apps work; edit mends it")
     func coffeeOddPrice() throws {
         let sandbox = try Sandbox()
-        try tamper(sandbox, "UPDATE coffee SET price = '1e+300' WHERE coffeeID = 2")
+        try tamper(sandbox, "UPDATE coffee SET priceMicros = '1e+300' WHERE coffeeID = 2")
         #expect(try sandbox.run("coffee", "list").status == 0)
         let show = try sandbox.run("coffee", "show", "2")
         #expect(show.status == 1)
@@ -144,8 +144,8 @@ struct ReliabilityCLITests {
         #expect(
             show.stderr == """
                 records: error: coffee 2 has stored values records cannot read, kept as they are: its price \
-                (coffee.price) is the text '1e+300', not a price records can hold; give a new one with records \
-                coffee edit 2
+                (coffee.priceMicros) is the text '1e+300', not a price in millionths (a whole number); give a new \
+                one with records coffee edit 2
 
                 """)
         let json = try #require(try sandbox.run("coffee", "show", "2", "--json").json() as? [String: Any])

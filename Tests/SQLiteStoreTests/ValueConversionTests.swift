@@ -160,13 +160,13 @@ struct ValueConversionTests {
         #expect(back == big)
     }
 
-    @Test("Dates are written as ISO-8601 UTC text with milliseconds")
+    @Test("Dates are written as SQLite's UTC text with milliseconds")
     func dateWriting() throws {
         let date = Date(timeIntervalSince1970: 1_700_000_000.123)
-        #expect(try date.sqliteValue == .text("2023-11-14T22:13:20.123Z"))
-        #expect(try Date(timeIntervalSince1970: 0).sqliteValue == .text("1970-01-01T00:00:00.000Z"))
-        #expect(try Date(timeIntervalSince1970: -0.001).sqliteValue == .text("1969-12-31T23:59:59.999Z"))
-        #expect(try Date(timeIntervalSince1970: 951_782_400).sqliteValue == .text("2000-02-29T00:00:00.000Z"))
+        #expect(try date.sqliteValue == .text("2023-11-14 22:13:20.123"))
+        #expect(try Date(timeIntervalSince1970: 0).sqliteValue == .text("1970-01-01 00:00:00.000"))
+        #expect(try Date(timeIntervalSince1970: -0.001).sqliteValue == .text("1969-12-31 23:59:59.999"))
+        #expect(try Date(timeIntervalSince1970: 951_782_400).sqliteValue == .text("2000-02-29 00:00:00.000"))
         #expect(try roundTrip(date, in: db).timeIntervalSince1970 == 1_700_000_000.123)
         // SQLite's own date functions understand the stored text.
         #expect(

@@ -41,8 +41,9 @@ public struct Coffee: Sendable, Identifiable, Hashable {
     /// Whether the details (price, picture) have been loaded.
     public private(set) var isHydrated: Bool
     /// The stored name or price, when it is not one the app can read (a
-    /// name that is not text; a price no decimal holds, such as `1e+300`,
-    /// which the Coffee migration keeps as the text it was). Such a value
+    /// name that is not text; a price that is not a whole number of
+    /// millionths, such as `1e+300`, which the Coffee migrations keep as
+    /// the text it was). Such a value
     /// stays in the database as it is, and ``name`` or ``price`` is empty
     /// or nil; saving a new one replaces it. Empty until hydrated.
     public internal(set) var unreadable: [UnreadableValue] = []
@@ -164,7 +165,7 @@ extension Validator {
     /// The limits are checked on the digits as typed, so that the value is
     /// built from at most 15 significant digits: `Decimal(string:)` alone
     /// would silently round a longer text.
-    mutating func price(_ text: String) -> Decimal {
+    mutating func price(_ text: String, field: String = "price") -> Decimal {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         let isNegative = trimmed.hasPrefix("-")
         let body = isNegative ? trimmed.dropFirst() : Substring(trimmed)
@@ -174,44 +175,44 @@ extension Validator {
             let comma =
                 body.split(separator: ",").count == 2 && body.utf8.allSatisfy { isDigit($0) || $0 == UInt8(ascii: ",") }
             fail(
-                "price",
+                field,
                 comma
-                    ? "price must be a number such as 3.50, with a point for the decimals, not a comma"
-                    : "price must be a number such as 3.50 (digits, with a point for the decimals)")
+                    ? "\(field) must be a number such as 3.50, with a point for the decimals, not a comma"
+                    : "\(field) must be a number such as 3.50 (digits, with a point for the decimals)")
             return 0
         }
         let whole = parts[0].drop { $0 == "0" }
         let fraction = parts.count > 1 ? parts[1].reversed().drop { $0 == "0" }.reversed() : []
         if isNegative && (!whole.isEmpty || !fraction.isEmpty) {
-            fail("price", "price must not be negative")
+            fail(field, "\(field) must not be negative")
         } else if whole.count > 9 {
-            fail("price", "price must be less than \(CoffeeRules.priceLimit)")
+            fail(field, "\(field) must be less than \(CoffeeRules.priceLimit)")
         } else if fraction.count > CoffeeRules.maxFractionDigits {
-            fail("price", "price must have at most \(CoffeeRules.maxFractionDigits) digits after the point")
+            fail(field, "\(field) must have at most \(CoffeeRules.maxFractionDigits) digits after the point")
         } else if let value = Decimal(
             string: (whole.isEmpty ? "0" : String(whole)) + "." + String(fraction) + "0",
             locale: Locale(identifier: "en_US_POSIX"))
         {
             return value
         } else {
-            fail("price", "price must be a number such as 3.50 (digits, with a point for the decimals)")
+            fail(field, "\(field) must be a number such as 3.50 (digits, with a point for the decimals)")
         }
         return 0
     }
 
     /// Checks a price's range and precision.
-    mutating func checkPrice(_ price: Decimal) {
+    mutating func checkPrice(_ price: Decimal, field: String = "price") {
         if price.isNaN {
-            fail("price", "price must be a number")
+            fail(field, "\(field) must be a number")
         } else if price < 0 {
-            fail("price", "price must not be negative")
+            fail(field, "\(field) must not be negative")
         } else if price >= CoffeeRules.priceLimit {
-            fail("price", "price must be less than \(CoffeeRules.priceLimit)")
+            fail(field, "\(field) must be less than \(CoffeeRules.priceLimit)")
         } else if let point = price.description.firstIndex(of: "."),
             price.description.distance(from: point, to: price.description.endIndex) - 1
                 > CoffeeRules.maxFractionDigits
         {
-            fail("price", "price must have at most \(CoffeeRules.maxFractionDigits) digits after the point")
+            fail(field, "\(field) must have at most \(CoffeeRules.maxFractionDigits) digits after the point")
         }
     }
 }
@@ -293,4 +294,119 @@ public enum CoffeeSort: String, Sendable, CaseIterable, Codable {
     case name
     /// The last added first.
     case newest
+    /// The cheapest first, equal prices by name; coffees without a price,
+    /// or with one that cannot be read, come last.
+    case price
+}
+
+/// The prices a list or a total takes in; nil leaves that end open. Both
+/// ends are included.
+///
+/// ```swift
+/// let range = try CoffeePriceRange.parse(minimum: "2.50", maximum: nil)
+/// let coffees = try store.list(sortedBy: .price, prices: range)
+/// ```
+///
+/// A coffee without a price, or whose stored price cannot be read, is in
+/// no range but ``any``.
+public struct CoffeePriceRange: Sendable, Equatable {
+    /// The lowest price taken in.
+    public var minimum: Decimal?
+    /// The highest price taken in.
+    public var maximum: Decimal?
+
+    /// Every coffee, priced or not.
+    public static let any = CoffeePriceRange()
+
+    /// Creates a range.
+    public init(minimum: Decimal? = nil, maximum: Decimal? = nil) {
+        self.minimum = minimum
+        self.maximum = maximum
+    }
+
+    /// A range from text typed as prices are (`3.50`).
+    ///
+    /// - Throws: ``ValidationError`` when either is not a valid price, or
+    ///   the minimum is above the maximum.
+    public static func parse(minimum: String?, maximum: String?) throws -> CoffeePriceRange {
+        var validator = Validator()
+        let range = CoffeePriceRange(
+            minimum: minimum.map { validator.price($0, field: "minimum price") },
+            maximum: maximum.map { validator.price($0, field: "maximum price") })
+        try validator.check()
+        _ = try range.millionths()
+        return range
+    }
+
+    /// Whether it takes in every coffee, priced or not (no end is set).
+    public var isAny: Bool { minimum == nil && maximum == nil }
+
+    /// The ends in millionths, as the database stores prices.
+    ///
+    /// - Throws: ``ValidationError`` when an end is not a valid price (see
+    ///   ``CoffeeRules``), or the minimum is above the maximum.
+    func millionths() throws -> (minimum: Int64?, maximum: Int64?) {
+        var validator = Validator()
+        if let minimum { validator.checkPrice(minimum, field: "minimum price") }
+        if let maximum { validator.checkPrice(maximum, field: "maximum price") }
+        if let minimum, let maximum, minimum > maximum {
+            validator.fail("minimum price", "the minimum price must not be above the maximum price")
+        }
+        try validator.check()
+        return (minimum.flatMap(CoffeePrice.micros(exactly:)), maximum.flatMap(CoffeePrice.micros(exactly:)))
+    }
+}
+
+/// The sum of coffees' prices, exact.
+public struct CoffeePriceTotal: Sendable, Equatable, Encodable {
+    /// The sum of the prices counted.
+    public var total: Decimal
+    /// How many coffees' prices were added.
+    public var count: Int
+    /// How many coffees have no price, or one that cannot be read, and
+    /// were left out (whatever the range).
+    public var withoutPrice: Int
+
+    /// Creates a total.
+    public init(total: Decimal, count: Int, withoutPrice: Int) {
+        self.total = total
+        self.count = count
+        self.withoutPrice = withoutPrice
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case total, count, withoutPrice
+    }
+
+    /// `{"total": "19.50", "count": 6, "withoutPrice": 0}`: the total as
+    /// exact decimal text, as prices are.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(CoffeeRules.priceText(total), forKey: .total)
+        try container.encode(count, forKey: .count)
+        try container.encode(withoutPrice, forKey: .withoutPrice)
+    }
+}
+
+/// Prices as the `coffee` table stores them: whole numbers of millionths
+/// (`priceMicros`), which SQL sorts, compares and adds exactly.
+enum CoffeePrice {
+    /// Millionths in one unit of currency.
+    static let scale: Int64 = 1_000_000
+
+    /// The price in millionths, or nil when it is not a whole number of
+    /// them (more than 6 decimals) or does not fit an `Int64`.
+    static func micros(exactly price: Decimal) -> Int64? {
+        guard price.isFinite else { return nil }
+        let scaled = price * Decimal(scale)
+        // Whole-number decimals print as plain digits; anything else
+        // (a fraction, too many digits) is no Int64.
+        guard let micros = Int64(scaled.description), decimal(micros: micros) == price else { return nil }
+        return micros
+    }
+
+    /// The price of a number of millionths, exact.
+    static func decimal(micros: Int64) -> Decimal {
+        Decimal(sign: micros < 0 ? .minus : .plus, exponent: -6, significand: Decimal(micros.magnitude))
+    }
 }

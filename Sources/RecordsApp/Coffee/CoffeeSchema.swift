@@ -1,37 +1,52 @@
 import Foundation
 import SQLiteStore
 
-/// The Coffee app's table: seed 001's `coffee`, with its column names, two
-/// changes, and pictures stored in the row.
+/// The Coffee app's table: seed 001's `coffee`, with prices in millionths
+/// and pictures stored in the row.
 ///
 /// ```sql
 /// CREATE TABLE coffee (
 ///     coffeeID INTEGER PRIMARY KEY,
 ///     coffeeName TEXT,
-///     price TEXT,          -- exact decimal text, e.g. '19.99'
+///     priceMicros,         -- the price in millionths: 19.99 is 19990000
 ///     pictureType TEXT,    -- 'image/png', 'image/jpeg', 'image/gif', 'image/webp'
 ///     picture BLOB)        -- last: see below
 /// ```
 ///
-/// - **Prices are exact decimal text, not the seed's `REAL`.** A REAL is a
-///   binary fraction: 0.1 is stored as 0.1000000000000000055511151231257827,
-///   sums drift (0.1 + 0.2 = 0.30000000000000004) and values past 15
-///   significant digits are rounded. A column declared `REAL` also converts
-///   any decimal text written to it into a REAL (its affinity), so the type
-///   itself had to change, not only what the app writes. TEXT keeps the
-///   digits the user typed, which `Decimal` reads back exactly. Integer
-///   minor units (cents) were the other choice; they would have fixed the
-///   number of decimals for every price (1234567.891 needs three) and made
-///   the raw table harder to read.
+/// - **Prices are whole numbers of millionths (`priceMicros`), not the
+///   seed's `REAL`.** A REAL is a binary fraction: 0.1 is stored as
+///   0.1000000000000000055511151231257827, sums drift (0.1 + 0.2 =
+///   0.30000000000000004) and values past 15 significant digits are
+///   rounded. An INTEGER count of millionths is exact, and SQL sorts,
+///   compares and adds it as a number: `ORDER BY priceMicros`, `WHERE
+///   priceMicros > 5000000` and `sum(priceMicros)` are right, which the
+///   decimal text of the first version (`price TEXT`) was not (it sorted
+///   `10` before `9.5`). Every price the app accepts fits: at most 6
+///   decimals and below one billion is below 10^15 millionths, far inside
+///   an `Int64`. The column's name says its unit, so that SQL written by
+///   hand does not take `19990000` for a price.
+/// - **`priceMicros` declares no type**, so SQLite stores what it is given
+///   without converting it. The migration keeps a price it cannot turn
+///   into millionths exactly (text such as `cheap` or `1e+300`, more than
+///   6 decimals) as it was; a type would have turned such text into a
+///   REAL, rounding it. That coffee shows the price as unreadable
+///   (``Coffee/unreadable``) until a new one is saved. The app reads only
+///   INTEGERs from the column, and its queries keep anything else out of
+///   sorting, filtering and totals (`typeof(priceMicros) = 'integer'`).
 /// - **The picture column is last**, with its type just before it: SQLite
 ///   reserves a large blob with `zeroblob(N)` without building it in memory
 ///   only when nothing but NULLs follows it in the row.
 enum CoffeeSchema {
     /// In order; append, never edit a shipped one.
     static let migrations: [Migrator.Migration] = [
-        Migrator.migration("coffee.createTable") { db in try createOrUpgradeTable(db) }
+        Migrator.migration("coffee.createTable") { db in try createOrUpgradeTable(db) },
+        Migrator.migration("coffee.pricesInMillionths") { db in try convertPricesToMillionths(db) },
     ]
 
+    /// The table the first migration makes (prices as decimal text), and
+    /// the one the shipped sample database has; the second migration
+    /// rebuilds it as ``createMillionthsTable``. Never change it: databases
+    /// made by the first version are upgraded from it.
     static let createTable = """
         CREATE TABLE coffee (
             coffeeID INTEGER PRIMARY KEY,
@@ -104,6 +119,73 @@ enum CoffeeSchema {
             guard let decimal = try? Decimal(sqliteValue: value) else { return .text(text) }
             return .text(decimal.description)
         }
+    }
+
+    /// The table as the app uses it now: prices in millionths.
+    static let createMillionthsTable = """
+        CREATE TABLE coffee (
+            coffeeID INTEGER PRIMARY KEY,
+            coffeeName TEXT,
+            priceMicros,
+            pictureType TEXT,
+            picture BLOB)
+        """
+
+    /// The columns, and their declared types, of ``createMillionthsTable``.
+    static let millionthsColumns = [
+        Column(name: "coffeeID", type: "INTEGER"), Column(name: "coffeeName", type: "TEXT"),
+        Column(name: "priceMicros", type: ""), Column(name: "pictureType", type: "TEXT"),
+        Column(name: "picture", type: "BLOB"),
+    ]
+
+    /// Rebuilds the first version's table (``createTable``, prices as
+    /// decimal text) as ``createMillionthsTable``, prices in millionths, keeping every
+    /// row, ID, name and picture, and every price that cannot be converted
+    /// exactly as it was (see ``storedPriceMicros(_:)``). A table already in
+    /// the new layout is kept.
+    ///
+    /// The table is rebuilt, not altered, because a column's declared type
+    /// cannot change, and because the picture must stay the last column.
+    static func convertPricesToMillionths(_ db: Database) throws {
+        let existing = try db.fetchAll("SELECT name, type FROM pragma_table_info('coffee')").map {
+            Column(name: try $0["name"], type: (try $0["type"] as String).uppercased())
+        }
+        if existing == millionthsColumns { return }
+        guard existing == columns else {
+            throw SchemaError(
+                message: "the database's coffee table has columns records does not know ("
+                    + existing.map(\.name).joined(separator: ", ") + "); it was left as it was")
+        }
+        try db.execute(
+            createMillionthsTable.replacingOccurrences(of: "CREATE TABLE coffee", with: "CREATE TABLE coffee_new"))
+        // One row at a time, its price converted in Swift and the rest
+        // (the picture above all) copied by SQLite without reaching Swift.
+        let copy = try db.makeStatement(
+            """
+            INSERT INTO coffee_new (coffeeID, coffeeName, priceMicros, pictureType, picture)
+            SELECT coffeeID, coffeeName, ?, pictureType, picture FROM coffee WHERE coffeeID = ?
+            """)
+        let rows = try db.fetchCursor("SELECT coffeeID, price FROM coffee")
+        while let row = try rows.next() {
+            let id: Int64 = try row[0]
+            try copy.execute(arguments: [storedPriceMicros(try row[1]), id])
+        }
+        try db.execute("DROP TABLE coffee")
+        try db.execute("ALTER TABLE coffee_new RENAME TO coffee")
+    }
+
+    /// What a first-version price becomes in `priceMicros`: the exact
+    /// number of millionths of a decimal price (`'19.99'` becomes
+    /// 19990000), or, for a value that has none, the value as it was:
+    /// NULL stays NULL; text no decimal holds (`'cheap'`, `'1e+300'`), a
+    /// price with more than 6 decimals or beyond an `Int64` of millionths,
+    /// and a blob are kept unchanged, and the coffee shows its price as
+    /// unreadable until a new one is saved.
+    static func storedPriceMicros(_ value: SQLiteValue) -> SQLiteValue {
+        guard value != .null, let price = try? Decimal(sqliteValue: value),
+            let micros = CoffeePrice.micros(exactly: price)
+        else { return value }
+        return .integer(micros)
     }
 
     /// The coffee table found cannot be taken over; the migration changed

@@ -37,17 +37,35 @@ public struct CoffeeStore: Sendable {
     /// Every coffee, ID and name only (not hydrated), in the given order.
     ///
     /// - Throws: ``UnreadableRowError`` naming the first coffee whose
-    ///   stored name is not text (see ``list(sortedBy:)``, which reads the
-    ///   others all the same).
-    public func all(sortedBy sort: CoffeeSort = .name) throws -> [Coffee] {
-        try list(sortedBy: sort).get()
+    ///   stored name is not text (see ``list(sortedBy:prices:)``, which
+    ///   reads the others all the same); ``ValidationError`` for an invalid
+    ///   price range.
+    public func all(sortedBy sort: CoffeeSort = .name, prices: CoffeePriceRange = .any) throws -> [Coffee] {
+        try list(sortedBy: sort, prices: prices).get()
     }
 
     /// Every coffee whose name can be read, ID and name only, in the given
     /// order, and the rows whose name cannot.
-    public func list(sortedBy sort: CoffeeSort = .name) throws -> RecordList<Coffee> {
-        try database.read(for: .coffee) { db in
-            try Self.list(db, "SELECT coffeeID, coffeeName FROM coffee ORDER BY \(Self.orderBy(sort))")
+    ///
+    /// Sorting by price and the price range are done by SQLite, on the
+    /// prices' exact millionths: `9.5` comes before `10`, and a minimum of
+    /// `5` takes in `9.5`.
+    ///
+    /// - Parameters:
+    ///   - sort: The order.
+    ///   - prices: Only the coffees whose price is in this range; by
+    ///     default every coffee, priced or not.
+    /// - Throws: ``ValidationError`` when an end of `prices` is not a valid
+    ///   price or the minimum is above the maximum.
+    public func list(sortedBy sort: CoffeeSort = .name, prices: CoffeePriceRange = .any) throws
+        -> RecordList<Coffee>
+    {
+        let filter = try Self.priceFilter(prices)
+        return try database.read(for: .coffee) { db in
+            try Self.list(
+                db,
+                "SELECT coffeeID, coffeeName FROM coffee WHERE \(filter.condition) ORDER BY \(Self.orderBy(sort))",
+                arguments: filter.arguments)
         }
     }
 
@@ -92,6 +110,38 @@ public struct CoffeeStore: Sendable {
         try database.read(for: .coffee) { db in try db.fetchOne(Int.self, "SELECT COUNT(*) FROM coffee") ?? 0 }
     }
 
+    /// The sum of the prices of the coffees in `prices` (every priced
+    /// coffee by default), added by SQLite as whole numbers of millionths:
+    /// exact, so `0.1 + 0.2` is `0.3`. Coffees without a price, or with one
+    /// that cannot be read, are left out and counted in
+    /// ``CoffeePriceTotal/withoutPrice``.
+    ///
+    /// - Throws: ``ValidationError`` for an invalid range, or a database
+    ///   error.
+    public func totalPrice(prices: CoffeePriceRange = .any) throws -> CoffeePriceTotal {
+        let filter = try Self.priceFilter(prices, pricedOnly: true)
+        return try database.read(for: .coffee) { db in
+            // Whole units and millionths are added apart: a sum of prices
+            // below a billion overflows neither before some 9 billion
+            // coffees, where one sum of millionths would after 9,223.
+            guard
+                let row = try db.fetchOne(
+                    """
+                    SELECT count(*), ifnull(sum(priceMicros / \(CoffeePrice.scale)), 0),
+                        ifnull(sum(priceMicros % \(CoffeePrice.scale)), 0)
+                    FROM coffee WHERE \(filter.condition)
+                    """, arguments: filter.arguments)
+            else { return CoffeePriceTotal(total: 0, count: 0, withoutPrice: 0) }
+            let withoutPrice =
+                try db.fetchOne(Int.self, "SELECT count(*) FROM coffee WHERE typeof(priceMicros) <> 'integer'") ?? 0
+            let units: Int64 = try row[1]
+            let micros: Int64 = try row[2]
+            return CoffeePriceTotal(
+                total: Decimal(units) + CoffeePrice.decimal(micros: micros), count: try row[0],
+                withoutPrice: withoutPrice)
+        }
+    }
+
     // MARK: - The detail
 
     /// The coffee with that ID, hydrated; nil when there is none. A stored
@@ -126,9 +176,10 @@ public struct CoffeeStore: Sendable {
     @discardableResult
     public func add(_ draft: CoffeeDraft) throws -> Coffee {
         let valid = try draft.validated()
+        let micros = try Self.micros(valid.price)
         return try database.write(for: .coffee) { db in
             try db.execute(
-                "INSERT INTO coffee (coffeeName, price) VALUES (?, ?)", arguments: [valid.name, valid.price])
+                "INSERT INTO coffee (coffeeName, priceMicros) VALUES (?, ?)", arguments: [valid.name, micros])
             return Coffee(id: db.lastInsertedRowID, name: valid.name, price: valid.price, picture: nil)
         }
     }
@@ -159,8 +210,12 @@ public struct CoffeeStore: Sendable {
             written.insert("price")
             if let price = coffee.price {
                 validator.checkPrice(price)
-                assignments.append("price = :price")
-                arguments["price"] = price
+                if let micros = CoffeePrice.micros(exactly: price) {
+                    assignments.append("priceMicros = :price")
+                    arguments["price"] = micros
+                } else {
+                    validator.fail("price", "price must be a whole number of millionths")
+                }
             } else {
                 validator.fail("price", "price must not be empty")
             }
@@ -274,7 +329,42 @@ public struct CoffeeStore: Sendable {
         switch sort {
         case .name: "records_fold(coffeeName), coffeeID"
         case .newest: "coffeeID DESC"
+        // Prices that cannot be read (any non-INTEGER) last, by name.
+        case .price:
+            """
+            typeof(priceMicros) <> 'integer', CASE typeof(priceMicros) WHEN 'integer' THEN priceMicros END,
+            records_fold(coffeeName), coffeeID
+            """
         }
+    }
+
+    /// A `WHERE` condition taking in the coffees whose price is in
+    /// `range`, with its arguments. Only INTEGER prices are compared: SQL
+    /// would order any text after every number.
+    private static func priceFilter(_ range: CoffeePriceRange, pricedOnly: Bool = false) throws -> (
+        condition: String, arguments: StatementArguments
+    ) {
+        if range.isAny && !pricedOnly { return ("1", StatementArguments()) }
+        let (minimum, maximum) = try range.millionths()
+        var conditions = ["typeof(priceMicros) = 'integer'"]
+        var arguments: [String: (any SQLiteValueConvertible)?] = [:]
+        if let minimum {
+            conditions.append("priceMicros >= :minimum")
+            arguments["minimum"] = minimum
+        }
+        if let maximum {
+            conditions.append("priceMicros <= :maximum")
+            arguments["maximum"] = maximum
+        }
+        return (conditions.joined(separator: " AND "), StatementArguments(arguments))
+    }
+
+    /// A validated price in millionths.
+    private static func micros(_ price: Decimal) throws -> Int64 {
+        guard let micros = CoffeePrice.micros(exactly: price) else {
+            throw ValidationError(field: "price", message: "price must be a whole number of millionths")
+        }
+        return micros
     }
 
     private static func list(_ db: Database, _ sql: String, arguments: StatementArguments = StatementArguments())
@@ -309,18 +399,19 @@ public struct CoffeeStore: Sendable {
     private static func details(_ db: Database, id: Int64) throws -> Details? {
         guard
             let row = try db.fetchOne(
-                "SELECT coffeeName, price, pictureType, length(picture) FROM coffee WHERE coffeeID = ?",
+                "SELECT coffeeName, priceMicros, pictureType, length(picture) FROM coffee WHERE coffeeID = ?",
                 arguments: [id])
         else { return nil }
         var reader = RowReader(row, table: "coffee")
         let name = try reader.text("coffeeName", field: "name") ?? ""
-        let storedPrice: SQLiteValue = try row["price"]
+        let storedPrice: SQLiteValue = try row["priceMicros"]
         var price: Decimal?
-        if storedPrice != .null {
-            price = try? Decimal(sqliteValue: storedPrice)
-            if price == nil {
-                reader.fail(storedPrice, column: "price", field: "price", expected: "a price records can hold")
-            }
+        switch storedPrice {
+        case .null: break
+        case .integer(let micros): price = CoffeePrice.decimal(micros: micros)
+        default:
+            reader.fail(
+                storedPrice, column: "priceMicros", field: "price", expected: "a price in millionths (a whole number)")
         }
         let size: Int? = try row[3]
         // A type that is not text is an unknown format.

@@ -37,7 +37,11 @@ INSERT INTO CONTACTS (NAME, ADDRESS, CONTACT) VALUES
     ('Isle of Skye Weather', 'Elgol, Isle of Skye', 'http://www.isleofskyeweather.org.uk/24elgol/clientraw.txt');
 
 -- Seed 001, "Coffee": the seed's columns, with prices as exact decimal text
--- instead of REAL and the picture column last (see CoffeeSchema.swift).
+-- instead of REAL and the picture column last: the table of the first
+-- Coffee migration. The next migration turns the prices into whole
+-- millionths on install, as it does for any database of that version (see
+-- CoffeeSchema.swift); the sample keeps this layout, which that migration
+-- expects.
 CREATE TABLE coffee (
     coffeeID INTEGER PRIMARY KEY,
     coffeeName TEXT,

@@ -14,8 +14,10 @@ import Foundation
 /// - A type that codes itself as a single value (an enum with a raw value, a
 ///   wrapper around a `String`, `URL`) is stored as that value.
 /// - Anything else (a struct, an array, a dictionary) is stored as JSON text,
-///   with keys sorted and dates written as ISO-8601 text with milliseconds,
-///   as the columns themselves store them.
+///   with keys sorted and dates written as ISO-8601 UTC text with
+///   milliseconds (`2026-11-30T09:41:05.250Z`), the form JSON readers
+///   expect; columns themselves store dates as SQLite does, with a space
+///   and no `Z` (see `Date.sqliteValue`). Either form is read back.
 enum ColumnCoding {
     // MARK: Decoding
 
@@ -134,8 +136,7 @@ enum ColumnCoding {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .custom { date, encoder in
             var container = encoder.singleValueContainer()
-            guard case .text(let text) = try date.sqliteValue else { return }
-            try container.encode(text)
+            try container.encode(try ISO8601Text.format(date, style: .iso8601))
         }
         return encoder
     }

@@ -9,7 +9,11 @@ extension PersistableRecord where Self: Encodable {
     /// - An enum with a raw value, or any type that encodes itself as a
     ///   single value, is stored as that value.
     /// - Any other `Encodable` type (a struct, an array, a dictionary) is
-    ///   stored as JSON text.
+    ///   stored as JSON text, keys sorted. Dates inside it are ISO-8601 UTC
+    ///   text with milliseconds (`2026-11-30T09:41:05.250Z`), as JSON
+    ///   readers expect, not the column form (`2026-11-30 09:41:05.250`):
+    ///   to compare one in SQL, convert it
+    ///   (`strftime('%Y-%m-%d %H:%M:%f', json_extract(col, '$.since'))`).
     /// - A nil optional is written as NULL (not left out, so that an update
     ///   clears the column).
     /// - A class's `super.encode(to:)` writes into the same row.

@@ -3,22 +3,60 @@ import Foundation
 // MARK: - Date
 
 extension Date: SQLiteValueConvertible {
-    /// The date as ISO-8601 UTC text with milliseconds,
-    /// `2026-11-30T09:41:05.250Z`: sortable as text, and understood by
-    /// SQLite's date functions. Dates outside years 0000-9999 throw.
+    /// The date as UTC text with milliseconds, `2026-11-30 09:41:05.250`:
+    /// the form SQLite's own date functions produce, so that stored dates
+    /// sort and compare correctly, as text, with them.
+    ///
+    /// ```swift
+    /// try db.execute("INSERT INTO notes (created) VALUES (?)", arguments: [Date()])
+    /// // The last day's notes, compared by SQLite as text:
+    /// try db.fetchAll("SELECT * FROM notes WHERE created > strftime('%Y-%m-%d %H:%M:%f', 'now', '-1 day')")
+    /// ```
+    ///
+    /// - The text is `YYYY-MM-DD HH:MM:SS.SSS`, always UTC, always with three
+    ///   decimals. `strftime('%Y-%m-%d %H:%M:%f', ...)` gives exactly this
+    ///   form. `datetime(...)` gives the same without the fraction, which
+    ///   compares correctly except for one case: a stored date that falls on
+    ///   that very second (`... 06:00:00.000`) sorts after `... 06:00:00`,
+    ///   as the longer text.
+    /// - The date is rounded to the nearest millisecond: rounding, not
+    ///   truncation, because a `Date` is a binary fraction of seconds, and
+    ///   `.250` is often held as `.24999999...`. Reading the text back
+    ///   gives exactly the `Date` of that millisecond.
+    /// - Only years 0000 to 9999 can be written (what SQLite's date
+    ///   functions handle, and what sorts correctly as four digits); a date
+    ///   outside them throws ``ValueConversionError``.
+    ///
+    /// Earlier versions of SQLiteStore wrote dates as ISO 8601 with a `T`
+    /// and a `Z` (`2026-11-30T09:41:05.250Z`), which SQLite's functions
+    /// read but which compares wrongly with their results on the same day
+    /// (`T` sorts after a space). Such text is still read; to
+    /// compare a column holding it in SQL, rewrite it once with
+    /// `UPDATE t SET d = strftime('%Y-%m-%d %H:%M:%f', d)`.
+    ///
+    /// Inside the JSON text of a nested `Codable` value, dates stay in the
+    /// ISO-8601 form with `T` and `Z` that JSON readers expect (see
+    /// ``PersistableRecord``).
     public var sqliteValue: SQLiteValue {
-        get throws {
-            let milliseconds = (timeIntervalSince1970 * 1000).rounded()
-            guard milliseconds.isFinite, milliseconds >= -62_167_219_200_000, milliseconds < 253_402_300_800_000
-            else { throw ValueConversionError(.notStorable("only years 0000 to 9999 can be stored"), type: Date.self) }
-            return .text(ISO8601Text.format(millisecondsSince1970: Int64(milliseconds)))
-        }
+        get throws { .text(try ISO8601Text.format(self, style: .sqlite)) }
     }
 
-    /// Reads ISO-8601 text (`YYYY-MM-DD`, optionally followed by `T` or a
-    /// space, `HH:MM`, `:SS`, a fraction, and `Z` or a `±HH:MM` offset; no
-    /// offset means UTC, as in SQLite), or a Unix time in seconds as INTEGER
-    /// or REAL.
+    /// Reads a date from text or a number.
+    ///
+    /// - Text: `YYYY-MM-DD`, optionally followed by `T` or a space and
+    ///   `HH:MM`, then optionally `:SS` and a fraction of any length, then
+    ///   optionally `Z` or a `±HH:MM` offset. Without an offset the time is
+    ///   UTC, as in SQLite. This reads what this conversion writes, the
+    ///   ISO-8601 form it wrote before (`2026-11-30T09:41:05.250Z`), and
+    ///   what SQLite's `date()`, `datetime()` and `strftime()` produce. A
+    ///   fraction past six digits is rounded to the microsecond.
+    /// - INTEGER or REAL: a Unix time in seconds, as SQLite's `unixepoch()`
+    ///   gives. A Julian day number (`julianday()`) is not recognised, since
+    ///   the same REAL is also a Unix time; convert it in SQL with
+    ///   `unixepoch(value, 'julianday')` or `datetime(value)`.
+    ///
+    /// - Throws: ``ValueConversionError`` for NULL, a blob, text in no such
+    ///   form or naming no real day (`2023-02-30`), or a non-finite REAL.
     public init(sqliteValue: SQLiteValue) throws {
         switch sqliteValue {
         case .text(let text):
@@ -43,7 +81,32 @@ extension Date: SQLiteValueConvertible {
 /// exact to the millisecond, independent of locale and calendar settings,
 /// free of shared formatter state, and fast.
 enum ISO8601Text {
-    static func format(millisecondsSince1970 ms: Int64) -> String {
+    /// How a date is written.
+    enum Style {
+        /// `2026-11-30 09:41:05.250`: how columns store dates, SQLite's own
+        /// form.
+        case sqlite
+        /// `2026-11-30T09:41:05.250Z`: ISO 8601 as JSON readers expect it.
+        case iso8601
+    }
+
+    /// The earliest and latest milliseconds since 1970 that can be written:
+    /// 0000-01-01 00:00:00.000 to 9999-12-31 23:59:59.999.
+    static let millisecondRange: ClosedRange<Double> = -62_167_219_200_000...253_402_300_799_999
+
+    /// The date in `style`, rounded to the nearest millisecond.
+    ///
+    /// - Throws: ``ValueConversionError`` for a date outside years 0000 to
+    ///   9999.
+    static func format(_ date: Date, style: Style) throws -> String {
+        let milliseconds = (date.timeIntervalSince1970 * 1000).rounded()
+        guard millisecondRange.contains(milliseconds) else {
+            throw ValueConversionError(.notStorable("only years 0000 to 9999 can be stored"), type: Date.self)
+        }
+        return format(millisecondsSince1970: Int64(milliseconds), style: style)
+    }
+
+    static func format(millisecondsSince1970 ms: Int64, style: Style) -> String {
         let msPerDay: Int64 = 86_400_000
         var days = ms / msPerDay
         var msOfDay = ms % msPerDay
@@ -73,7 +136,7 @@ enum ISO8601Text {
         append(month, digits: 2)
         bytes.append(UInt8(ascii: "-"))
         append(day, digits: 2)
-        bytes.append(UInt8(ascii: "T"))
+        bytes.append(UInt8(ascii: style == .sqlite ? " " : "T"))
         append(hour, digits: 2)
         bytes.append(UInt8(ascii: ":"))
         append(minute, digits: 2)
@@ -81,7 +144,7 @@ enum ISO8601Text {
         append(second, digits: 2)
         bytes.append(UInt8(ascii: "."))
         append(millisecond, digits: 3)
-        bytes.append(UInt8(ascii: "Z"))
+        if style == .iso8601 { bytes.append(UInt8(ascii: "Z")) }
         return String(decoding: bytes, as: UTF8.self)
     }
 
@@ -107,35 +170,46 @@ enum ISO8601Text {
         guard let year = number(4), expect("-"), let month = number(2), expect("-"), let day = number(2),
             (1...12).contains(month), day >= 1, day <= daysInMonth(year: year, month: month)
         else { return nil }
-        var seconds = Double(days(fromYear: year, month: month, day: day)) * 86_400
-        if index == bytes.count { return seconds }
+        // Counted in whole microseconds, so that text with milliseconds
+        // gives exactly the `Date` of those milliseconds.
+        var microseconds = days(fromYear: year, month: month, day: day) * 86_400_000_000
+        if index == bytes.count { return timeInterval(microseconds: microseconds) }
         guard expect("T") || expect("t") || expect(" ") else { return nil }
         guard let hour = number(2), expect(":"), let minute = number(2), hour < 24, minute < 60 else { return nil }
-        seconds += Double(hour * 3600 + minute * 60)
+        microseconds += (hour * 3600 + minute * 60) * 1_000_000
         if expect(":") {
             guard let second = number(2), second < 60 else { return nil }
-            seconds += Double(second)
+            microseconds += second * 1_000_000
             if expect(".") {
-                var fraction = 0.0
-                var scale = 0.1
+                // Digits past the sixth round the fraction to the nearest
+                // microsecond.
+                var fraction: Int64 = 0
+                var digits = 0
+                var roundsUp = false
                 let start = index
                 while index < bytes.count, bytes[index] >= 48, bytes[index] <= 57 {
-                    fraction += Double(bytes[index] - 48) * scale
-                    scale /= 10
+                    let digit = Int64(bytes[index] - 48)
+                    if digits < 6 {
+                        fraction = fraction * 10 + digit
+                    } else if digits == 6 {
+                        roundsUp = digit >= 5
+                    }
+                    digits += 1
                     index += 1
                 }
                 guard index > start else { return nil }
-                // Round to the microsecond so that decimal text maps to the
-                // nearest representable instant.
-                seconds += (fraction * 1_000_000).rounded() / 1_000_000
+                for _ in digits..<max(digits, 6) { fraction *= 10 }
+                microseconds += fraction + (roundsUp ? 1 : 0)
             }
         }
         _ = expect(" ")
-        if index == bytes.count || ((expect("Z") || expect("z")) && index == bytes.count) { return seconds }
+        if index == bytes.count || ((expect("Z") || expect("z")) && index == bytes.count) {
+            return timeInterval(microseconds: microseconds)
+        }
         guard index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") else {
             return nil
         }
-        let sign: Double = bytes[index] == UInt8(ascii: "+") ? 1 : -1
+        let sign: Int64 = bytes[index] == UInt8(ascii: "+") ? 1 : -1
         index += 1
         guard let offsetHours = number(2), offsetHours < 24 else { return nil }
         var offsetMinutes: Int64 = 0
@@ -145,7 +219,14 @@ enum ISO8601Text {
             offsetMinutes = minutes
         }
         guard index == bytes.count else { return nil }
-        return seconds - sign * Double(offsetHours * 3600 + offsetMinutes * 60)
+        return timeInterval(microseconds: microseconds - sign * (offsetHours * 3600 + offsetMinutes * 60) * 1_000_000)
+    }
+
+    /// Seconds for a count of microseconds: a whole number of milliseconds
+    /// gives the same `TimeInterval` as `Double(milliseconds) / 1000`.
+    private static func timeInterval(microseconds: Int64) -> TimeInterval {
+        if microseconds % 1000 == 0 { return Double(microseconds / 1000) / 1000 }
+        return Double(microseconds / 1_000_000) + Double(microseconds % 1_000_000) / 1_000_000
     }
 
     static func daysInMonth(year: Int64, month: Int64) -> Int64 {
@@ -215,6 +296,16 @@ extension UUID: SQLiteValueConvertible {
 extension Decimal: SQLiteValueConvertible {
     /// The decimal as exact text such as `1234567.891`. A REAL would round
     /// it to the nearest binary fraction (0.1 becomes 0.1000000000000000055...).
+    ///
+    /// Text keeps every digit, whatever the scale, and reads back as the
+    /// same `Decimal`; the price is that SQL sees text, not a number:
+    /// `ORDER BY` sorts it as text (`0.1`, `10`, `100`, `9.5`), and
+    /// `WHERE amount > 5` compares text with a number (every text is
+    /// greater). `CAST(amount AS REAL)` sorts and compares correctly but
+    /// approximately, and `sum()` of it adds binary fractions. When SQL must
+    /// sort, filter or add such values exactly, store them in an `INTEGER`
+    /// column as a count of a fixed smallest unit (cents, or millionths)
+    /// instead, as the records app does with coffee prices.
     public var sqliteValue: SQLiteValue {
         get throws {
             if isNaN { throw ValueConversionError(.notStorable("NaN has no decimal text"), type: Decimal.self) }
