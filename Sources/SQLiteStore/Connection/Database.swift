@@ -185,6 +185,12 @@ public final class Database {
 
     /// Prepares a statement that you own. The SQL must hold exactly one
     /// statement.
+    ///
+    /// SQL text must not contain a NUL character (`\u{0}`): SQLite stops
+    /// reading at the first one, so the rest would be silently ignored. Such
+    /// text is refused with a ``ResultCode/misuse`` error naming the NUL's
+    /// byte offset, before anything is prepared. A string value holding a
+    /// NUL is fine as a bound argument.
     public func makeStatement(_ sql: String) throws -> Statement {
         guard let handle = connection.handle else {
             throw SQLiteError.misuse("the database connection is closed", sql: sql)
@@ -192,6 +198,7 @@ public final class Database {
         return try sql.utf8CString.withUnsafeBufferPointer { buffer in
             let start = buffer.baseAddress!
             let length = buffer.count - 1
+            try SQLScanner.checkNoNUL(buffer, sql: sql)
             var tail: UnsafePointer<CChar>?
             var statement: OpaquePointer?
             let code = sqlite3_prepare_v3(handle, start, Int32(length), 0, &statement, &tail)
@@ -245,6 +252,10 @@ public final class Database {
     ///
     /// Rows returned by a statement are discarded; use the `fetch` methods to
     /// read them.
+    ///
+    /// SQL text holding a NUL character (`\u{0}`) is refused with a
+    /// ``ResultCode/misuse`` error before any of its statements runs (see
+    /// ``makeStatement(_:)``).
     public func execute(_ sql: String, arguments: StatementArguments = StatementArguments()) throws {
         if let statement = statementCache[sql], !statement.isBusy {
             try statement.execute(arguments: arguments)
@@ -256,6 +267,7 @@ public final class Database {
         try sql.utf8CString.withUnsafeBufferPointer { buffer in
             let start = buffer.baseAddress!
             let end = buffer.count - 1
+            try SQLScanner.checkNoNUL(buffer, sql: sql)
             var offset = 0
             var positionalOffset = 0
             var usedNames = Set<String>()
@@ -269,6 +281,13 @@ public final class Database {
                     throw SQLiteError.from(connection: handle, code: code, sql: sql)
                 }
                 let next = tail.map { $0 - start } ?? end
+                // Every turn must move forward: SQLite not consuming any
+                // text would otherwise loop forever. Unreachable once NULs
+                // are refused, and kept as the loop's guarantee.
+                guard next > offset, next <= end else {
+                    sqlite3_finalize(prepared)
+                    throw SQLiteError.misuse("SQLite could not read the SQL past byte \(offset)", sql: sql)
+                }
                 guard let prepared else {
                     offset = next  // whitespace or a comment
                     continue

@@ -294,6 +294,21 @@ enum SQLScanner {
         return String(decoding: bytes[start..<index], as: UTF8.self).uppercased()
     }
 
+    /// Throws a ``ResultCode/misuse`` error when the SQL text (a
+    /// NUL-terminated UTF-8 buffer) holds a NUL before its terminator:
+    /// SQLite would stop reading there and ignore the rest.
+    static func checkNoNUL(_ buffer: UnsafeBufferPointer<CChar>, sql: String) throws {
+        let length = buffer.count - 1
+        guard length > 0, let base = buffer.baseAddress,
+            let found = memchr(base, 0, length)
+        else { return }
+        let offset = UnsafeRawPointer(found) - UnsafeRawPointer(base)
+        throw SQLiteError.misuse(
+            "the SQL holds a NUL character at byte \(offset); SQLite would ignore the text after it "
+                + "(bind text containing NUL as an argument instead)",
+            sql: sql)
+    }
+
     /// Whether the text holds nothing but whitespace, comments and semicolons.
     static func isBlank(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         skipBlank(bytes, from: 0) == bytes.count
