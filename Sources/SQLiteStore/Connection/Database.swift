@@ -85,7 +85,11 @@ public final class Database {
 
     private func setUp() throws {
         guard let handle = connection.handle else { return }
-        sqlite3_busy_timeout(handle, configuration.busyTimeoutMilliseconds)
+        if configuration.busyTimeoutMilliseconds > 0 {
+            let waiter = BusyWaiter(timeoutMilliseconds: configuration.busyTimeoutMilliseconds)
+            connection.busyWaiter = waiter
+            sqlite3_busy_handler(handle, busyWaiterCallback, Unmanaged.passUnretained(waiter).toOpaque())
+        }
         if let trace = configuration.trace {
             self.trace(options: configuration.traceOptions, trace)
         }
