@@ -34,9 +34,20 @@ struct AccessRunner: Sendable {
     }
 
     /// Runs `body` on a slot's connection, marked as an access of this owner.
+    ///
+    /// An access whose closure closed the connection throws: its
+    /// transaction, if any, was rolled back by the close, and the slot
+    /// replaces the connection for the next access (see
+    /// ``ConnectionSlot/connection()``).
     func run<T>(on slot: ConnectionSlot, _ body: (Database) throws -> T) throws -> T {
         let db = try slot.connection()
-        return try ReentrancyGuard.withAccess(of: ownerID) { try body(db) }
+        let result = try ReentrancyGuard.withAccess(of: ownerID) { try body(db) }
+        if db.isClosed {
+            throw SQLiteError.misuse(
+                "an access closure closed the Database it was given; the \(ownerName) owns its connections "
+                    + "(call its close() to close them)")
+        }
+        return result
     }
 
     /// An `async` access: waits in line without holding a thread, runs

@@ -313,6 +313,7 @@ public final class Database {
                         statementCache[sql] = statement
                     }
                 }
+                if statement.isTransactionControl { try statement.checkTransactionControlAllowed() }
                 try statement.bind(
                     arguments, positionalOffset: &positionalOffset, usedNames: &usedNames, isLast: isLast)
                 try statement.runToCompletion(arguments)

@@ -193,6 +193,11 @@ public final class DBManager: Sendable {
     /// Gives `body` exclusive use of the connection for its duration. Other
     /// threads calling the manager wait. Do not keep the database, nor rows
     /// or statements from it, beyond `body`.
+    ///
+    /// The manager owns the connection: if `body` closes it
+    /// (``Database/close()``), the manager is closed from then on, as after
+    /// ``close()``, and the call throws a ``ResultCode/misuse`` error (a
+    /// transaction open at that moment was rolled back).
     public func withConnection<T: Sendable>(_ body: (Database) throws -> T) throws -> T {
         try state.withLock { state in
             guard let database = state.database else {
@@ -201,7 +206,18 @@ public final class DBManager: Sendable {
                 throw error
             }
             do {
-                return try body(database)
+                defer {
+                    if database.isClosed {
+                        state.database = nil
+                        state.log?("closed \(path)")
+                    }
+                }
+                let result = try body(database)
+                if database.isClosed {
+                    throw SQLiteError.misuse(
+                        "the connection to \(path) was closed inside the closure; the manager is closed now")
+                }
+                return result
             } catch {
                 state.log?("error: \(error)")
                 throw error

@@ -31,6 +31,9 @@ public final class Statement {
     /// Whether a cursor is iterating this statement right now.
     @usableFromInline @exclusivity(unchecked) var isBusy = false
     private let changesSchema: Bool
+    /// Whether the statement begins, ends or nests a transaction (`BEGIN`,
+    /// `COMMIT`, `END`, `ROLLBACK`, `SAVEPOINT`, `RELEASE`).
+    @usableFromInline let isTransactionControl: Bool
 
     init(connection: SQLiteConnection, sqliteStatement: OpaquePointer, sql: String) {
         self.connection = connection
@@ -51,8 +54,16 @@ public final class Statement {
             }
         }
         self.parameterNames = names
-        self.changesSchema = sqlite3_stmt_readonly(sqliteStatement) == 0 && Self.isSchemaStatement(sql)
+        let keyword = SQLScanner.firstKeyword(sql)
+        self.changesSchema =
+            sqlite3_stmt_readonly(sqliteStatement) == 0
+            && (keyword == "CREATE" || keyword == "ALTER" || keyword == "DROP")
+        self.isTransactionControl = Self.transactionControlKeywords.contains(keyword)
     }
+
+    private static let transactionControlKeywords: Set<String> = [
+        "BEGIN", "COMMIT", "END", "ROLLBACK", "SAVEPOINT", "RELEASE",
+    ]
 
     deinit {
         sqlite3_finalize(sqliteStatement)
@@ -129,6 +140,7 @@ public final class Statement {
         guard !isBusy else {
             throw SQLiteError.misuse("the statement is in use by a cursor that has not finished", sql: sql)
         }
+        if isTransactionControl { try checkTransactionControlAllowed() }
         guard valueCount == parameterCount else {
             throw argumentError(
                 "wrong number of arguments: the SQL has \(parameterCount) parameter\(parameterCount == 1 ? "" : "s"), "
@@ -173,6 +185,7 @@ public final class Statement {
         guard !isBusy else {
             throw SQLiteError.misuse("the statement is in use by a cursor that has not finished", sql: sql)
         }
+        if isTransactionControl { try checkTransactionControlAllowed() }
         var offset = 0
         var usedNames = Set<String>()
         try bind(arguments, positionalOffset: &offset, usedNames: &usedNames, isLast: true)
@@ -272,10 +285,19 @@ public final class Statement {
         SQLiteError(code: .misuse, message: message, sql: sql)
     }
 
-    /// Whether SQL is DDL, after which cached column names may be stale.
-    private static func isSchemaStatement(_ sql: String) -> Bool {
+    /// Throws when this statement would begin, end or nest a transaction
+    /// inside a ``Database/transaction(_:_:)`` or ``Database/savepoint(_:)``
+    /// closure: ending the transaction behind the closure's back would make
+    /// the closure's outcome (returned or thrown) lie about what was kept.
+    @usableFromInline
+    func checkTransactionControlAllowed() throws {
+        guard connection.transactionScopeDepth > 0, !connection.isRunningScopeControl else { return }
         let keyword = SQLScanner.firstKeyword(sql)
-        return keyword == "CREATE" || keyword == "ALTER" || keyword == "DROP"
+        throw SQLiteError.misuse(
+            "\(keyword) is refused inside transaction(_:) and savepoint(_:): it would end or nest the "
+                + "transaction behind the closure's back. Return from the closure to commit, throw to roll back, "
+                + "and use savepoint(_:) to nest",
+            sql: sql)
     }
 }
 
