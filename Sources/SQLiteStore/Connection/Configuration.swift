@@ -57,6 +57,12 @@ public struct Configuration: Sendable {
     /// A name for the connection, used in messages.
     public var label: String?
 
+    /// The name of a registered SQLite VFS (`sqlite3_vfs_register`) to open
+    /// the database with, such as `"unix-excl"`; nil for the default one.
+    /// Opening fails with ``ResultCode/error`` (`no such vfs`) when no VFS
+    /// of that name is registered.
+    public var vfs: String?
+
     /// The default configuration.
     public init() {}
 

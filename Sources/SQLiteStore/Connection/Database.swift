@@ -50,7 +50,7 @@ public final class Database {
             if configuration.createsMissingFile { flags |= SQLITE_OPEN_CREATE }
         }
         var handle: OpaquePointer?
-        let code = sqlite3_open_v2(path, &handle, flags, nil)
+        let code = sqlite3_open_v2(path, &handle, flags, configuration.vfs)
         guard code == SQLITE_OK, let handle else {
             let error = SQLiteError.from(connection: handle, code: code, sql: nil)
             sqlite3_close_v2(handle)
