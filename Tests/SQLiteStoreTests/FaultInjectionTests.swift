@@ -292,7 +292,9 @@ struct FullDiskTests {
 let canMountTmpfs: Bool = {
     guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/bin/mount") else { return false }
     guard let probe = try? TemporaryDirectory() else { return false }
-    guard runProgram("/bin/mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", probe.url.path]) == 0 else { return false }
+    guard runProgram("/bin/mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", probe.url.path]) == 0 else {
+        return false
+    }
     return runProgram("/bin/umount", [probe.url.path]) == 0
 }()
 

@@ -92,8 +92,12 @@ struct NULInSQLTests {
     func nulRefusedWhenPreparing() throws {
         let db = try Database.inMemory()
         for sql in ["SELECT 1\u{0}", "\u{0}SELECT 1", "SELECT 1;\u{0} x"] {
-            #expect(sqliteError { _ = try db.makeStatement(sql) }.map { $0.code == .misuse && $0.message.contains("NUL") } == true)
-            #expect(sqliteError { _ = try db.fetchAll(sql) }.map { $0.code == .misuse && $0.message.contains("NUL") } == true)
+            #expect(
+                sqliteError { _ = try db.makeStatement(sql) }.map { $0.code == .misuse && $0.message.contains("NUL") }
+                    == true)
+            #expect(
+                sqliteError { _ = try db.fetchAll(sql) }.map { $0.code == .misuse && $0.message.contains("NUL") }
+                    == true)
             #expect(sqliteError { _ = try db.fetchOne(Int.self, sql) }?.code == .misuse)
         }
         // The connection is fine afterwards.
@@ -161,8 +165,9 @@ struct BlobRangeTests {
         #expect(try blob.read(count: 10) == Data(0..<10))
     }
 
-    @Test("read(into:at:) and write(_:at:) refuse offsets that would overflow or are negative",
-          arguments: [Int.max, Int.max - 1, Int.max - 3, 9, -1, Int.min])
+    @Test(
+        "read(into:at:) and write(_:at:) refuse offsets that would overflow or are negative",
+        arguments: [Int.max, Int.max - 1, Int.max - 3, 9, -1, Int.min])
     func intoAndWrite(offset: Int) throws {
         let db = try makeDatabase()
         try db.withBlob(table: "t", column: "b", rowID: 1, access: .readWrite) { blob in
