@@ -493,6 +493,38 @@ struct CloseInsideAccessTests {
         _ = dir
     }
 
+    @Test("Calling a DBManager from inside its own transaction runs on the same connection instead of trapping")
+    func dbManagerReentrant() throws {
+        let manager = try DBManager.inMemory()
+        try manager.executeQuery("CREATE TABLE t (a INTEGER)")
+        let seen = try manager.transaction { db in
+            try manager.executeQuery("INSERT INTO t VALUES (1)")
+            #expect(manager.isConnected)
+            #expect(try manager.withConnection { db in db.isInsideTransaction })
+            return try manager.loadData("SELECT a FROM t").rows.count
+        }
+        #expect(seen == 1)
+        // Transactions do not nest: the inner one throws, the outer rolls back.
+        #expect(throws: SQLiteError.self) {
+            try manager.transaction { _ in
+                try manager.executeQuery("INSERT INTO t VALUES (2)")
+                try manager.transaction { _ in }
+            }
+        }
+        #expect(try manager.loadData("SELECT a FROM t").rows.count == 1)
+    }
+
+    @Test("The DBManager's close() called inside its closure closes it, and the closure's call throws")
+    func dbManagerCloseInside() throws {
+        let log = LogLines()
+        let manager = try DBManager.inMemory(debugLog: log.sink)
+        #expect(throws: SQLiteError.self) { try manager.withConnection { _ in manager.close() } }
+        #expect(!manager.isConnected)
+        #expect(log.all.filter { $0.hasPrefix("closed") }.count == 1)
+        manager.close()
+        #expect(throws: SQLiteError.self) { try manager.loadData("SELECT 1") }
+    }
+
     @Test("DBManager.withConnection whose closure closes the Database throws")
     func dbManagerWithConnection() throws {
         let manager = try DBManager.inMemory()
