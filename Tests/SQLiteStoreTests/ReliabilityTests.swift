@@ -104,6 +104,14 @@ struct NULInSQLTests {
         #expect(try db.fetchOne(Int.self, "SELECT 1") == 1)
     }
 
+    @Test("SQL text longer than the C API's Int32 length is refused with SQLITE_TOOBIG, not a trap")
+    func tooLongForTheCAPI() throws {
+        // The check itself: a real 2 GiB string would be too heavy for a test.
+        #expect(throws: Never.self) { try SQLScanner.checkLength(Int(Int32.max), sql: "") }
+        let error = sqliteError { try SQLScanner.checkLength(Int(Int32.max) + 1, sql: "SELECT 1") }
+        #expect(error?.code == .tooBig)
+    }
+
     @Test("Text holding a NUL is stored whole when it is a bound argument")
     func nulAsArgument() throws {
         let db = try Database.inMemory()

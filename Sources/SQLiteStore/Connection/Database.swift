@@ -203,6 +203,7 @@ public final class Database {
             let start = buffer.baseAddress!
             let length = buffer.count - 1
             try SQLScanner.checkNoNUL(buffer, sql: sql)
+            try SQLScanner.checkLength(length, sql: sql)
             var tail: UnsafePointer<CChar>?
             var statement: OpaquePointer?
             let code = sqlite3_prepare_v3(handle, start, Int32(length), 0, &statement, &tail)
@@ -272,6 +273,7 @@ public final class Database {
             let start = buffer.baseAddress!
             let end = buffer.count - 1
             try SQLScanner.checkNoNUL(buffer, sql: sql)
+            try SQLScanner.checkLength(end, sql: sql)
             var offset = 0
             var positionalOffset = 0
             var usedNames = Set<String>()

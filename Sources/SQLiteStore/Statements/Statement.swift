@@ -331,6 +331,16 @@ enum SQLScanner {
             sql: sql)
     }
 
+    /// Throws ``ResultCode/tooBig`` for SQL text longer than the C API can
+    /// take (its length is an `Int32`), instead of trapping on the
+    /// conversion. SQLite's own limit (`SQLITE_MAX_SQL_LENGTH`) is lower.
+    static func checkLength(_ length: Int, sql: String) throws {
+        guard length > Int(Int32.max) else { return }
+        throw SQLiteError(
+            code: .tooBig, message: "the SQL text is \(length) bytes, more than SQLite can read",
+            sql: String(sql.prefix(200)))
+    }
+
     /// Whether the text holds nothing but whitespace, comments and semicolons.
     static func isBlank(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         skipBlank(bytes, from: 0) == bytes.count
