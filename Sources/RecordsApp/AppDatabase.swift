@@ -167,10 +167,15 @@ public final class AppDatabase: Sendable {
         return unavailable
     }
 
-    /// The connection settings: every connection gets the search function.
+    /// The connection settings: every connection gets the search function,
+    /// and waits up to a minute for another process's lock (the library's
+    /// default is five seconds): a command that only has to wait its turn
+    /// behind other writers, such as a large picture being stored, should
+    /// wait, not fail.
     static var configuration: Configuration {
         var configuration = Configuration()
         configuration.label = applicationName
+        configuration.busyTimeout = .seconds(60)
         configuration.prepareDatabase = { db in try SearchFolding.register(on: db) }
         return configuration
     }

@@ -134,8 +134,13 @@ public final class BlobHandle {
     }
 
     /// Reads `count` bytes starting at `offset`.
+    ///
+    /// The range is checked before any memory is set aside for it: a
+    /// negative or oversized `count` or `offset` (even `Int.max`) throws
+    /// ``BlobError/Reason/outOfBounds(offset:count:size:)``.
     public func read(count: Int, at offset: Int = 0) throws -> Data {
-        guard count >= 0 else { throw BlobError(.outOfBounds(offset: offset, count: count, size: size), at: location) }
+        _ = try usable()
+        _ = try checkedRange(offset: offset, count: count)
         var data = Data(count: count)
         try data.withUnsafeMutableBytes { try read(into: $0, at: offset) }
         return data
@@ -145,6 +150,10 @@ public final class BlobHandle {
     /// `chunkSize` bytes at a time. The buffer is valid only during the call
     /// and is reused for the next chunk, so memory stays at one chunk
     /// whatever the blob's size. An empty blob calls `body` no time.
+    ///
+    /// A `chunkSize` of zero or less is a ``ResultCode/misuse`` error (like
+    /// every misuse of the API, see ``BlobError``), thrown before anything
+    /// is read; a chunk size larger than the blob reads it in one piece.
     public func readChunks(
         ofSize chunkSize: Int = BlobHandle.defaultChunkSize, _ body: (UnsafeRawBufferPointer) throws -> Void
     ) throws {
@@ -240,7 +249,8 @@ public final class BlobHandle {
     }
 
     /// Checks that `count` bytes at `offset` lie inside the blob, and
-    /// returns them as the `Int32`s that the C API takes.
+    /// returns them as the `Int32`s that the C API takes. Written so that
+    /// no arithmetic can overflow: `offset + count` is never computed.
     private func checkedRange(offset: Int, count: Int) throws -> (Int32, Int32) {
         guard offset >= 0, count >= 0, offset <= size, count <= size - offset,
             let start = Int32(exactly: offset), let length = Int32(exactly: count)

@@ -40,6 +40,24 @@ final class AccessCancellation: Sendable {
         }
     }
 
+    /// Runs a whole access on `db`, its `BEGIN` included, so that a
+    /// cancellation also ends a wait for another connection's lock: such a
+    /// statement runs no instructions for the progress handler to stop, so
+    /// the connection's busy handler checks the mark instead. A statement
+    /// that gave up waiting because of the cancellation fails with
+    /// ``ResultCode/busy``, turned here into `CancellationError`.
+    func endingLockWaits<T>(on db: Database, _ body: () throws -> T) throws -> T {
+        guard let waiter = db.connection.busyWaiter else { return try body() }
+        waiter.cancellation = self
+        defer { waiter.cancellation = nil }
+        do {
+            return try body()
+        } catch {
+            try check()
+            throw error
+        }
+    }
+
     /// Throws `CancellationError` if the access was cancelled.
     func check() throws {
         if isCancelled { throw CancellationError() }

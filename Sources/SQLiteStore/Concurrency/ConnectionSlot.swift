@@ -16,18 +16,38 @@ final class ConnectionSlot: @unchecked Sendable {
     let queue: DispatchQueue
     private let open: @Sendable () throws -> Database
     private var database: Database?
+    /// What to say when an access closed the connection and a new one
+    /// cannot take its place (an in-memory database, gone with it); nil
+    /// when a new connection to the same file is opened instead.
+    private let lostConnectionMessage: String?
 
     /// A slot whose connection is opened by `open` on first use, or is
     /// `database` when one is given.
-    init(label: String, database: Database? = nil, open: @escaping @Sendable () throws -> Database) {
+    ///
+    /// - Parameter lostConnectionMessage: nil when `open` gives a connection
+    ///   to the same data, so that a connection closed by an access closure
+    ///   is replaced; otherwise the message of the error every later access
+    ///   throws.
+    init(
+        label: String, database: Database? = nil, lostConnectionMessage: String? = nil,
+        open: @escaping @Sendable () throws -> Database
+    ) {
         self.queue = DispatchQueue(label: label)
         self.database = database
+        self.lostConnectionMessage = lostConnectionMessage
         self.open = open
     }
 
     /// The connection, opened now if needed. Lease holder only.
+    ///
+    /// A connection that an access closure closed (``Database/close()`` on
+    /// the database it was lent) is replaced by a new one, or, when that
+    /// would lose data, reported by a ``ResultCode/misuse`` error.
     func connection() throws -> Database {
-        if let database { return database }
+        if let database {
+            if !database.isClosed { return database }
+            if let lostConnectionMessage { throw SQLiteError.misuse(lostConnectionMessage) }
+        }
         let database = try open()
         self.database = database
         return database

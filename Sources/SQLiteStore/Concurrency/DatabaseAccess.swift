@@ -40,9 +40,20 @@ struct AccessRunner: Sendable {
     }
 
     /// Runs `body` on a slot's connection, marked as an access of this owner.
+    ///
+    /// An access whose closure closed the connection throws: its
+    /// transaction, if any, was rolled back by the close, and the slot
+    /// replaces the connection for the next access (see
+    /// ``ConnectionSlot/connection()``).
     func run<T>(on slot: ConnectionSlot, _ body: (Database) throws -> T) throws -> T {
         let db = try slot.connection()
-        return try ReentrancyGuard.withAccess(of: ownerID) { try body(db) }
+        let result = try ReentrancyGuard.withAccess(of: ownerID) { try body(db) }
+        if db.isClosed {
+            throw SQLiteError.misuse(
+                "an access closure closed the Database it was given; the \(ownerName) owns its connections "
+                    + "(call its close() to close them)")
+        }
+        return result
     }
 
     /// An `async` access: waits in line without holding a thread, runs
@@ -113,10 +124,12 @@ extension Database {
     /// anything runs: the closure cannot fail half-way with `SQLITE_BUSY`.
     /// Rolled back when the closure throws or its access is cancelled.
     func writeAccess<T>(_ cancellation: AccessCancellation?, _ body: (Database) throws -> T) throws -> T {
-        try transaction(.immediate) { db in
-            let value = try db.accessBody(cancellation, body)
-            try cancellation?.check()
-            return value
+        try endingLockWaits(cancellation) {
+            try transaction(.immediate) { db in
+                let value = try db.accessBody(cancellation, body)
+                try cancellation?.check()
+                return value
+            }
         }
     }
 
@@ -128,7 +141,7 @@ extension Database {
     ) throws -> T {
         let value: T
         do {
-            value = try accessBody(cancellation, body)
+            value = try endingLockWaits(cancellation) { try accessBody(cancellation, body) }
         } catch {
             if isInsideTransaction { try? execute("ROLLBACK TRANSACTION") }
             throw error
@@ -157,6 +170,13 @@ extension Database {
         _ cancellation: AccessCancellation?, enforcingReadOnly: Bool, afterSnapshot: (() -> Void)? = nil,
         _ body: (Database) throws -> T
     ) throws -> T {
+        try endingLockWaits(cancellation) { try readTransaction(cancellation, enforcingReadOnly, afterSnapshot, body) }
+    }
+
+    private func readTransaction<T>(
+        _ cancellation: AccessCancellation?, _ enforcingReadOnly: Bool, _ afterSnapshot: (() -> Void)?,
+        _ body: (Database) throws -> T
+    ) throws -> T {
         try transaction(.deferred) { db in
             if let afterSnapshot {
                 // Reading starts the read transaction: its snapshot is the
@@ -173,6 +193,13 @@ extension Database {
             }
             return value
         }
+    }
+
+    /// Runs a whole access so that cancelling it also ends a wait for
+    /// another connection's lock.
+    private func endingLockWaits<T>(_ cancellation: AccessCancellation?, _ body: () throws -> T) throws -> T {
+        guard let cancellation else { return try body() }
+        return try cancellation.endingLockWaits(on: self, body)
     }
 
     /// Runs the user's closure of an access, interruptible when the access

@@ -34,6 +34,10 @@ import Foundation
 /// The pool sets the file's journal mode to WAL (unless the configuration
 /// is read-only). ``Configuration/prepareDatabase`` runs on every
 /// connection, readers included, which are read-only.
+///
+/// The pool owns its connections: an access whose closure calls
+/// ``Database/close()`` throws a ``ResultCode/misuse`` error (a write is
+/// rolled back), and the next access gets a new connection.
 public final class DatabasePool: DatabaseWriter {
     /// The path of the database file.
     public let path: String
@@ -80,8 +84,8 @@ public final class DatabasePool: DatabaseWriter {
         let writerConfiguration = Self.writerConfiguration(configuration)
         let database = try Database(path: path, configuration: writerConfiguration)
         let writerSlot = ConnectionSlot(label: "SQLiteStore.DatabasePool.writer", database: database) {
-            // Only reached if the connection was lost; the writer is opened
-            // above and kept until the pool closes.
+            // Only reached if an access closure closed the connection; the
+            // writer is otherwise opened above and kept until the pool closes.
             try Database(path: path, configuration: writerConfiguration)
         }
         writer = ConnectionLeases(slots: [writerSlot], ownerName: "database pool")

@@ -20,6 +20,13 @@
 /// cooperative thread pool, and can be cancelled. Calling an access method
 /// from inside an access closure of the same queue throws a
 /// ``ResultCode/misuse`` error rather than deadlocking.
+///
+/// The queue owns its connection: an access whose closure calls
+/// ``Database/close()`` throws a ``ResultCode/misuse`` error (a write is
+/// rolled back), and the next access gets a new connection to the same
+/// file. An in-memory or temporary database is gone with its connection,
+/// so every later access of such a queue throws a ``ResultCode/misuse``
+/// error saying so.
 public final class DatabaseQueue: DatabaseWriter {
     /// The path the database was opened with.
     public let path: String
@@ -35,9 +42,18 @@ public final class DatabaseQueue: DatabaseWriter {
         self.path = path
         self.configuration = configuration
         let database = try Database(path: path, configuration: configuration)
-        let slot = ConnectionSlot(label: "SQLiteStore.DatabaseQueue", database: database) {
-            // Only reached if the connection was lost; a queue keeps the one
-            // it opened until it is closed, after which nothing opens again.
+        let isPrivate =
+            path.isEmpty || path == ":memory:" || path.hasPrefix("file::memory:") || path.contains("mode=memory")
+        let slot = ConnectionSlot(
+            label: "SQLiteStore.DatabaseQueue", database: database,
+            lostConnectionMessage: isPrivate
+                ? "the DatabaseQueue's connection was closed by an access closure, and its "
+                    + "\(path.isEmpty ? "temporary" : "in-memory") database is gone with it; open a new queue"
+                : nil
+        ) {
+            // Only reached if an access closure closed the connection; a
+            // queue otherwise keeps the one it opened until it is closed,
+            // after which nothing opens again.
             try Database(path: path, configuration: configuration)
         }
         self.leases = ConnectionLeases(slots: [slot], ownerName: "database queue")

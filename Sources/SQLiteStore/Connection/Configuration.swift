@@ -16,7 +16,16 @@ public struct Configuration: Sendable {
     public var createsMissingFile = true
 
     /// How long a statement waits for another connection's lock before it
-    /// fails with ``ResultCode/busy``. Five seconds by default.
+    /// fails with ``ResultCode/busy``. Five seconds by default; zero fails
+    /// at once.
+    ///
+    /// While it waits, the connection tries again after short random
+    /// pauses that get shorter the longer it has waited (from at most 20 ms
+    /// down to 2 ms), so that under sustained contention, even from other
+    /// processes, the connections that have waited longest are the likeliest
+    /// to get the lock next. An `async` access of a queue or pool that is
+    /// cancelled stops waiting at once. Setting `PRAGMA busy_timeout` on
+    /// the connection replaces this with SQLite's own handler.
     public var busyTimeout: Duration = .seconds(5)
 
     /// Enforce foreign keys (`PRAGMA foreign_keys`). On by default; SQLite's
@@ -47,6 +56,12 @@ public struct Configuration: Sendable {
 
     /// A name for the connection, used in messages.
     public var label: String?
+
+    /// The name of a registered SQLite VFS (`sqlite3_vfs_register`) to open
+    /// the database with, such as `"unix-excl"`; nil for the default one.
+    /// Opening fails with ``ResultCode/error`` (`no such vfs`) when no VFS
+    /// of that name is registered.
+    public var vfs: String?
 
     /// The default configuration.
     public init() {}

@@ -55,7 +55,7 @@ public final class Database {
             if configuration.createsMissingFile { flags |= SQLITE_OPEN_CREATE }
         }
         var handle: OpaquePointer?
-        let code = sqlite3_open_v2(path, &handle, flags, nil)
+        let code = sqlite3_open_v2(path, &handle, flags, configuration.vfs)
         guard code == SQLITE_OK, let handle else {
             let error = SQLiteError.from(connection: handle, code: code, sql: nil)
             sqlite3_close_v2(handle)
@@ -90,7 +90,11 @@ public final class Database {
 
     private func setUp() throws {
         guard let handle = connection.handle else { return }
-        sqlite3_busy_timeout(handle, configuration.busyTimeoutMilliseconds)
+        if configuration.busyTimeoutMilliseconds > 0 {
+            let waiter = BusyWaiter(timeoutMilliseconds: configuration.busyTimeoutMilliseconds)
+            connection.busyWaiter = waiter
+            sqlite3_busy_handler(handle, busyWaiterCallback, Unmanaged.passUnretained(waiter).toOpaque())
+        }
         if let trace = configuration.trace {
             self.trace(options: configuration.traceOptions, trace)
         }
@@ -190,6 +194,12 @@ public final class Database {
 
     /// Prepares a statement that you own. The SQL must hold exactly one
     /// statement.
+    ///
+    /// SQL text must not contain a NUL character (`\u{0}`): SQLite stops
+    /// reading at the first one, so the rest would be silently ignored. Such
+    /// text is refused with a ``ResultCode/misuse`` error naming the NUL's
+    /// byte offset, before anything is prepared. A string value holding a
+    /// NUL is fine as a bound argument.
     public func makeStatement(_ sql: String) throws -> Statement {
         guard let handle = connection.handle else {
             throw SQLiteError.misuse("the database connection is closed", sql: sql)
@@ -197,6 +207,8 @@ public final class Database {
         return try sql.utf8CString.withUnsafeBufferPointer { buffer in
             let start = buffer.baseAddress!
             let length = buffer.count - 1
+            try SQLScanner.checkNoNUL(buffer, sql: sql)
+            try SQLScanner.checkLength(length, sql: sql)
             var tail: UnsafePointer<CChar>?
             var statement: OpaquePointer?
             let code = sqlite3_prepare_v3(handle, start, Int32(length), 0, &statement, &tail)
@@ -250,6 +262,10 @@ public final class Database {
     ///
     /// Rows returned by a statement are discarded; use the `fetch` methods to
     /// read them.
+    ///
+    /// SQL text holding a NUL character (`\u{0}`) is refused with a
+    /// ``ResultCode/misuse`` error before any of its statements runs (see
+    /// ``makeStatement(_:)``).
     public func execute(_ sql: String, arguments: StatementArguments = StatementArguments()) throws {
         if let statement = statementCache[sql], !statement.isBusy {
             try statement.execute(arguments: arguments)
@@ -261,6 +277,8 @@ public final class Database {
         try sql.utf8CString.withUnsafeBufferPointer { buffer in
             let start = buffer.baseAddress!
             let end = buffer.count - 1
+            try SQLScanner.checkNoNUL(buffer, sql: sql)
+            try SQLScanner.checkLength(end, sql: sql)
             var offset = 0
             var positionalOffset = 0
             var usedNames = Set<String>()
@@ -274,6 +292,13 @@ public final class Database {
                     throw SQLiteError.from(connection: handle, code: code, sql: sql)
                 }
                 let next = tail.map { $0 - start } ?? end
+                // Every turn must move forward: SQLite not consuming any
+                // text would otherwise loop forever. Unreachable once NULs
+                // are refused, and kept as the loop's guarantee.
+                guard next > offset, next <= end else {
+                    sqlite3_finalize(prepared)
+                    throw SQLiteError.misuse("SQLite could not read the SQL past byte \(offset)", sql: sql)
+                }
                 guard let prepared else {
                     offset = next  // whitespace or a comment
                     continue
@@ -295,6 +320,7 @@ public final class Database {
                         statementCache[sql] = statement
                     }
                 }
+                if statement.isTransactionControl { try statement.checkTransactionControlAllowed() }
                 try statement.bind(
                     arguments, positionalOffset: &positionalOffset, usedNames: &usedNames, isLast: isLast)
                 try statement.runToCompletion(arguments)

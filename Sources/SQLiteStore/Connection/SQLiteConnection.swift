@@ -14,11 +14,22 @@ final class SQLiteConnection {
     /// Bumped after each schema change made through this connection.
     var schemaGeneration = 0
     var traceBox: Unmanaged<TraceBox>?
+    /// The busy handler's state, kept alive as long as the handler is
+    /// installed.
+    var busyWaiter: BusyWaiter?
     /// Run (and forgotten) just before the handle closes: open BLOB handles
     /// register here, keyed by their identity, so that closing the
     /// connection closes them instead of leaving it a zombie that holds its
     /// locks. Each handle removes its entry when it closes first.
     var closeHandlers: [ObjectIdentifier: () -> Void] = [:]
+    /// How many ``Database/transaction(_:_:)`` and ``Database/savepoint(_:)``
+    /// closures are running on this connection. While any is, statements
+    /// that end or nest transactions (`BEGIN`, `COMMIT`, `ROLLBACK`, ...)
+    /// are refused unless the library runs them itself.
+    var transactionScopeDepth = 0
+    /// Set while a transaction or savepoint runs its own `BEGIN`, `COMMIT`,
+    /// `SAVEPOINT`, `RELEASE` or `ROLLBACK`.
+    var isRunningScopeControl = false
 
     init(handle: OpaquePointer, includesArgumentsInErrors: Bool) {
         self.handle = handle
@@ -37,9 +48,11 @@ final class SQLiteConnection {
         for handler in handlers { handler() }
         self.handle = nil
         sqlite3_trace_v2(handle, 0, nil, nil)
+        sqlite3_busy_handler(handle, nil, nil)
         sqlite3_close_v2(handle)
         traceBox?.release()
         traceBox = nil
+        busyWaiter = nil
     }
 
     deinit { close() }

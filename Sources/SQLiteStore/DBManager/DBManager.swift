@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// The easy entry point: one database file, opened once, shared safely by
 /// the whole app.
@@ -48,11 +47,36 @@ import Synchronization
 public final class DBManager: Sendable {
     /// The database file's path, or `:memory:` for ``inMemory(migrator:configuration:debugLog:)``.
     public let path: String
-    private let state: Mutex<State>
+    private let state: State
 
-    private struct State {
+    /// The connection and the log, behind a recursive lock: the thread
+    /// running one of the manager's closures may call the manager again
+    /// (the call runs on the same connection, inside the closure's
+    /// transaction if there is one), where a plain mutex would trap on the
+    /// recursive lock; other threads wait for the lock.
+    ///
+    /// `@unchecked Sendable` because the compiler cannot see the lock. It is
+    /// safe: every property is read and written only while `lock` is held,
+    /// and never across a call to a closure (each access is short), so a
+    /// nested call on the same thread cannot overlap an access either.
+    private final class State: @unchecked Sendable {
+        let lock = NSRecursiveLock()
         var database: Database?
         var log: (@Sendable (String) -> Void)?
+        /// How many `withConnection` calls are running, nested, on the
+        /// thread holding the lock; errors are logged by the outermost.
+        var depth = 0
+
+        init(database: Database, log: (@Sendable (String) -> Void)?) {
+            self.database = database
+            self.log = log
+        }
+
+        func locked<R>(_ body: () throws -> R) rethrows -> R {
+            lock.lock()
+            defer { lock.unlock() }
+            return try body()
+        }
     }
 
     /// Opens the database file `databaseFilename` in `directory`, installing
@@ -126,7 +150,7 @@ public final class DBManager: Sendable {
                 let applied = try migrator.migrate(database)
                 if !applied.isEmpty { debugLog?("applied migrations: \(applied.joined(separator: ", "))") }
             }
-            state = Mutex(State(database: database, log: debugLog))
+            state = State(database: database, log: debugLog)
         } catch {
             debugLog?("error: \(error)")
             throw error
@@ -193,17 +217,38 @@ public final class DBManager: Sendable {
     /// Gives `body` exclusive use of the connection for its duration. Other
     /// threads calling the manager wait. Do not keep the database, nor rows
     /// or statements from it, beyond `body`.
+    ///
+    /// `body` may call the manager again: the call runs on the same
+    /// connection, inside `body`'s transaction if there is one (a nested
+    /// ``transaction(_:_:)`` throws, as transactions do not nest: use
+    /// ``Database/savepoint(_:)``).
+    ///
+    /// The manager owns the connection: if `body` closes it
+    /// (``Database/close()`` or the manager's ``close()``), the manager is
+    /// closed from then on and the call throws a ``ResultCode/misuse`` error
+    /// (a transaction open at that moment was rolled back).
     public func withConnection<T: Sendable>(_ body: (Database) throws -> T) throws -> T {
-        try state.withLock { state in
-            guard let database = state.database else {
-                let error = SQLiteError(code: .misuse, message: "the database \(path) is closed")
-                state.log?("error: \(error)")
-                throw error
-            }
+        try state.locked {
+            state.depth += 1
+            defer { state.depth -= 1 }
             do {
-                return try body(database)
+                guard let database = state.database else {
+                    throw SQLiteError(code: .misuse, message: "the database \(path) is closed")
+                }
+                defer {
+                    if database.isClosed, state.database != nil {
+                        state.database = nil
+                        state.log?("closed \(path)")
+                    }
+                }
+                let result = try body(database)
+                if database.isClosed {
+                    throw SQLiteError.misuse(
+                        "the connection to \(path) was closed inside the closure; the manager is closed now")
+                }
+                return result
             } catch {
-                state.log?("error: \(error)")
+                if state.depth == 1 { state.log?("error: \(error)") }
                 throw error
             }
         }
@@ -213,14 +258,17 @@ public final class DBManager: Sendable {
 
     /// Whether the connection is open (until ``close()``).
     public var isConnected: Bool {
-        state.withLock { $0.database != nil }
+        state.locked { state.database != nil }
     }
 
     /// Closes the connection. Later calls throw; closing twice is harmless.
+    /// Called from inside one of the manager's closures, it closes the
+    /// connection that closure uses, and that closure's call throws.
     public func close() {
-        state.withLock { state in
-            state.database?.close()
+        state.locked {
+            guard let database = state.database else { return }
             state.database = nil
+            database.close()
             state.log?("closed \(path)")
         }
     }
@@ -233,9 +281,9 @@ public final class DBManager: Sendable {
     /// manager.debugLog = { message in print("DB:", message) }
     /// ```
     public var debugLog: (@Sendable (String) -> Void)? {
-        get { state.withLock { $0.log } }
+        get { state.locked { state.log } }
         set {
-            state.withLock { state in
+            state.locked {
                 state.log = newValue
                 guard let database = state.database else { return }
                 if let newValue {

@@ -36,6 +36,9 @@ public final class Statement {
     /// Whether a cursor is iterating this statement right now.
     @usableFromInline @exclusivity(unchecked) var isBusy = false
     private let changesSchema: Bool
+    /// Whether the statement begins, ends or nests a transaction (`BEGIN`,
+    /// `COMMIT`, `END`, `ROLLBACK`, `SAVEPOINT`, `RELEASE`).
+    @usableFromInline let isTransactionControl: Bool
 
     init(connection: SQLiteConnection, sqliteStatement: OpaquePointer, sql: String) {
         self.connection = connection
@@ -56,8 +59,16 @@ public final class Statement {
             }
         }
         self.parameterNames = names
-        self.changesSchema = sqlite3_stmt_readonly(sqliteStatement) == 0 && Self.isSchemaStatement(sql)
+        let keyword = SQLScanner.firstKeyword(sql)
+        self.changesSchema =
+            sqlite3_stmt_readonly(sqliteStatement) == 0
+            && (keyword == "CREATE" || keyword == "ALTER" || keyword == "DROP")
+        self.isTransactionControl = Self.transactionControlKeywords.contains(keyword)
     }
+
+    private static let transactionControlKeywords: Set<String> = [
+        "BEGIN", "COMMIT", "END", "ROLLBACK", "SAVEPOINT", "RELEASE",
+    ]
 
     deinit {
         sqlite3_finalize(sqliteStatement)
@@ -134,6 +145,7 @@ public final class Statement {
         guard !isBusy else {
             throw SQLiteError.misuse("the statement is in use by a cursor that has not finished", sql: sql)
         }
+        if isTransactionControl { try checkTransactionControlAllowed() }
         guard valueCount == parameterCount else {
             throw argumentError(
                 "wrong number of arguments: the SQL has \(parameterCount) parameter\(parameterCount == 1 ? "" : "s"), "
@@ -178,6 +190,7 @@ public final class Statement {
         guard !isBusy else {
             throw SQLiteError.misuse("the statement is in use by a cursor that has not finished", sql: sql)
         }
+        if isTransactionControl { try checkTransactionControlAllowed() }
         var offset = 0
         var usedNames = Set<String>()
         try bind(arguments, positionalOffset: &offset, usedNames: &usedNames, isLast: true)
@@ -277,10 +290,19 @@ public final class Statement {
         SQLiteError(code: .misuse, message: message, sql: sql)
     }
 
-    /// Whether SQL is DDL, after which cached column names may be stale.
-    private static func isSchemaStatement(_ sql: String) -> Bool {
+    /// Throws when this statement would begin, end or nest a transaction
+    /// inside a ``Database/transaction(_:_:)`` or ``Database/savepoint(_:)``
+    /// closure: ending the transaction behind the closure's back would make
+    /// the closure's outcome (returned or thrown) lie about what was kept.
+    @usableFromInline
+    func checkTransactionControlAllowed() throws {
+        guard connection.transactionScopeDepth > 0, !connection.isRunningScopeControl else { return }
         let keyword = SQLScanner.firstKeyword(sql)
-        return keyword == "CREATE" || keyword == "ALTER" || keyword == "DROP"
+        throw SQLiteError.misuse(
+            "\(keyword) is refused inside transaction(_:) and savepoint(_:): it would end or nest the "
+                + "transaction behind the closure's back. Return from the closure to commit, throw to roll back, "
+                + "and use savepoint(_:) to nest",
+            sql: sql)
     }
 }
 
@@ -297,6 +319,31 @@ enum SQLScanner {
             index += 1
         }
         return String(decoding: bytes[start..<index], as: UTF8.self).uppercased()
+    }
+
+    /// Throws a ``ResultCode/misuse`` error when the SQL text (a
+    /// NUL-terminated UTF-8 buffer) holds a NUL before its terminator:
+    /// SQLite would stop reading there and ignore the rest.
+    static func checkNoNUL(_ buffer: UnsafeBufferPointer<CChar>, sql: String) throws {
+        let length = buffer.count - 1
+        guard length > 0, let base = buffer.baseAddress,
+            let found = memchr(base, 0, length)
+        else { return }
+        let offset = UnsafeRawPointer(found) - UnsafeRawPointer(base)
+        throw SQLiteError.misuse(
+            "the SQL holds a NUL character at byte \(offset); SQLite would ignore the text after it "
+                + "(bind text containing NUL as an argument instead)",
+            sql: sql)
+    }
+
+    /// Throws ``ResultCode/tooBig`` for SQL text longer than the C API can
+    /// take (its length is an `Int32`), instead of trapping on the
+    /// conversion. SQLite's own limit (`SQLITE_MAX_SQL_LENGTH`) is lower.
+    static func checkLength(_ length: Int, sql: String) throws {
+        guard length > Int(Int32.max) else { return }
+        throw SQLiteError(
+            code: .tooBig, message: "the SQL text is \(length) bytes, more than SQLite can read",
+            sql: String(sql.prefix(200)))
     }
 
     /// Whether the text holds nothing but whitespace, comments and semicolons.

@@ -21,24 +21,36 @@ extension Database {
     /// }
     /// ```
     ///
-    /// Transactions do not nest: inside one, use ``savepoint(_:)``.
+    /// Returning normally means the changes are committed; throwing means
+    /// none of them are. To keep that promise:
+    /// - Transactions do not nest: inside one, use ``savepoint(_:)``.
+    /// - Statements that begin, end or nest a transaction (`BEGIN`,
+    ///   `COMMIT`, `END`, `ROLLBACK`, `SAVEPOINT`, `RELEASE`) run by `body`
+    ///   through this library are refused with a ``ResultCode/misuse`` error
+    ///   before they run.
+    /// - When the transaction is no longer open after `body` returns (the
+    ///   connection was closed inside it, or SQLite rolled it back on its
+    ///   own after an error that `body` caught, such as a full disk), the
+    ///   call throws a ``ResultCode/misuse`` error instead of returning.
     @discardableResult
     public func transaction<T>(_ kind: TransactionKind = .deferred, _ body: (Database) throws -> T) throws -> T {
         guard !isInsideTransaction else {
             throw SQLiteError.misuse("a transaction is already open; use savepoint(_:) to nest one")
         }
-        try execute("BEGIN \(kind.rawValue) TRANSACTION")
+        try executeScopeControl("BEGIN \(kind.rawValue) TRANSACTION")
         let result: T
         do {
-            result = try body(self)
+            result = try inScope(body)
         } catch {
             rollbackQuietly("ROLLBACK TRANSACTION")
             throw error
         }
-        // The body may have ended the transaction itself with SQL.
-        guard isInsideTransaction else { return result }
+        if let error = endedScopeError("transaction(_:)") {
+            rollbackQuietly("ROLLBACK TRANSACTION")
+            throw error
+        }
         do {
-            try execute("COMMIT TRANSACTION")
+            try executeScopeControl("COMMIT TRANSACTION")
         } catch {
             rollbackQuietly("ROLLBACK TRANSACTION")
             throw error
@@ -59,22 +71,32 @@ extension Database {
     ///     }
     /// }
     /// ```
+    ///
+    /// As with ``transaction(_:_:)``, transaction-control statements run by
+    /// `body` (`RELEASE`, `ROLLBACK TO`, `COMMIT`, ...) are refused before
+    /// they run, and a savepoint that is gone when `body` returns (closed
+    /// connection, transaction rolled back by SQLite after an error `body`
+    /// caught) makes the call throw rather than return.
     @discardableResult
     public func savepoint<T>(_ body: (Database) throws -> T) throws -> T {
         savepointDepth += 1
         defer { savepointDepth -= 1 }
         let name = "sqlitestore_savepoint_\(savepointDepth)"
-        try execute("SAVEPOINT \(name)")
+        try executeScopeControl("SAVEPOINT \(name)")
         let result: T
         do {
-            result = try body(self)
+            result = try inScope(body)
         } catch {
             rollbackQuietly("ROLLBACK TRANSACTION TO SAVEPOINT \(name)")
             rollbackQuietly("RELEASE SAVEPOINT \(name)")
             throw error
         }
+        // A savepoint always holds a transaction open: none means it is gone.
+        if let error = endedScopeError("savepoint(_:)") {
+            throw error
+        }
         do {
-            try execute("RELEASE SAVEPOINT \(name)")
+            try executeScopeControl("RELEASE SAVEPOINT \(name)")
         } catch {
             rollbackQuietly("ROLLBACK TRANSACTION TO SAVEPOINT \(name)")
             rollbackQuietly("RELEASE SAVEPOINT \(name)")
@@ -83,11 +105,42 @@ extension Database {
         return result
     }
 
+    /// Runs the body of a transaction or savepoint, during which
+    /// transaction-control statements are refused.
+    private func inScope<T>(_ body: (Database) throws -> T) throws -> T {
+        connection.transactionScopeDepth += 1
+        defer { connection.transactionScopeDepth -= 1 }
+        return try body(self)
+    }
+
+    /// Runs the library's own `BEGIN`, `COMMIT`, `SAVEPOINT`, ... which
+    /// ``Statement/checkTransactionControlAllowed()`` lets through.
+    private func executeScopeControl(_ sql: String) throws {
+        let wasRunning = connection.isRunningScopeControl
+        connection.isRunningScopeControl = true
+        defer { connection.isRunningScopeControl = wasRunning }
+        try execute(sql)
+    }
+
+    /// The error to throw when the transaction is gone after the body
+    /// returned, instead of reporting a commit that did not happen.
+    private func endedScopeError(_ function: String) -> SQLiteError? {
+        if isClosed {
+            return SQLiteError.misuse(
+                "the database connection was closed inside \(function), which rolled back its changes")
+        }
+        guard !isInsideTransaction else { return nil }
+        return SQLiteError.misuse(
+            "the transaction of \(function) ended before its closure returned, so its changes may not have been "
+                + "kept: SQLite rolls back on its own after some errors (full disk, I/O error, interrupt), "
+                + "which the closure must not swallow")
+    }
+
     /// Rolls back after a failure. SQLite may already have rolled back on
     /// its own (after `SQLITE_FULL`, for instance), in which case the
     /// statement fails harmlessly; the caller throws the original error.
     private func rollbackQuietly(_ sql: String) {
         guard isInsideTransaction else { return }
-        try? execute(sql)
+        try? executeScopeControl(sql)
     }
 }
