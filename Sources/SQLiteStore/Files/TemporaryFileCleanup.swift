@@ -42,15 +42,23 @@ public enum TemporaryFileCleanup {
     /// status reports the signal).
     ///
     /// A signal the process was started with ignored (`nohup`, a
-    /// background job) stays ignored. Call this once, early, from the main
-    /// program, not from a library: it replaces the handlers of these
-    /// signals.
+    /// background job) stays ignored. A signal it was started with blocked
+    /// is unblocked on the calling thread: the mask is inherited through
+    /// `exec`, and a program started from a thread that blocks signals (as
+    /// Foundation's `Process` does when called from a dispatch queue) would
+    /// otherwise never see Ctrl-C at all. Call this once, early, from the
+    /// main thread of the main program, not from a library: it replaces
+    /// the handlers of these signals.
     public static func installSignalHandlers() {
         InFlightFiles.prepare()
         for number in signals {
             let previous = installSignalHandler(number, temporaryFileSignalHandler)
             if isIgnored(previous) { installSignalHandler(number, previous) }
         }
+        var set = sigset_t()
+        sigemptyset(&set)
+        for number in signals { sigaddset(&set, number) }
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
     }
 
     private static func isIgnored(_ handler: SignalHandler?) -> Bool {
