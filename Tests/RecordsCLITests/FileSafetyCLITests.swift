@@ -35,6 +35,31 @@ private enum Node {
     }
 }
 
+/// Reads a FIFO to its end on a thread of its own (not a task: opening a
+/// FIFO blocks until the writer opens it, and a blocked task could starve
+/// the cooperative pool that the writer's side needs).
+final class FIFOReader: @unchecked Sendable {
+    private let done = DispatchSemaphore(value: 0)
+    private var data = Data()
+
+    init(_ path: String) {
+        let thread = Thread { [self] in
+            if let handle = FileHandle(forReadingAtPath: path) {
+                data = (try? handle.readToEnd()) ?? Data()
+                try? handle.close()
+            }
+            done.signal()
+        }
+        thread.start()
+    }
+
+    /// Everything read, once the writer has closed its end.
+    func received() -> Data {
+        done.wait()
+        return data
+    }
+}
+
 private func entries(_ directory: String) -> [String] {
     ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
 }
@@ -61,7 +86,9 @@ private func waitForCopy(in directory: String, process: Process) -> Bool {
 
 @Suite("records: the files it is pointed at")
 struct FileSafetyCLITests {
-    @Test("--database naming a character device is refused; the device stays", .enabled(if: runsAsRoot, "mknod needs root"))
+    @Test(
+        "--database naming a character device is refused; the device stays",
+        .enabled(if: runsAsRoot, "mknod needs root"))
     func databaseIsDevice() throws {
         let sandbox = try Sandbox()
         let null = sandbox.path("null")
@@ -108,7 +135,9 @@ struct FileSafetyCLITests {
     @Test("--database with a name or a path too long says which, not that the folder is the problem")
     func databasePathTooLong() throws {
         let sandbox = try Sandbox()
-        let longName = try sandbox.runRaw(["--database", sandbox.path(String(repeating: "n", count: 300)), "people", "list"])
+        let longName = try sandbox.runRaw([
+            "--database", sandbox.path(String(repeating: "n", count: 300)), "people", "list",
+        ])
         #expect(longName.status == 1)
         #expect(longName.stderr.contains("is 300 bytes long, over the limit of 255 bytes for one name"))
         #expect(!longName.stderr.contains("cannot write in the directory"))
@@ -122,13 +151,17 @@ struct FileSafetyCLITests {
     @Test("--database naming an empty 0600 file installs the sample there and keeps 0600")
     func databaseIsEmptyPrivateFile() throws {
         let sandbox = try Sandbox()
-        #expect(FileManager.default.createFile(atPath: sandbox.database, contents: Data(), attributes: [.posixPermissions: 0o600]))
+        #expect(
+            FileManager.default.createFile(
+                atPath: sandbox.database, contents: Data(), attributes: [.posixPermissions: 0o600]))
         let run = try sandbox.run("people", "list")
         #expect(run.status == 0, "\(run)")
         #expect(Node.permissions(sandbox.database) == 0o600)
     }
 
-    @Test("picture get into a character device writes into it; the device stays", .enabled(if: runsAsRoot, "mknod needs root"))
+    @Test(
+        "picture get into a character device writes into it; the device stays",
+        .enabled(if: runsAsRoot, "mknod needs root"))
     func pictureIntoDevice() throws {
         let sandbox = try Sandbox()
         let null = sandbox.path("null")
@@ -139,17 +172,18 @@ struct FileSafetyCLITests {
     }
 
     @Test("picture get into a FIFO writes the picture to its reader; the FIFO stays")
-    func pictureIntoFIFO() async throws {
+    func pictureIntoFIFO() throws {
         let sandbox = try Sandbox()
         let fifo = sandbox.path("fifo")
         try Node.makeFIFO(at: fifo)
-        let reader = Task.detached { () throws -> Data in
-            let handle = try #require(FileHandle(forReadingAtPath: fifo))
-            defer { try? handle.close() }
-            return try handle.readToEnd() ?? Data()
-        }
+        // A second name for the FIFO: if the FIFO were replaced, opening it
+        // for writing still ends the reader, which would otherwise wait for
+        // a writer forever.
+        #expect(link(fifo, sandbox.path("fifo-kept")) == 0)
+        let reader = FIFOReader(fifo)
         let run = try sandbox.run("coffee", "picture", "get", "1", fifo)
-        let received = try await reader.value
+        close(open(sandbox.path("fifo-kept"), O_WRONLY | O_NONBLOCK))
+        let received = reader.received()
         #expect(run.status == 0, "\(run)")
         #expect(received.count == 135)
         #expect(received.starts(with: [0x89, 0x50, 0x4E, 0x47]))
@@ -160,7 +194,9 @@ struct FileSafetyCLITests {
     func pictureThroughLink() throws {
         let sandbox = try Sandbox()
         let real = sandbox.path("real.png")
-        #expect(FileManager.default.createFile(atPath: real, contents: Data("old".utf8), attributes: [.posixPermissions: 0o640]))
+        #expect(
+            FileManager.default.createFile(
+                atPath: real, contents: Data("old".utf8), attributes: [.posixPermissions: 0o640]))
         try FileManager.default.createSymbolicLink(atPath: sandbox.path("link.png"), withDestinationPath: "real.png")
         let run = try sandbox.run("coffee", "picture", "get", "1", sandbox.path("link.png"))
         #expect(run.status == 0, "\(run)")
@@ -185,7 +221,9 @@ struct InterruptedRunCLITests {
         return (sandbox, picture, output)
     }
 
-    @Test("picture get killed (SIGKILL or SIGINT) during the copy leaves nothing in the directory", arguments: [SIGKILL, SIGINT])
+    @Test(
+        "picture get killed (SIGKILL or SIGINT) during the copy leaves nothing in the directory",
+        arguments: [SIGKILL, SIGINT])
     func interruptedPictureGet(signal: Int32) throws {
         let (sandbox, picture, output) = try sandboxWithLargePicture()
         let copy = output + "/copy.png"
@@ -213,7 +251,9 @@ struct InterruptedRunCLITests {
 
     @Test("A first run killed at any moment leaves no temporary file, and the next run works")
     func killedFirstRun() throws {
-        let allowed: Set<String> = ["records.sqlite", "records.sqlite-journal", "records.sqlite-wal", "records.sqlite-shm"]
+        let allowed: Set<String> = [
+            "records.sqlite", "records.sqlite-journal", "records.sqlite-wal", "records.sqlite-shm",
+        ]
         // A few kills at different moments of start-up, install and migration.
         for delay: useconds_t in [0, 3_000, 10_000, 30_000, 80_000] {
             let sandbox = try Sandbox()

@@ -25,12 +25,16 @@ private func contents(_ path: String) throws -> Data {
 
 @Suite("Streaming large values: what is at a file destination")
 struct BlobFileDestinationTests {
-    @Test("A regular file is replaced whole and keeps its permissions, with or without O_TMPFILE", arguments: [true, false])
+    @Test(
+        "A regular file is replaced whole and keeps its permissions, with or without O_TMPFILE",
+        arguments: [true, false])
     func regularFile(unnamed: Bool) throws {
         let dir = try TemporaryDirectory()
         let (db, picture) = try databaseWithPicture(dir)
         let path = dir.path("out.bin")
-        #expect(FileManager.default.createFile(atPath: path, contents: Data("old".utf8), attributes: [.posixPermissions: 0o600]))
+        #expect(
+            FileManager.default.createFile(
+                atPath: path, contents: Data("old".utf8), attributes: [.posixPermissions: 0o600]))
         #expect(try readPicture(db, to: path, unnamed: unnamed) == picture.count)
         #expect(try contents(path) == picture)
         #expect(SpecialFiles.permissions(path) == 0o600)
@@ -60,13 +64,17 @@ struct BlobFileDestinationTests {
         #expect(try contents(path) == picture)
     }
 
-    @Test("A symbolic link to a file: the file is replaced in its own directory, the link stays", arguments: [true, false])
+    @Test(
+        "A symbolic link to a file: the file is replaced in its own directory, the link stays",
+        arguments: [true, false])
     func linkToFile(unnamed: Bool) throws {
         let dir = try TemporaryDirectory()
         let (db, picture) = try databaseWithPicture(dir)
         try FileManager.default.createDirectory(atPath: dir.path("real"), withIntermediateDirectories: false)
         let real = dir.path("real/picture.bin")
-        #expect(FileManager.default.createFile(atPath: real, contents: Data("old".utf8), attributes: [.posixPermissions: 0o640]))
+        #expect(
+            FileManager.default.createFile(
+                atPath: real, contents: Data("old".utf8), attributes: [.posixPermissions: 0o640]))
         // A chain: link -> link2 -> real/picture.bin, relative targets.
         try FileManager.default.createSymbolicLink(atPath: dir.path("link2"), withDestinationPath: "real/picture.bin")
         try FileManager.default.createSymbolicLink(atPath: dir.path("link"), withDestinationPath: "link2")
@@ -90,22 +98,22 @@ struct BlobFileDestinationTests {
     }
 
     @Test("A FIFO is written into, to the reader at its other end, and stays a FIFO")
-    func fifo() async throws {
+    func fifo() throws {
         let dir = try TemporaryDirectory()
         let (db, picture) = try databaseWithPicture(dir, count: 300_000)
         let fifo = dir.path("fifo")
         try SpecialFiles.makeFIFO(at: fifo)
-        // The reader runs on its own thread: opening a FIFO waits for the
-        // other end.
-        let received = Task.detached { () throws -> Data in
-            let handle = try #require(FileHandle(forReadingAtPath: fifo))
-            defer { try? handle.close() }
-            return try handle.readToEnd() ?? Data()
-        }
-        #expect(try readPicture(db, to: fifo) == picture.count)
-        #expect(try await received.value == picture)
+        // A second name for the FIFO: if the FIFO were replaced, opening it
+        // for writing still ends the reader, which would otherwise wait for
+        // a writer forever.
+        #expect(link(fifo, dir.path("fifo-kept")) == 0)
+        let reader = FIFOReader(fifo)
+        let written = Result { try readPicture(db, to: fifo) }
+        close(open(dir.path("fifo-kept"), O_WRONLY | O_NONBLOCK))
+        #expect(try written.get() == picture.count)
+        #expect(reader.received() == picture)
         #expect(SpecialFiles.type(fifo) == .fifo)
-        #expect(try directoryEntries(dir) == ["fifo", "pictures.sqlite"])
+        #expect(try directoryEntries(dir) == ["fifo", "fifo-kept", "pictures.sqlite"])
     }
 
     @Test("A character device is written into and stays a device", .enabled(if: isRoot, "mknod needs root"))
@@ -160,7 +168,9 @@ struct BlobFileDestinationTests {
         let (db, _) = try databaseWithPicture(dir)
         try FileManager.default.createDirectory(atPath: dir.path("folder"), withIntermediateDirectories: false)
         try FileManager.default.createSymbolicLink(atPath: dir.path("link"), withDestinationPath: "folder")
-        #expect(blobError { try readPicture(db, to: dir.path("folder")) }?.reason == .unwritableDestination("it is a directory"))
+        #expect(
+            blobError { try readPicture(db, to: dir.path("folder")) }?.reason
+                == .unwritableDestination("it is a directory"))
         #expect(
             blobError { try readPicture(db, to: dir.path("link")) }?.reason
                 == .unwritableDestination("it is a symbolic link to a directory"))
@@ -200,11 +210,13 @@ struct BlobFileDestinationTests {
         #expect(
             blobError { try readPicture(db, to: longName) }?.reason
                 == .unwritableDestination(
-                    "the name \"nnnnnnnnnnnnnnnnnnnnnnnn…\" is 256 bytes long, over the limit of 255 bytes for one name"))
+                    "the name \"nnnnnnnnnnnnnnnnnnnnnnnn…\" is 256 bytes long, over the limit of 255 bytes for one name"
+                ))
         let longPath = dir.path(Array(repeating: "deep", count: 1100).joined(separator: "/"))
         #expect(
             blobError { try readPicture(db, to: longPath) }?.reason
-                == .unwritableDestination("the path is \(longPath.utf8.count) bytes long, over the limit of 4095 bytes"))
+                == .unwritableDestination("the path is \(longPath.utf8.count) bytes long, over the limit of 4095 bytes")
+        )
         #expect(try directoryEntries(dir) == ["pictures.sqlite"])
     }
 

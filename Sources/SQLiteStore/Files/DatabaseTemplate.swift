@@ -116,7 +116,8 @@ public enum DatabaseTemplate {
     private static let journalSuffixLength = 8
 
     private static func unusable(_ path: String, _ reason: String) -> DatabaseFileError {
-        DatabaseFileError(.destinationUnusable, path: path, message: "cannot install the database at \(path): \(reason)")
+        DatabaseFileError(
+            .destinationUnusable, path: path, message: "cannot install the database at \(path): \(reason)")
     }
 
     /// Where the database goes, or nil when one is already there; throws

@@ -55,7 +55,8 @@ final class StagedFile {
         let slot = InFlightFiles.register(path)
         do {
             let descriptor = try FileDescriptor.opening(path, flags: O_WRONLY | O_CREAT | O_EXCL, mode: mode)
-            return StagedFile(descriptor: descriptor, target: target, directory: directory, temporaryPath: path, slot: slot)
+            return StagedFile(
+                descriptor: descriptor, target: target, directory: directory, temporaryPath: path, slot: slot)
         } catch {
             if let slot { InFlightFiles.unregister(slot) }
             throw error
@@ -91,7 +92,7 @@ final class StagedFile {
         } else {
             do {
                 try linkUnnamed(to: target)
-            } catch where error.code == EEXIST {
+            } catch let error where error.code == EEXIST {
                 return false
             }
         }
@@ -112,14 +113,15 @@ final class StagedFile {
                 try linkUnnamed(to: target)
                 finishPublishing()
                 return
-            } catch where error.code == EEXIST {
+            } catch let error where error.code == EEXIST {
                 // Something appeared meanwhile: replaced below if it is a
                 // regular file.
             }
         }
         if let now = try? FileStatus.notFollowing(target), now.type != .regular {
             throw SystemCallError(
-                code: EEXIST, message: "\(now.type.description) appeared at the path during the copy; it was left as it is")
+                code: EEXIST,
+                message: "\(now.type.description) appeared at the path during the copy; it was left as it is")
         }
         if temporaryPath == nil {
             // Linked under a hidden name for the instant of the rename: the

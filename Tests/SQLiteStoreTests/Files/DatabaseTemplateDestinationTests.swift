@@ -34,7 +34,8 @@ private func storedValue(_ path: String) throws -> String? {
 
 @Suite("Installing a template: what is at the destination")
 struct DatabaseTemplateDestinationTests {
-    @Test("A character device at the destination is refused and left as it is", .enabled(if: isRoot, "mknod needs root"))
+    @Test(
+        "A character device at the destination is refused and left as it is", .enabled(if: isRoot, "mknod needs root"))
     func characterDevice() throws {
         let dir = try TemporaryDirectory()
         try makeTemplate(at: dir.path("template.sqlite"))
@@ -92,7 +93,8 @@ struct DatabaseTemplateDestinationTests {
         try makeTemplate(at: dir.path("template.sqlite"))
         try FileManager.default.createDirectory(atPath: dir.path("real"), withIntermediateDirectories: false)
         #expect(FileManager.default.createFile(atPath: dir.path("real/app.sqlite"), contents: Data()))
-        try FileManager.default.createSymbolicLink(atPath: dir.path("app.sqlite"), withDestinationPath: "real/app.sqlite")
+        try FileManager.default.createSymbolicLink(
+            atPath: dir.path("app.sqlite"), withDestinationPath: "real/app.sqlite")
         #expect(try install(dir, to: dir.path("app.sqlite")) == .installed)
         #expect(SpecialFiles.type(dir.path("app.sqlite")) == .symbolicLink)
         #expect(try storedValue(dir.path("real/app.sqlite")) == "from template")
@@ -152,21 +154,30 @@ struct DatabaseTemplateDestinationTests {
         let dir = try TemporaryDirectory()
         try makeTemplate(at: dir.path("template.sqlite"))
         let destination = dir.path("app.sqlite")
-        #expect(FileManager.default.createFile(atPath: destination, contents: Data(), attributes: [.posixPermissions: 0o600]))
+        #expect(
+            FileManager.default.createFile(
+                atPath: destination, contents: Data(), attributes: [.posixPermissions: 0o600]))
         #expect(try install(dir, to: destination, unnamed: unnamed) == .installed)
         #expect(SpecialFiles.permissions(destination) == 0o600)
         #expect(try storedValue(destination) == "from template")
         #expect(try directoryEntries(dir) == ["app.sqlite", "template.sqlite"])
     }
 
-    @Test("An empty file that may not be written is refused and left as it is", .disabled(if: isRoot, "root writes any file"))
+    @Test(
+        "An empty file that may not be written is refused and left as it is",
+        .disabled(if: isRoot, "root writes any file"))
     func emptyReadOnlyFile() throws {
         let dir = try TemporaryDirectory()
         try makeTemplate(at: dir.path("template.sqlite"))
         let destination = dir.path("app.sqlite")
-        #expect(FileManager.default.createFile(atPath: destination, contents: Data(), attributes: [.posixPermissions: 0o400]))
+        #expect(
+            FileManager.default.createFile(
+                atPath: destination, contents: Data(), attributes: [.posixPermissions: 0o400]))
         let error = fileError { _ = try install(dir, to: destination) }
-        #expect(error?.message == "cannot install the database at \(destination): it is an empty file that may not be written (Permission denied)")
+        #expect(
+            error?.message
+                == "cannot install the database at \(destination): it is an empty file that may not be written (Permission denied)"
+        )
         #expect(fileSize(destination) == 0)
         #expect(SpecialFiles.permissions(destination) == 0o400)
     }
@@ -180,7 +191,9 @@ struct DatabaseTemplateDestinationTests {
         let error = fileError {
             try DatabaseTemplate.install(from: URL(fileURLWithPath: dir.path("template.sqlite")), to: destination)
         }
-        #expect(error?.message == "cannot install the database at \(dir.path("new"))/: the path names a directory, not a file")
+        #expect(
+            error?.message
+                == "cannot install the database at \(dir.path("new"))/: the path names a directory, not a file")
         #expect(try directoryEntries(dir) == ["template.sqlite"])
     }
 
@@ -190,7 +203,10 @@ struct DatabaseTemplateDestinationTests {
         try makeTemplate(at: dir.path("template.sqlite"))
         let error = fileError { _ = try install(dir, to: dir.path(String(repeating: "n", count: 300))) }
         #expect(error?.kind == .destinationUnusable)
-        #expect(error?.message.hasSuffix(": the name \"nnnnnnnnnnnnnnnnnnnnnnnn…\" is 300 bytes long, over the limit of 255 bytes for one name") == true)
+        #expect(
+            error?.message.hasSuffix(
+                ": the name \"nnnnnnnnnnnnnnnnnnnnnnnn…\" is 300 bytes long, over the limit of 255 bytes for one name")
+                == true)
         #expect(error?.message.contains("directory") == false)
     }
 
@@ -209,10 +225,13 @@ struct DatabaseTemplateDestinationTests {
         try makeTemplate(at: dir.path("template.sqlite"))
         let path = dir.path(Array(repeating: "deep", count: 1100).joined(separator: "/"))
         let error = fileError { _ = try install(dir, to: path) }
-        #expect(error?.message.hasSuffix(": the path is \(path.utf8.count) bytes long, over the limit of 4095 bytes") == true)
+        #expect(
+            error?.message.hasSuffix(": the path is \(path.utf8.count) bytes long, over the limit of 4095 bytes")
+                == true)
     }
 
-    @Test("A name at the longest a database can have installs; its temporary name is shortened", arguments: [true, false])
+    @Test(
+        "A name at the longest a database can have installs; its temporary name is shortened", arguments: [true, false])
     func longestName(unnamed: Bool) throws {
         let dir = try TemporaryDirectory()
         try makeTemplate(at: dir.path("template.sqlite"))

@@ -93,3 +93,28 @@ func age(_ path: String, by seconds: TimeInterval) throws {
 func stagingName(for name: String) -> String {
     TemporaryNames.make(for: name)
 }
+
+/// Reads a FIFO to its end on a thread of its own (not a task: opening a
+/// FIFO blocks until the writer opens it, and a blocked task could starve
+/// the cooperative pool that the writer's side needs).
+final class FIFOReader: @unchecked Sendable {
+    private let done = DispatchSemaphore(value: 0)
+    private var data = Data()
+
+    init(_ path: String) {
+        let thread = Thread { [self] in
+            if let handle = FileHandle(forReadingAtPath: path) {
+                data = (try? handle.readToEnd()) ?? Data()
+                try? handle.close()
+            }
+            done.signal()
+        }
+        thread.start()
+    }
+
+    /// Everything read, once the writer has closed its end.
+    func received() -> Data {
+        done.wait()
+        return data
+    }
+}

@@ -76,7 +76,8 @@ struct InterruptedCopyTests {
         try FileManager.default.createDirectory(atPath: dir.path("out"), withIntermediateDirectories: false)
         // Large enough that the copy and its flush take a while.
         let template = try Database(path: dir.path("template.sqlite"))
-        try template.execute("CREATE TABLE t (a TEXT, b BLOB); INSERT INTO t VALUES ('from template', zeroblob(48000000))")
+        try template.execute(
+            "CREATE TABLE t (a TEXT, b BLOB); INSERT INTO t VALUES ('from template', zeroblob(48000000))")
         template.close()
         let templateSize = fileSize(dir.path("template.sqlite"))
 
@@ -115,7 +116,8 @@ struct InterruptedCopyTests {
         process.waitUntilExit()
 
         let log = (try? String(contentsOfFile: dir.path("child.log"), encoding: .utf8)) ?? ""
-        #expect(during.count == 1 && during.first?.hasSuffix(".tmp") == true, "no temporary file while copying:\n\(log)")
+        #expect(
+            during.count == 1 && during.first?.hasSuffix(".tmp") == true, "no temporary file while copying:\n\(log)")
         #expect(process.terminationReason == .uncaughtSignal)
         #expect(process.terminationStatus == signal)
         #expect(try directoryEntries(dir, "out").isEmpty)
