@@ -108,6 +108,7 @@ enum InFlightFiles {
     static func prepare() {
         _ = states
         _ = paths
+        _ = pathCapacity
     }
 
     /// Records `path`; returns its slot, or nil when the path is too long
