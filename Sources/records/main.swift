@@ -1,6 +1,9 @@
 import Foundation
+import SQLiteStore
 
 // records: the terminal front-end of RecordsApp. See Help.swift for the
 // commands, Registry.swift for where apps are plugged in.
+// Ctrl-C (or SIGTERM, SIGHUP) during a copy leaves no temporary file.
+TemporaryFileCleanup.installSignalHandlers()
 let status = runRecords(Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
 exit(status.rawValue)

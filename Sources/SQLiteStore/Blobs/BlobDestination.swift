@@ -9,10 +9,12 @@ import Foundation
 ///
 /// A file destination is written to a temporary file next to it, which
 /// replaces it only when the whole value has been written: a failed copy
-/// leaves no partial file, and an existing file stays as it was.
+/// leaves no partial file, and an existing file stays as it was. On Linux
+/// that temporary file has no name (`O_TMPFILE`), so even a killed process
+/// leaves nothing behind; elsewhere see ``TemporaryFileCleanup``.
 public struct BlobDestination {
     enum Kind {
-        case file(path: String)
+        case file(path: String, allowsUnnamedFiles: Bool)
         case nonFileURL(URL)
         case fileHandle(FileHandle)
         case stream(OutputStream)
@@ -22,16 +24,28 @@ public struct BlobDestination {
     let kind: Kind
 
     /// A local file, created or replaced once the whole value is written.
-    /// The directory must exist; an existing file must be writable, and
-    /// keeps its permissions.
+    ///
+    /// - The directory must exist. A path that ends in `/` names a
+    ///   directory, and is refused.
+    /// - An existing regular file must be writable; its replacement keeps
+    ///   its permissions and, where allowed, its owner and group.
+    /// - A symbolic link is followed, never replaced: the file it points to
+    ///   is replaced (in that file's directory), or created if it does not
+    ///   exist yet.
+    /// - A character device (`/dev/null`, a terminal) or a FIFO is written
+    ///   into, as `cat > path` would: opening a FIFO waits for a reader, and
+    ///   a failure can leave part of the value in it.
+    /// - A directory, a block device or a socket is refused with
+    ///   ``BlobError/Reason/unwritableDestination(_:)``, and left as it is.
     public static func file(_ url: URL) -> BlobDestination {
-        BlobDestination(kind: url.isFileURL ? .file(path: url.path) : .nonFileURL(url))
+        guard url.isFileURL else { return BlobDestination(kind: .nonFileURL(url)) }
+        return BlobDestination(kind: .file(path: DestinationPath.path(of: url), allowsUnnamedFiles: true))
     }
 
     /// The file at `path`, created or replaced once the whole value is
-    /// written.
+    /// written, as ``file(_:)`` describes.
     public static func file(path: String) -> BlobDestination {
-        BlobDestination(kind: .file(path: path))
+        BlobDestination(kind: .file(path: path, allowsUnnamedFiles: true))
     }
 
     /// An open file or pipe, written from its current offset. The handle is
@@ -61,8 +75,8 @@ public struct BlobDestination {
     /// Opens the destination for a copy of `size` bytes.
     func makeWriter(size: Int, at location: BlobLocation) throws -> BlobWriter {
         switch kind {
-        case .file(let path):
-            return try BlobWriter.file(path: path, size: size, at: location)
+        case .file(let path, let allowsUnnamedFiles):
+            return try BlobWriter.file(path: path, allowsUnnamedFiles: allowsUnnamedFiles, at: location)
         case .nonFileURL(let url):
             throw BlobError(.unwritableDestination("not a file URL: \(url.absoluteString)"), at: location)
         case .fileHandle(let handle):
@@ -120,32 +134,64 @@ final class BlobWriter {
         abandoning = nil
     }
 
-    static func file(path: String, size: Int, at location: BlobLocation) throws -> BlobWriter {
+    static func file(path: String, allowsUnnamedFiles: Bool, at location: BlobLocation) throws -> BlobWriter {
         func failure(_ why: String) -> BlobError {
             BlobError(.unwritableDestination(why), at: location, path: path)
         }
-        let existing = FileStatus.of(path: path)
-        if let existing {
-            if existing.isDirectory { throw failure("it is a directory") }
-            if access(path, W_OK) != 0 { throw failure(SystemCallError.current().message) }
-        }
-        let name = (path as NSString).lastPathComponent
-        let directory = (path as NSString).deletingLastPathComponent
-        guard !name.isEmpty, !path.hasSuffix("/") else { throw failure("the path names a directory, not a file") }
-        let temporaryPath =
-            (directory.isEmpty ? "" : directory + "/") + ".\(name).sqlitestore-\(UUID().uuidString).tmp"
-        let descriptor: FileDescriptor
+        let resolved: ResolvedDestination
         do {
-            descriptor = try FileDescriptor.opening(temporaryPath, flags: O_WRONLY | O_CREAT | O_EXCL)
-        } catch let error as SystemCallError {
-            if error.code == ENOENT, !directory.isEmpty {
-                throw failure("the directory \(directory) does not exist")
+            resolved = try DestinationPath.resolve(path)
+        } catch {
+            throw failure(error.reason)
+        }
+        if let existing = resolved.status {
+            switch existing.type {
+            case .regular:
+                // A rename would replace a file we may not write.
+                if access(resolved.target, W_OK) != 0 { throw failure(SystemCallError.current().message) }
+            case .characterDevice, .fifo:
+                return try special(path: path, at: location)
+            default:
+                throw failure(resolved.describe(existing.type))
             }
-            if error.code == ENOTDIR { throw failure("\(directory) is not a directory") }
+        }
+        let staged: StagedFile
+        do {
+            // Private until it takes an existing file's place and modes.
+            let mode: mode_t = resolved.status == nil ? 0o666 : 0o600
+            staged = try StagedFile.create(for: resolved.target, mode: mode, allowsUnnamed: allowsUnnamedFiles)
+        } catch let error as SystemCallError {
             throw failure(error.message)
         }
-        if let existing, existing.isRegularFile {
-            fchmod(descriptor.rawValue, existing.permissions)
+        return BlobWriter(
+            finish: {
+                do throws(SystemCallError) {
+                    try staged.publishReplacing(resolved.status)
+                } catch {
+                    staged.discard()
+                    throw failure(error.message)
+                }
+            },
+            abandon: { staged.discard() },
+            write: { bytes in
+                do {
+                    try staged.write(bytes)
+                } catch let error as SystemCallError {
+                    throw failure(error.message)
+                }
+            })
+    }
+
+    /// A character device or FIFO, written into in place.
+    private static func special(path: String, at location: BlobLocation) throws -> BlobWriter {
+        func failure(_ why: String) -> BlobError {
+            BlobError(.unwritableDestination(why), at: location, path: path)
+        }
+        let descriptor: FileDescriptor
+        do {
+            descriptor = try FileDescriptor.opening(path, flags: O_WRONLY | O_NOCTTY)
+        } catch let error as SystemCallError {
+            throw failure(error.message)
         }
         var isOpen = true
         return BlobWriter(
@@ -153,16 +199,13 @@ final class BlobWriter {
                 isOpen = false
                 do {
                     try descriptor.closeDescriptor()
-                    guard rename(temporaryPath, path) == 0 else { throw SystemCallError.current() }
                 } catch let error as SystemCallError {
-                    unlink(temporaryPath)
                     throw failure(error.message)
                 }
             },
             abandon: {
                 if isOpen { try? descriptor.closeDescriptor() }
                 isOpen = false
-                unlink(temporaryPath)
             },
             write: { bytes in
                 do {

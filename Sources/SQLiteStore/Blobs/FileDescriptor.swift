@@ -78,26 +78,77 @@ struct FileDescriptor {
     }
 }
 
-/// The parts of `stat` that the blob copies need.
+/// The parts of `stat` that the file copies need.
 struct FileStatus {
-    let isRegularFile: Bool
-    let isDirectory: Bool
+    /// What kind of file it is.
+    enum FileType: Equatable {
+        case regular, directory, characterDevice, blockDevice, fifo, socket, symbolicLink, unknown
+
+        /// "a character device", "a FIFO", ...: for messages.
+        var description: String {
+            switch self {
+            case .regular: "a regular file"
+            case .directory: "a directory"
+            case .characterDevice: "a character device"
+            case .blockDevice: "a block device"
+            case .fifo: "a FIFO (named pipe)"
+            case .socket: "a socket"
+            case .symbolicLink: "a symbolic link"
+            case .unknown: "a special file"
+            }
+        }
+    }
+
+    let type: FileType
     let size: Int
     let permissions: mode_t
+    let owner: uid_t
+    let group: gid_t
+    /// The last modification, in seconds since 1970.
+    let modificationTime: Int
+
+    var isRegularFile: Bool { type == .regular }
+    var isDirectory: Bool { type == .directory }
 
     init(_ info: stat) {
-        let type = info.st_mode & mode_t(S_IFMT)
-        isRegularFile = type == mode_t(S_IFREG)
-        isDirectory = type == mode_t(S_IFDIR)
+        switch info.st_mode & mode_t(S_IFMT) {
+        case mode_t(S_IFREG): type = .regular
+        case mode_t(S_IFDIR): type = .directory
+        case mode_t(S_IFCHR): type = .characterDevice
+        case mode_t(S_IFBLK): type = .blockDevice
+        case mode_t(S_IFIFO): type = .fifo
+        case mode_t(S_IFSOCK): type = .socket
+        case mode_t(S_IFLNK): type = .symbolicLink
+        default: type = .unknown
+        }
         size = Int(info.st_size)
         permissions = info.st_mode & 0o7777
+        owner = info.st_uid
+        group = info.st_gid
+        #if canImport(Darwin)
+            modificationTime = Int(info.st_mtimespec.tv_sec)
+        #else
+            modificationTime = Int(info.st_mtim.tv_sec)
+        #endif
     }
 
     /// The status of the file at `path`, following symbolic links; nil when
     /// there is none.
     static func of(path: String) -> FileStatus? {
+        try? following(path)
+    }
+
+    /// The status of the file at `path`, following symbolic links.
+    static func following(_ path: String) throws(SystemCallError) -> FileStatus {
         var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
+        guard stat(path, &info) == 0 else { throw SystemCallError.current() }
+        return FileStatus(info)
+    }
+
+    /// The status of `path` itself: a symbolic link is not followed.
+    static func notFollowing(_ path: String) throws(SystemCallError) -> FileStatus {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { throw SystemCallError.current() }
         return FileStatus(info)
     }
 }

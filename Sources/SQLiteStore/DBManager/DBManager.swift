@@ -118,9 +118,10 @@ public final class DBManager: Sendable {
         databaseURL: URL, template: URL? = nil, migrator: Migrator? = nil,
         configuration: Configuration = Configuration(), debugLog: (@Sendable (String) -> Void)? = nil
     ) throws {
+        // The trailing slash of `dir/` is kept: it names a directory, never a file.
         try self.init(
-            path: databaseURL.path, template: template, migrator: migrator, configuration: configuration,
-            debugLog: debugLog)
+            path: DestinationPath.path(of: databaseURL), template: template, migrator: migrator,
+            configuration: configuration, debugLog: debugLog)
     }
 
     /// A manager of a private in-memory database, gone when it is closed or

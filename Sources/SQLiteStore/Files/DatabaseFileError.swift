@@ -22,7 +22,9 @@ public struct DatabaseFileError: Error, Sendable, Equatable, CustomStringConvert
         /// of file, truncated or corrupt).
         case templateNotADatabase
         /// The destination cannot receive the database: it is a directory,
-        /// its directory is missing, or it cannot be written.
+        /// a device, a FIFO or a socket (left as it is), an empty file that
+        /// may not be written, a symbolic link to one of those; its directory
+        /// is missing or cannot be written; or its name or path is too long.
         case destinationUnusable
         /// Reading or writing failed while copying.
         case ioFailure

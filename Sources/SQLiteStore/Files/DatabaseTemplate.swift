@@ -11,18 +11,30 @@ public enum TemplateInstallation: Sendable, Equatable {
 /// Installs a pre-populated database that ships with an app (a "template")
 /// as the app's working copy, once.
 ///
-/// This is the seeds' "copy the bundled database into the documents
-/// directory if it is not there yet", made safe:
+/// This is the original tutorials' "copy the bundled database into the
+/// documents directory if it is not there yet", made safe:
 ///
-/// - The copy is atomic. The template is copied to a temporary file in the
-///   destination's directory, flushed to disk, checked to be a sound SQLite
-///   database, and only then given the destination's name. A missing or
-///   corrupt template, a full disk or a crash never leaves a half-written
-///   or empty file under the destination's name, so the next attempt is not
-///   blocked by it.
-/// - A zero-byte file at the destination (what `sqlite3_open` leaves behind
-///   when it ran before the template was installed) counts as "not
-///   installed" and is replaced.
+/// - The template is checked to be a sound SQLite database before anything
+///   is written.
+/// - The copy is atomic. It is written beside the destination where no one
+///   sees it, flushed to disk, and only then given the destination's name.
+///   On Linux it has no name at all until then (`O_TMPFILE`), so even a
+///   killed process leaves nothing behind; elsewhere it is a hidden
+///   temporary file (see ``TemporaryFileCleanup``). A missing or corrupt
+///   template, a full disk or a crash never leaves a half-written or empty
+///   file under the destination's name, so the next attempt is not blocked
+///   by it.
+/// - An empty regular file at the destination (what `sqlite3_open` leaves
+///   behind when it ran before the template was installed) counts as "not
+///   installed" and is replaced, if it may be written; the database takes
+///   its permissions (a `0600` file stays `0600`) and, where allowed, its
+///   owner.
+/// - A symbolic link is followed, never replaced: the database is
+///   installed at the file it points to, which is created if it does not
+///   exist yet (its directory must exist).
+/// - Anything else at the destination (a directory, a device such as
+///   `/dev/null`, a FIFO, a socket) is refused with a
+///   ``DatabaseFileError`` and left as it is.
 /// - An existing database is never overwritten, even when two processes
 ///   install at the same moment.
 ///
@@ -37,9 +49,12 @@ public enum TemplateInstallation: Sendable, Equatable {
 /// ``Migrator``, not of a new copy.
 public enum DatabaseTemplate {
     /// Whether a database is installed at `destination`: a regular file
-    /// that is not empty.
+    /// that is not empty (symbolic links followed).
+    ///
+    /// A URL with a trailing slash names a directory, so nothing is
+    /// installed there.
     public static func isInstalled(at destination: URL) -> Bool {
-        guard let status = FileStatus.of(path: destination.path) else { return false }
+        guard let status = FileStatus.of(path: DestinationPath.path(of: destination)) else { return false }
         return status.isRegularFile && status.size > 0
     }
 
@@ -51,193 +66,220 @@ public enum DatabaseTemplate {
     ///
     /// - Returns: ``TemplateInstallation/installed`` when the template was
     ///   copied, ``TemplateInstallation/alreadyInstalled`` when a non-empty
-    ///   file was already at the destination.
+    ///   regular file was already at the destination.
     /// - Throws: ``DatabaseFileError``: ``DatabaseFileError/Kind/templateMissing``,
     ///   ``DatabaseFileError/Kind/templateNotADatabase``,
-    ///   ``DatabaseFileError/Kind/destinationUnusable`` or
-    ///   ``DatabaseFileError/Kind/ioFailure``. Nothing is left at the
-    ///   destination when it throws.
+    ///   ``DatabaseFileError/Kind/destinationUnusable`` (among others: a
+    ///   directory, a device, a FIFO or a socket at the destination, an
+    ///   empty file that may not be written, a missing directory, a name or
+    ///   path too long) or ``DatabaseFileError/Kind/ioFailure``. Nothing is
+    ///   left at the destination when it throws, and what was there is as it
+    ///   was.
     @discardableResult
     public static func install(from template: URL, to destination: URL) throws -> TemplateInstallation {
-        let destinationPath = destination.path
-        if try destinationState(destinationPath) == .installed { return .alreadyInstalled }
-        try checkTemplate(template.path)
+        try install(from: template, to: destination, allowsUnnamedFiles: true)
+    }
 
-        let directory = destination.deletingLastPathComponent().path
-        let temporaryPath =
-            (directory as NSString).appendingPathComponent(
-                ".\(destination.lastPathComponent).\(UUID().uuidString).installing")
-        defer { removeTemporaryFiles(temporaryPath) }
-        try copyFile(from: template.path, to: temporaryPath, destinationDirectory: directory)
-        try verifyDatabase(at: temporaryPath, template: template.path)
-        return try publish(temporaryPath, as: destinationPath, directory: directory)
+    /// ``install(from:to:)``; `allowsUnnamedFiles` false forces the named
+    /// temporary file used where `O_TMPFILE` is not available (for tests).
+    static func install(from template: URL, to destination: URL, allowsUnnamedFiles: Bool) throws
+        -> TemplateInstallation
+    {
+        let destinationPath = DestinationPath.path(of: destination)
+        guard let resolved = try usableDestination(destinationPath) else { return .alreadyInstalled }
+        let input = try openTemplate(template.path)
+        defer { try? input.descriptor.closeDescriptor() }
+        try verifyDatabase(at: template.path)
+
+        // Created private when it will take an existing file's place, so
+        // that its content is never readable by more people than that file.
+        let mode: mode_t = resolved.status == nil ? 0o644 : 0o600
+        let staged: StagedFile
+        do {
+            staged = try StagedFile.create(for: resolved.target, mode: mode, allowsUnnamed: allowsUnnamedFiles)
+        } catch let error as SystemCallError {
+            let directory = resolved.targetDirectory
+            throw DatabaseFileError(
+                .destinationUnusable, path: destinationPath,
+                message: "cannot install the database at \(destinationPath): cannot write in the directory "
+                    + "\(directory): \(error.message)")
+        }
+        defer { staged.discard() }
+        try copy(input, to: staged, template: template.path, destination: destinationPath)
+        return try publish(staged, at: destinationPath)
     }
 
     // MARK: - Steps
 
-    private enum DestinationState { case installed, absent }
+    /// The bytes SQLite adds to a database's name for its longest
+    /// companion file, `-journal`.
+    private static let journalSuffixLength = 8
 
-    /// Whether the destination already holds a database, is free (missing
-    /// or empty), or cannot be used.
-    private static func destinationState(_ path: String) throws -> DestinationState {
-        let directory = (path as NSString).deletingLastPathComponent
-        guard let parent = FileStatus.of(path: directory.isEmpty ? "." : directory), parent.isDirectory else {
-            throw DatabaseFileError(
-                .destinationUnusable, path: path,
-                message: "cannot install the database at \(path): the directory \(directory) does not exist")
-        }
-        guard let status = FileStatus.of(path: path) else { return .absent }
-        if status.isDirectory {
-            throw DatabaseFileError(
-                .destinationUnusable, path: path,
-                message: "cannot install the database at \(path): it is a directory")
-        }
-        return status.size > 0 ? .installed : .absent
+    private static func unusable(_ path: String, _ reason: String) -> DatabaseFileError {
+        DatabaseFileError(
+            .destinationUnusable, path: path, message: "cannot install the database at \(path): \(reason)")
     }
 
-    private static func checkTemplate(_ path: String) throws {
+    /// Where the database goes, or nil when one is already there; throws
+    /// when nothing may be installed at `path`.
+    private static func usableDestination(_ path: String) throws -> ResolvedDestination? {
+        let resolved: ResolvedDestination
+        do {
+            resolved = try DestinationPath.resolve(path)
+        } catch {
+            throw unusable(path, error.reason)
+        }
+        if let status = resolved.status {
+            guard status.isRegularFile else { throw unusable(path, resolved.describe(status.type)) }
+            if status.size > 0 { return nil }
+            if access(resolved.target, W_OK) != 0 {
+                throw unusable(
+                    path, "it is an empty file that may not be written (\(SystemCallError.current().message))")
+            }
+        }
+        // SQLite keeps its journal beside the database, named with 8 more
+        // bytes: a longer name would install a database that cannot be
+        // written.
+        let name = DestinationPath.name(of: resolved.target)
+        let nameLimit = Int(NAME_MAX) - journalSuffixLength
+        if name.utf8.count > nameLimit {
+            let shown = name.count > 24 ? name.prefix(24) + "…" : Substring(name)
+            throw unusable(
+                path,
+                "the name \"\(shown)\" is \(name.utf8.count) bytes long, over the limit of \(nameLimit) bytes "
+                    + "for a database (SQLite adds \"-journal\" to it for its journal)")
+        }
+        return resolved
+    }
+
+    private static func openTemplate(_ path: String) throws -> (descriptor: FileDescriptor, size: Int) {
         guard let status = FileStatus.of(path: path), !status.isDirectory else {
             throw DatabaseFileError(
-                .templateMissing, path: path,
-                message: "cannot install the database template: no file at \(path)")
+                .templateMissing, path: path, message: "cannot install the database template: no file at \(path)")
         }
         if status.size == 0 {
             throw DatabaseFileError(
                 .templateNotADatabase, path: path,
                 message: "cannot install the database template \(path): the file is empty")
         }
+        do {
+            let descriptor = try FileDescriptor.opening(path, flags: O_RDONLY)
+            return (descriptor, try descriptor.status().size)
+        } catch let error as SystemCallError {
+            throw DatabaseFileError(
+                .templateMissing, path: path, message: "cannot read the database template \(path): \(error.message)")
+        }
     }
 
-    /// Copies in chunks (a large template never sits in memory whole) and
-    /// flushes the copy to disk before it can be published.
-    private static func copyFile(from source: String, to target: String, destinationDirectory: String) throws {
-        let input: FileDescriptor
-        do {
-            input = try FileDescriptor.opening(source, flags: O_RDONLY)
-        } catch let error as SystemCallError {
+    /// Runs SQLite's quick integrity check on the template, which catches
+    /// one that is not a database, truncated or corrupt, before anything is
+    /// written.
+    private static func verifyDatabase(at path: String) throws {
+        let result: [String]
+        switch quickCheck(path) {
+        case .success(let rows): result = rows
+        case .failure(let error):
             throw DatabaseFileError(
-                .templateMissing, path: source, message: "cannot read the database template \(source): \(error.message)"
-            )
+                .templateNotADatabase, path: path,
+                message: "cannot install the database template \(path): it is not a usable SQLite database "
+                    + "(\(error.message))")
         }
-        defer { try? input.closeDescriptor() }
-        let output: FileDescriptor
-        do {
-            output = try FileDescriptor.opening(target, flags: O_WRONLY | O_CREAT | O_EXCL, mode: 0o644)
-        } catch let error as SystemCallError {
+        guard result == ["ok"] else {
             throw DatabaseFileError(
-                .destinationUnusable, path: destinationDirectory,
-                message: "cannot write in the directory \(destinationDirectory): \(error.message)")
+                .templateNotADatabase, path: path,
+                message: "cannot install the database template \(path): it is corrupt ("
+                    + result.prefix(3).joined(separator: "; ") + ")")
         }
-        var isOpen = true
-        defer { if isOpen { try? output.closeDescriptor() } }
+    }
+
+    /// `PRAGMA quick_check` on the file at `path`, opened read-only and
+    /// `immutable`: SQLite then takes no lock and creates no file beside it
+    /// (a WAL-mode template would otherwise get `-wal` and `-shm` files,
+    /// and a template in a read-only bundle could not be opened).
+    private static func quickCheck(_ path: String) -> Result<[String], SQLiteError> {
+        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        var uri = "file://"
+        for scalar in absolute.unicodeScalars {
+            switch scalar {
+            case "%": uri += "%25"
+            case "?": uri += "%3f"
+            case "#": uri += "%23"
+            default: uri.unicodeScalars.append(scalar)
+            }
+        }
+        uri += "?immutable=1"
+        var handle: OpaquePointer?
+        defer { sqlite3_close_v2(handle) }
+        let sql = "PRAGMA quick_check"
+        func failure(_ code: Int32) -> Result<[String], SQLiteError> {
+            .failure(SQLiteError.from(connection: handle, code: code, sql: sql))
+        }
+        let openCode = sqlite3_open_v2(uri, &handle, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nil)
+        guard openCode == SQLITE_OK else { return failure(openCode) }
+        var statement: OpaquePointer?
+        let prepareCode = sqlite3_prepare_v2(handle, sql, -1, &statement, nil)
+        defer { sqlite3_finalize(statement) }
+        guard prepareCode == SQLITE_OK else { return failure(prepareCode) }
+        var rows: [String] = []
+        while true {
+            let code = sqlite3_step(statement)
+            if code == SQLITE_DONE { return .success(rows) }
+            guard code == SQLITE_ROW else { return failure(code) }
+            rows.append(sqlite3_column_text(statement, 0).map { String(cString: $0) } ?? "")
+        }
+    }
+
+    /// Copies in chunks (a large template never sits in memory whole),
+    /// exactly as many bytes as the template held when it was checked.
+    private static func copy(
+        _ input: (descriptor: FileDescriptor, size: Int), to staged: StagedFile, template: String, destination: String
+    ) throws {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buffer.deallocate() }
+        var copied = 0
         do {
             while true {
-                let count = try input.readSome(into: buffer)
+                let count = try input.descriptor.readSome(into: buffer)
                 if count == 0 { break }
-                try output.writeAll(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+                try staged.write(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+                copied += count
             }
-            guard fsync(output.rawValue) == 0 else { throw SystemCallError.current() }
-            isOpen = false
-            try output.closeDescriptor()
         } catch let error as SystemCallError {
             throw DatabaseFileError(
-                .ioFailure, path: target,
-                message: "cannot copy the database template \(source) to \(destinationDirectory): \(error.message)")
+                .ioFailure, path: destination,
+                message: "cannot copy the database template \(template) to \(destination): \(error.message)")
         }
-    }
-
-    /// Opens the copy and runs SQLite's integrity check on it, which
-    /// catches a template that is not a database, truncated or corrupt.
-    private static func verifyDatabase(at path: String, template: String) throws {
-        var configuration = Configuration()
-        configuration.createsMissingFile = false
-        configuration.label = "template check"
-        do {
-            let db = try Database(path: path, configuration: configuration)
-            defer { db.close() }
-            let result = try db.fetchAll(String.self, "PRAGMA quick_check")
-            guard result == ["ok"] else {
-                throw DatabaseFileError(
-                    .templateNotADatabase, path: template,
-                    message: "cannot install the database template \(template): it is corrupt ("
-                        + result.prefix(3).joined(separator: "; ") + ")")
-            }
-        } catch let error as DatabaseFileError {
-            throw error
-        } catch let error as SQLiteError {
+        guard copied == input.size else {
             throw DatabaseFileError(
                 .templateNotADatabase, path: template,
-                message: "cannot install the database template \(template): it is not a usable SQLite "
-                    + "database (\(error.message.replacingOccurrences(of: ": \(path)", with: "")))")
+                message: "cannot install the database template \(template): it changed while it was copied "
+                    + "(\(input.size) bytes, then \(copied))")
         }
     }
 
-    /// Gives the verified copy the destination's name, unless another
-    /// process installed a database there in the meantime.
-    private static func publish(_ temporaryPath: String, as destination: String, directory: String) throws
-        -> TemplateInstallation
-    {
-        // A hard link fails when the name is taken, which makes "install
-        // only if absent" atomic across processes. A zero-byte file in the
-        // way is replaced by renaming over it.
+    /// Gives the copy the destination's name, unless another process
+    /// installed a database there in the meantime.
+    private static func publish(_ staged: StagedFile, at destination: String) throws -> TemplateInstallation {
         for _ in 0..<3 {
-            guard let status = FileStatus.of(path: destination) else {
-                if link(temporaryPath, destination) == 0 {
-                    syncDirectory(directory)
+            // Checked again: another process may have installed, or put
+            // something else there, during the copy.
+            guard let resolved = try usableDestination(destination) else { return .alreadyInstalled }
+            do {
+                if let existing = resolved.status {
+                    // An empty file: replaced by a rename.
+                    try staged.publishReplacing(existing)
                     return .installed
                 }
-                switch errno {
-                case EEXIST:
-                    continue
-                case EPERM, ENOTSUP, EOPNOTSUPP, EXDEV, EMLINK, ENOSYS:
-                    // A file system without hard links: rename, which is
-                    // atomic but would replace a file created this instant.
-                    try replace(destination, with: temporaryPath, directory: directory)
-                    return .installed
-                default:
-                    throw ioFailure(destination, "cannot install the database at \(destination)")
-                }
+                // A hard link (or linking the unnamed file) fails when the
+                // name is taken, which makes "install only if absent"
+                // atomic across processes.
+                if try staged.publishIfAbsent() { return .installed }
+            } catch {
+                throw DatabaseFileError(
+                    .ioFailure, path: destination,
+                    message: "cannot install the database at \(destination): \(error.message)")
             }
-            if status.isDirectory || status.size > 0 {
-                // Another process got there first; a directory throws.
-                _ = try destinationState(destination)
-                return .alreadyInstalled
-            }
-            try replace(destination, with: temporaryPath, directory: directory)
-            return .installed
         }
-        throw DatabaseFileError(
-            .destinationUnusable, path: destination,
-            message: "cannot install the database at \(destination): it keeps changing")
-    }
-
-    private static func replace(_ destination: String, with temporaryPath: String, directory: String) throws {
-        guard rename(temporaryPath, destination) == 0 else {
-            throw ioFailure(destination, "cannot install the database at \(destination)")
-        }
-        syncDirectory(directory)
-    }
-
-    /// Removes the temporary copy and any journal SQLite left beside it.
-    private static func removeTemporaryFiles(_ path: String) {
-        for suffix in ["", "-journal", "-wal", "-shm"] {
-            unlink(path + suffix)
-        }
-    }
-
-    /// Makes the new directory entry durable. Some file systems refuse to
-    /// sync a directory; the file itself is already on disk then, so the
-    /// failure is not worth reporting.
-    private static func syncDirectory(_ path: String) {
-        let descriptor = open(path.isEmpty ? "." : path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return }
-        _ = fsync(descriptor)
-        close(descriptor)
-    }
-
-    private static func ioFailure(_ path: String, _ what: String) -> DatabaseFileError {
-        DatabaseFileError(.ioFailure, path: path, message: "\(what): \(SystemCallError.current().message)")
+        throw unusable(destination, "another process keeps creating and removing files there")
     }
 }

@@ -1,0 +1,150 @@
+import Foundation
+import Synchronization
+
+/// Removes the temporary files of copies still in progress when the
+/// process is interrupted.
+///
+/// A file the library writes (a blob copied to a file by
+/// ``Database/readBlob(table:column:rowID:schema:to:chunkSize:)``, a template
+/// installed by ``DatabaseTemplate``) is staged before it takes its name.
+/// On Linux the staging file has no name at all (`O_TMPFILE`), so even
+/// `SIGKILL` leaves nothing behind. Elsewhere, and on file systems without
+/// unnamed files, it is a hidden file beside the destination,
+/// `.NAME.sqlitestore-UUID.tmp`, and an interrupted process would leave it
+/// there. A command-line tool calls ``installSignalHandlers()`` once at
+/// startup so that Ctrl-C (and `SIGTERM`, `SIGHUP`) removes those files
+/// before the process ends:
+///
+/// ```swift
+/// TemporaryFileCleanup.installSignalHandlers()
+/// ```
+///
+/// A staging file that a killed process did leave (`SIGKILL`, a power
+/// cut) is swept by the next copy to the same destination once it is an hour
+/// old, if it is a regular file owned by the same user and named exactly as
+/// the library names them.
+public enum TemporaryFileCleanup {
+    /// The signals ``installSignalHandlers()`` handles.
+    public static let signals: [Int32] = [SIGINT, SIGTERM, SIGHUP]
+
+    /// Removes the named temporary files of the copies in progress in this
+    /// process. Those copies then fail when they try to publish.
+    ///
+    /// Safe to call from a signal handler: it only reads atomics and calls
+    /// `unlink`.
+    public static func removeFilesInProgress() {
+        InFlightFiles.removeAll()
+    }
+
+    /// Installs handlers for `SIGINT`, `SIGTERM` and `SIGHUP` that remove
+    /// the named temporary files of copies in progress, then end the
+    /// process as the signal would have (the default action, so the exit
+    /// status reports the signal).
+    ///
+    /// A signal the process was started with ignored (`nohup`, a
+    /// background job) stays ignored. A signal it was started with blocked
+    /// is unblocked on the calling thread: the mask is inherited through
+    /// `exec`, and a program started from a thread that blocks signals (as
+    /// Foundation's `Process` does when called from a dispatch queue) would
+    /// otherwise never see Ctrl-C at all. Call this once, early, from the
+    /// main thread of the main program, not from a library: it replaces
+    /// the handlers of these signals.
+    public static func installSignalHandlers() {
+        InFlightFiles.prepare()
+        for number in signals {
+            let previous = installSignalHandler(number, temporaryFileSignalHandler)
+            if isIgnored(previous) { installSignalHandler(number, previous) }
+        }
+        var set = sigset_t()
+        sigemptyset(&set)
+        for number in signals { sigaddset(&set, number) }
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
+    }
+
+    private static func isIgnored(_ handler: SignalHandler?) -> Bool {
+        unsafeBitCast(handler, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self)
+    }
+}
+
+private typealias SignalHandler = @convention(c) (Int32) -> Void
+
+/// The handler: it can capture nothing, and may only do what is safe in a
+/// signal handler.
+private let temporaryFileSignalHandler: SignalHandler = { received in
+    InFlightFiles.removeAll()
+    installSignalHandler(received, SIG_DFL)
+    // Blocked while this handler runs, the signal is delivered again, with
+    // its default action, as soon as it returns.
+    raise(received)
+}
+
+@discardableResult
+private func installSignalHandler(_ number: Int32, _ handler: SignalHandler?) -> SignalHandler? {
+    signal(number, handler)
+}
+
+/// The paths of the named temporary files being written, in storage that a
+/// signal handler can read: fixed slots allocated once and never freed,
+/// each with an atomic state.
+enum InFlightFiles {
+    static let capacity = 16
+    static let pathCapacity = Int(PATH_MAX) + 1
+
+    private static let free = 0
+    private static let writing = 1
+    private static let ready = 2
+    private static let removing = 3
+
+    nonisolated(unsafe) private static let states: UnsafeMutablePointer<Atomic<Int>> = {
+        let states = UnsafeMutablePointer<Atomic<Int>>.allocate(capacity: capacity)
+        for index in 0..<capacity { (states + index).initialize(to: Atomic(free)) }
+        return states
+    }()
+
+    nonisolated(unsafe) private static let paths = UnsafeMutablePointer<CChar>.allocate(
+        capacity: capacity * pathCapacity)
+
+    /// Allocates the slots now, so that a signal handler never has to.
+    static func prepare() {
+        _ = states
+        _ = paths
+        _ = pathCapacity
+    }
+
+    /// Records `path`; returns its slot, or nil when the path is too long
+    /// or every slot is taken (the file is then only swept once stale).
+    static func register(_ path: String) -> Int? {
+        let bytes = Array(path.utf8)
+        guard bytes.count < pathCapacity, !bytes.contains(0) else { return nil }
+        for slot in 0..<capacity
+        where states[slot].compareExchange(expected: free, desired: writing, ordering: .acquiring).exchanged {
+            let destination = paths + slot * pathCapacity
+            bytes.withUnsafeBufferPointer { source in
+                for index in source.indices { destination[index] = CChar(bitPattern: source[index]) }
+            }
+            destination[bytes.count] = 0
+            states[slot].store(ready, ordering: .releasing)
+            return slot
+        }
+        return nil
+    }
+
+    /// Forgets a slot: its file was published or removed.
+    static func unregister(_ slot: Int) {
+        // A removal in progress on another thread is waited for; it
+        // takes one unlink.
+        while !states[slot].compareExchange(expected: ready, desired: free, ordering: .acquiringAndReleasing).exchanged
+        {
+            guard states[slot].load(ordering: .acquiring) == removing else { return }
+        }
+    }
+
+    /// Removes every registered file. Async-signal-safe.
+    static func removeAll() {
+        for slot in 0..<capacity
+        where states[slot].compareExchange(expected: ready, desired: removing, ordering: .acquiring).exchanged {
+            unlink(paths + slot * pathCapacity)
+            states[slot].store(ready, ordering: .releasing)
+        }
+    }
+}

@@ -1,0 +1,275 @@
+import Foundation
+import Testing
+
+// What `records` does with the files it is pointed at (`--database`, the
+// FILE of `coffee picture get`), and what an interrupted run leaves. Device
+// nodes are made with mknod only inside the sandbox, never on /dev.
+
+private let runsAsRoot = geteuid() == 0
+#if os(Linux)
+    private let onLinux = true
+#else
+    private let onLinux = false
+#endif
+
+private enum Node {
+    /// A character device with `/dev/null`'s numbers (1, 3), as glibc's
+    /// `makedev` packs them.
+    static func makeNull(at path: String) throws {
+        guard mknod(path, mode_t(S_IFCHR) | 0o666, dev_t(0x103)) == 0 else { throw CocoaError(.fileWriteNoPermission) }
+    }
+
+    static func makeFIFO(at path: String) throws {
+        guard mkfifo(path, 0o644) == 0 else { throw CocoaError(.fileWriteUnknown) }
+    }
+
+    /// The file type bits of `path` itself (a link is not followed).
+    static func type(_ path: String) -> mode_t? {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return nil }
+        return info.st_mode & mode_t(S_IFMT)
+    }
+
+    static func permissions(_ path: String) -> Int? {
+        (try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions]) as? Int
+    }
+}
+
+/// Reads a FIFO to its end on a thread of its own (not a task: opening a
+/// FIFO blocks until the writer opens it, and a blocked task could starve
+/// the cooperative pool that the writer's side needs).
+final class FIFOReader: @unchecked Sendable {
+    private let done = DispatchSemaphore(value: 0)
+    private var data = Data()
+
+    init(_ path: String) {
+        let thread = Thread { [self] in
+            if let handle = FileHandle(forReadingAtPath: path) {
+                data = (try? handle.readToEnd()) ?? Data()
+                try? handle.close()
+            }
+            done.signal()
+        }
+        thread.start()
+    }
+
+    /// Everything read, once the writer has closed its end.
+    func received() -> Data {
+        done.wait()
+        return data
+    }
+}
+
+private func entries(_ directory: String) -> [String] {
+    ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
+}
+
+/// Whether process `pid` has a file open in `directory`, named or unnamed
+/// (Linux shows an `O_TMPFILE` file as `directory/#123 (deleted)`).
+private func hasFileOpen(in directory: String, pid: Int32) -> Bool {
+    let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+    return descriptors.contains { descriptor in
+        let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(descriptor)")
+        return target?.hasPrefix(directory + "/") == true
+    }
+}
+
+/// Waits, a bounded number of times, until `pid` is writing in `directory`
+/// (a file open there, or a new entry); false if it ended first.
+private func waitForCopy(in directory: String, process: Process) -> Bool {
+    for _ in 0..<20_000 where process.isRunning {
+        if hasFileOpen(in: directory, pid: process.processIdentifier) || !entries(directory).isEmpty { return true }
+        usleep(500)
+    }
+    return false
+}
+
+@Suite("records: the files it is pointed at")
+struct FileSafetyCLITests {
+    @Test(
+        "--database naming a character device is refused; the device stays",
+        .enabled(if: runsAsRoot, "mknod needs root"))
+    func databaseIsDevice() throws {
+        let sandbox = try Sandbox()
+        let null = sandbox.path("null")
+        try Node.makeNull(at: null)
+        let run = try sandbox.runRaw(["--database", null, "people", "list"])
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("cannot install the database at \(null): it is a character device"))
+        #expect(Node.type(null) == mode_t(S_IFCHR))
+    }
+
+    @Test("--database naming a FIFO is refused; the FIFO stays")
+    func databaseIsFIFO() throws {
+        let sandbox = try Sandbox()
+        let fifo = sandbox.path("fifo")
+        try Node.makeFIFO(at: fifo)
+        let run = try sandbox.runRaw(["--database", fifo, "people", "list"])
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("cannot install the database at \(fifo): it is a FIFO (named pipe)"))
+        #expect(Node.type(fifo) == mode_t(S_IFIFO))
+    }
+
+    @Test("--database naming a dangling symbolic link creates the database where it points")
+    func databaseIsDanglingLink() throws {
+        let sandbox = try Sandbox()
+        let link = sandbox.path("link.sqlite")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "real.sqlite")
+        let run = try sandbox.runRaw(["--database", link, "people", "list"])
+        #expect(run.status == 0, "\(run)")
+        #expect(!run.stderr.contains("keeps changing"))
+        #expect(Node.type(link) == mode_t(S_IFLNK))
+        #expect(Node.type(sandbox.path("real.sqlite")) == mode_t(S_IFREG))
+        #expect(try sandbox.runRaw(["--database", sandbox.path("real.sqlite"), "people", "list"]).stdout == run.stdout)
+    }
+
+    @Test("--database ending in / names a directory: refused, and no file of that name appears")
+    func databaseWithTrailingSlash() throws {
+        let sandbox = try Sandbox()
+        let run = try sandbox.runRaw(["--database", sandbox.path("dir") + "/", "people", "list"])
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("the path names a directory, not a file"))
+        #expect(!FileManager.default.fileExists(atPath: sandbox.path("dir")))
+    }
+
+    @Test("--database with a name or a path too long says which, not that the folder is the problem")
+    func databasePathTooLong() throws {
+        let sandbox = try Sandbox()
+        let longName = try sandbox.runRaw([
+            "--database", sandbox.path(String(repeating: "n", count: 300)), "people", "list",
+        ])
+        #expect(longName.status == 1)
+        #expect(longName.stderr.contains("is 300 bytes long, over the limit of 255 bytes for one name"))
+        #expect(!longName.stderr.contains("cannot write in the directory"))
+        let deep = sandbox.path(Array(repeating: "deep", count: 1100).joined(separator: "/"))
+        let longPath = try sandbox.runRaw(["--database", deep, "people", "list"])
+        #expect(longPath.status == 1)
+        #expect(longPath.stderr.contains("the path is \(deep.utf8.count) bytes long, over the limit of 4095 bytes"))
+        #expect(!longPath.stderr.contains("does not exist"))
+    }
+
+    @Test("--database naming an empty 0600 file installs the sample there and keeps 0600")
+    func databaseIsEmptyPrivateFile() throws {
+        let sandbox = try Sandbox()
+        #expect(
+            FileManager.default.createFile(
+                atPath: sandbox.database, contents: Data(), attributes: [.posixPermissions: 0o600]))
+        let run = try sandbox.run("people", "list")
+        #expect(run.status == 0, "\(run)")
+        #expect(Node.permissions(sandbox.database) == 0o600)
+    }
+
+    @Test(
+        "picture get into a character device writes into it; the device stays",
+        .enabled(if: runsAsRoot, "mknod needs root"))
+    func pictureIntoDevice() throws {
+        let sandbox = try Sandbox()
+        let null = sandbox.path("null")
+        try Node.makeNull(at: null)
+        let run = try sandbox.run("coffee", "picture", "get", "1", null)
+        #expect(run.status == 0, "\(run)")
+        #expect(Node.type(null) == mode_t(S_IFCHR))
+    }
+
+    @Test("picture get into a FIFO writes the picture to its reader; the FIFO stays")
+    func pictureIntoFIFO() throws {
+        let sandbox = try Sandbox()
+        let fifo = sandbox.path("fifo")
+        try Node.makeFIFO(at: fifo)
+        // A second name for the FIFO: if the FIFO were replaced, opening it
+        // for writing still ends the reader, which would otherwise wait for
+        // a writer forever.
+        #expect(link(fifo, sandbox.path("fifo-kept")) == 0)
+        let reader = FIFOReader(fifo)
+        let run = try sandbox.run("coffee", "picture", "get", "1", fifo)
+        close(open(sandbox.path("fifo-kept"), O_WRONLY | O_NONBLOCK))
+        let received = reader.received()
+        #expect(run.status == 0, "\(run)")
+        #expect(received.count == 135)
+        #expect(received.starts(with: [0x89, 0x50, 0x4E, 0x47]))
+        #expect(Node.type(fifo) == mode_t(S_IFIFO))
+    }
+
+    @Test("picture get through a symbolic link replaces the file it points to; the link stays")
+    func pictureThroughLink() throws {
+        let sandbox = try Sandbox()
+        let real = sandbox.path("real.png")
+        #expect(
+            FileManager.default.createFile(
+                atPath: real, contents: Data("old".utf8), attributes: [.posixPermissions: 0o640]))
+        try FileManager.default.createSymbolicLink(atPath: sandbox.path("link.png"), withDestinationPath: "real.png")
+        let run = try sandbox.run("coffee", "picture", "get", "1", sandbox.path("link.png"))
+        #expect(run.status == 0, "\(run)")
+        #expect(Node.type(sandbox.path("link.png")) == mode_t(S_IFLNK))
+        #expect(fileSize(real) == 135)
+        #expect(Node.permissions(real) == 0o640)
+    }
+}
+
+@Suite("records: interrupted runs leave no temporary file", .enabled(if: onLinux, "watches the copy through /proc"))
+struct InterruptedRunCLITests {
+    /// A sandbox whose coffee 1 has a 20 MiB picture, and an empty
+    /// directory to copy it into.
+    private func sandboxWithLargePicture() throws -> (Sandbox, picture: String, output: String) {
+        let sandbox = try Sandbox()
+        let picture = sandbox.path("large.png")
+        try writePicture(picture, count: 20 << 20)
+        let set = try sandbox.run("coffee", "picture", "set", "1", picture)
+        try #require(set.status == 0, "\(set)")
+        let output = sandbox.path("out")
+        try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: false)
+        return (sandbox, picture, output)
+    }
+
+    @Test(
+        "picture get killed (SIGKILL or SIGINT) during the copy leaves nothing in the directory",
+        arguments: [SIGKILL, SIGINT])
+    func interruptedPictureGet(signal: Int32) throws {
+        let (sandbox, picture, output) = try sandboxWithLargePicture()
+        let copy = output + "/copy.png"
+        var interrupted = 0
+        for _ in 0..<3 {
+            var process: Process?
+            _ = try sandbox.runRaw(["--database", sandbox.database, "coffee", "picture", "get", "1", copy]) { running in
+                process = running
+                if waitForCopy(in: output, process: running) {
+                    kill(running.processIdentifier, signal)
+                }
+            }
+            if process?.terminationReason == .uncaughtSignal {
+                interrupted += 1
+                #expect(process?.terminationStatus == signal)
+            }
+            let left = entries(output)
+            let complete = left == ["copy.png"] ? try sameBytes(picture, copy) : false
+            // Interrupted: nothing; finished first: the whole picture.
+            #expect(left.isEmpty || complete, "left \(left)")
+            try? FileManager.default.removeItem(atPath: copy)
+        }
+        #expect(interrupted > 0, "no run was interrupted during its copy")
+    }
+
+    @Test("A first run killed at any moment leaves no temporary file, and the next run works")
+    func killedFirstRun() throws {
+        let allowed: Set<String> = [
+            "records.sqlite", "records.sqlite-journal", "records.sqlite-wal", "records.sqlite-shm",
+        ]
+        // A few kills at different moments of start-up, install and migration.
+        for delay: useconds_t in [0, 3_000, 10_000, 30_000, 80_000] {
+            let sandbox = try Sandbox()
+            _ = try sandbox.runRaw(["people", "list"]) { process in
+                usleep(delay)
+                kill(process.processIdentifier, SIGKILL)
+            }
+            let left = Set(entries(sandbox.path("xdg/records")))
+            #expect(left.isSubset(of: allowed), "after a kill at \(delay) µs: \(left.sorted())")
+            let next = try sandbox.runRaw(["people", "list"])
+            #expect(next.status == 0, "after a kill at \(delay) µs: \(next)")
+            #expect(Set(entries(sandbox.path("xdg/records"))) == ["records.sqlite"])
+        }
+    }
+}
+
+private func fileSize(_ path: String) -> Int {
+    ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? -1
+}

@@ -1,0 +1,129 @@
+import Foundation
+import Testing
+
+@testable import SQLiteStore
+
+private let probeModeVariable = "SQLITESTORE_COPY_PROBE"
+private let probeDirectoryVariable = "SQLITESTORE_COPY_PROBE_DIRECTORY"
+private let isProbe = ProcessInfo.processInfo.environment[probeModeVariable] != nil
+
+/// Runs in a child process started by ``InterruptedCopyTests``, which
+/// interrupts it. Skipped otherwise.
+@Suite("Interrupted copy probe")
+struct InterruptedCopyProbe {
+    @Test("Child process: a copy that the parent interrupts", .enabled(if: isProbe, "run by InterruptedCopyTests"))
+    func copy() throws {
+        let environment = ProcessInfo.processInfo.environment
+        let mode = try #require(environment[probeModeVariable])
+        let directory = try #require(environment[probeDirectoryVariable])
+        switch mode {
+        case "install":
+            try DatabaseTemplate.install(
+                from: URL(fileURLWithPath: directory + "/template.sqlite"),
+                to: URL(fileURLWithPath: directory + "/out/app.sqlite"))
+        case "stall":
+            // The portable path, with a named temporary file, stopped
+            // half-way until a signal ends the process.
+            TemporaryFileCleanup.installSignalHandlers()
+            let staged = try StagedFile.create(
+                for: directory + "/out/picture.bin", mode: 0o644, allowsUnnamed: false)
+            try Data(repeating: 1, count: 4096).withUnsafeBytes { try staged.write($0) }
+            #expect(FileManager.default.createFile(atPath: directory + "/ready", contents: nil))
+            for _ in 0..<600 { usleep(100_000) }
+            Issue.record("the parent did not interrupt the copy")
+        default:
+            Issue.record("unknown probe mode \(mode)")
+        }
+    }
+}
+
+/// Starts this test binary again, running only the probe, in `mode`.
+private func startProbe(_ mode: String, directory: String) throws -> Process {
+    let process = Process()
+    process.executableURL = URL(
+        fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+    process.arguments = ["--testing-library", "swift-testing", "--filter", "InterruptedCopyProbe"]
+    var environment = ProcessInfo.processInfo.environment
+    environment[probeModeVariable] = mode
+    environment[probeDirectoryVariable] = directory
+    process.environment = environment
+    let log = directory + "/child.log"
+    _ = FileManager.default.createFile(atPath: log, contents: nil)
+    let handle = try #require(FileHandle(forWritingAtPath: log))
+    process.standardOutput = handle
+    process.standardError = handle
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+    try handle.close()
+    return process
+}
+
+/// Whether process `pid` has a file open in `directory`: a named one, or
+/// an unnamed `O_TMPFILE` one (shown by Linux as `directory/#123 (deleted)`).
+private func hasFileOpen(in directory: String, pid: Int32) -> Bool {
+    let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+    return descriptors.contains { descriptor in
+        let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(descriptor)")
+        return target?.hasPrefix(directory + "/") == true
+    }
+}
+
+@Suite("Interrupted copies leave no file behind", .enabled(if: isLinux && !isProbe, "needs Linux's /proc"))
+struct InterruptedCopyTests {
+    @Test("SIGKILL during a template install leaves nothing in the destination directory")
+    func killedInstall() throws {
+        let dir = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: dir.path("out"), withIntermediateDirectories: false)
+        // Large enough that the copy and its flush take a while.
+        let template = try Database(path: dir.path("template.sqlite"))
+        try template.execute(
+            "CREATE TABLE t (a TEXT, b BLOB); INSERT INTO t VALUES ('from template', zeroblob(48000000))")
+        template.close()
+        let templateSize = fileSize(dir.path("template.sqlite"))
+
+        let process = try startProbe("install", directory: dir.url.path)
+        var sawCopy = false
+        // Bounded: at most about 30 s, usually a few milliseconds.
+        for _ in 0..<30_000 where process.isRunning {
+            let entries = try directoryEntries(dir, "out")
+            if hasFileOpen(in: dir.path("out"), pid: process.processIdentifier) || !entries.isEmpty {
+                sawCopy = true
+                break
+            }
+            usleep(1000)
+        }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+
+        #expect(sawCopy, "the copy was not seen in progress")
+        let left = try directoryEntries(dir, "out")
+        // Killed before publishing: nothing; a moment after: the whole file.
+        #expect(left.isEmpty || (left == ["app.sqlite"] && fileSize(dir.path("out/app.sqlite")) == templateSize))
+    }
+
+    @Test(
+        "A signal during a copy through a named temporary file removes it, then ends the process",
+        arguments: [SIGINT, SIGTERM, SIGHUP])
+    func signalRemovesNamedTemporaryFile(signal: Int32) throws {
+        let dir = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: dir.path("out"), withIntermediateDirectories: false)
+        let process = try startProbe("stall", directory: dir.url.path)
+        for _ in 0..<30_000 where process.isRunning && !FileManager.default.fileExists(atPath: dir.path("ready")) {
+            usleep(1000)
+        }
+        let during = try directoryEntries(dir, "out")
+        kill(process.processIdentifier, signal)
+        process.waitUntilExit()
+
+        let log = (try? String(contentsOfFile: dir.path("child.log"), encoding: .utf8)) ?? ""
+        #expect(
+            during.count == 1 && during.first?.hasSuffix(".tmp") == true, "no temporary file while copying:\n\(log)")
+        #expect(process.terminationReason == .uncaughtSignal)
+        #expect(process.terminationStatus == signal)
+        #expect(try directoryEntries(dir, "out").isEmpty)
+    }
+}
+
+private func directoryEntries(_ dir: TemporaryDirectory, _ subdirectory: String) throws -> [String] {
+    try FileManager.default.contentsOfDirectory(atPath: dir.path(subdirectory)).sorted()
+}
