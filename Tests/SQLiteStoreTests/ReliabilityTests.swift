@@ -1,5 +1,10 @@
 import Dispatch
 import Foundation
+#if canImport(SQLite3)
+    import SQLite3
+#else
+    import CSQLite
+#endif
 import Testing
 
 @testable import SQLiteStore
