@@ -395,8 +395,9 @@ struct BackupTests {
         let error = #expect(throws: BackupError.self) { try source.backup(toPath: destination) }
 
         #expect(error?.kind == .destinationUnusable)
-        #expect(error?.description == "cannot back up to \(destination): cannot write in the directory \(locked): "
-            + "Permission denied")
+        #expect(
+            error?.description == "cannot back up to \(destination): cannot write in the directory \(locked): "
+                + "Permission denied")
     }
 
     @Test("A copy that fails the integrity check is discarded")
