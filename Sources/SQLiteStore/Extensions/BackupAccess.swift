@@ -21,7 +21,7 @@ extension DatabasePool {
         }
     }
 
-    /// Backs up like ``backup(toPath:replace:options:progress:)`` on the
+    /// Backs up like the synchronous `backup(toPath:replace:options:progress:)` on the
     /// reader's own thread. Cancelling the task stops the copy at the next
     /// step and throws `CancellationError`; nothing is left at `path`.
     @discardableResult
@@ -68,7 +68,7 @@ extension DatabaseQueue {
         }
     }
 
-    /// Backs up like ``backup(toPath:replace:options:progress:)`` on the
+    /// Backs up like the synchronous `backup(toPath:replace:options:progress:)` on the
     /// connection's own thread. Cancelling the task stops the copy at the
     /// next step and throws `CancellationError`; nothing is left at `path`.
     @discardableResult
