@@ -82,6 +82,10 @@ private func dispatch(_ globals: GlobalOptions, environment: [String: String]) t
         Console.error(Help.main)
         throw UsageError(message: "missing app: choose \(familyNames)", helpPath: [])
     }
+    if let command = topLevelCommand(named: familyName) {
+        try runTopLevelCommand(command, words: words, globals: globals, environment: environment)
+        return
+    }
     guard let family = commandFamilies.first(where: { $0.name == familyName }) else {
         throw UsageError(
             message:
@@ -123,6 +127,10 @@ private func dispatch(_ globals: GlobalOptions, environment: [String: String]) t
 private func printHelp(for words: [String]) throws {
     guard let familyName = words.first else {
         try Console.out(Help.main)
+        return
+    }
+    if let command = topLevelCommand(named: familyName) {
+        try Console.out(Help.topLevel(command))
         return
     }
     guard let family = commandFamilies.first(where: { $0.name == familyName }) else {

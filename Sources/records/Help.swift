@@ -11,9 +11,10 @@ enum Help {
     }
 
     static var main: String {
-        let rows = commandFamilies.flatMap { family in
+        var rows = commandFamilies.flatMap { family in
             family.commands.map { ("\(family.name) \($0.name)", $0.summary) }
         }
+        rows += topLevelCommands.map { ($0.name, $0.summary) }
         return """
             records - the record-keeping apps of the original tutorials, in the terminal
 

@@ -6,3 +6,7 @@ let commandFamilies: [CommandFamily] = [
     coffeeCommands,
     usersCommands,
 ]
+
+/// Commands for the whole database rather than one app (`records backup
+/// FILE`), in the order help lists them.
+let topLevelCommands: [Command] = [backupCommand]

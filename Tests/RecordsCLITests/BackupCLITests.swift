@@ -1,0 +1,109 @@
+import Foundation
+import SQLiteStore
+import Testing
+
+/// Every row of the People app's table, for comparing a copy with its
+/// source.
+private func people(in path: String) throws -> [[SQLiteValue]] {
+    let db = try Database(path: path)
+    defer { db.close() }
+    return try db.fetchAll("SELECT * FROM peopleInfo ORDER BY peopleInfoID").map(\.values)
+}
+
+private func fileBytes(_ path: String) throws -> Data {
+    try Data(contentsOf: URL(fileURLWithPath: path))
+}
+
+@Suite("records backup")
+struct BackupCLITests {
+    @Test("backup FILE writes a copy that holds the same rows and passes the integrity check")
+    func backupWritesCheckedCopy() throws {
+        let sandbox = try Sandbox()
+        try sandbox.run("people", "add", "--first", "Grace", "--last", "O'Hopper", "--age", "85")
+        let copy = sandbox.path("copy.sqlite")
+
+        let run = try sandbox.run("backup", copy)
+
+        #expect(run.status == 0, "\(run)")
+        #expect(run.stdout.hasPrefix("Backed up \(sandbox.database) to \(copy): "))
+        #expect(run.stdout.contains("integrity check ok"))
+        #expect(run.stderr.isEmpty, "no progress when standard error is not a terminal")
+        let db = try Database(path: copy)
+        #expect(try db.fetchAll(String.self, "PRAGMA integrity_check") == ["ok"])
+        db.close()
+        #expect(try people(in: copy) == people(in: sandbox.database))
+        #expect(try people(in: copy).contains { $0.contains(.text("O'Hopper")) })
+    }
+
+    @Test("An existing FILE is refused with status 1, named, and left as it was")
+    func existingFileIsRefused() throws {
+        let sandbox = try Sandbox()
+        let copy = sandbox.path("copy.sqlite")
+        try Data("keep me".utf8).write(to: URL(fileURLWithPath: copy))
+
+        let run = try sandbox.run("backup", copy)
+
+        #expect(run.status == 1, "\(run)")
+        #expect(run.stderr.contains("records: error: cannot back up to \(copy): a file is already there"))
+        #expect(run.stderr.contains("--force"))
+        #expect(run.stdout.isEmpty)
+        #expect(try fileBytes(copy) == Data("keep me".utf8))
+    }
+
+    @Test("--force replaces an existing FILE with the copy")
+    func forceReplaces() throws {
+        let sandbox = try Sandbox()
+        try sandbox.run("people", "list")
+        let copy = sandbox.path("copy.sqlite")
+        try Data("old".utf8).write(to: URL(fileURLWithPath: copy))
+
+        let run = try sandbox.run("backup", "--force", copy)
+
+        #expect(run.status == 0, "\(run)")
+        #expect(try people(in: copy) == people(in: sandbox.database))
+    }
+
+    @Test("A FILE in a missing directory fails with status 1, naming the directory, and writes nothing")
+    func missingDirectory() throws {
+        let sandbox = try Sandbox()
+        let copy = sandbox.path("missing/copy.sqlite")
+
+        let run = try sandbox.run("backup", copy)
+
+        #expect(run.status == 1, "\(run)")
+        #expect(
+            run.stderr.contains("cannot back up to \(copy): the directory \(sandbox.path("missing")) does not exist"))
+        #expect(!FileManager.default.fileExists(atPath: sandbox.path("missing")))
+    }
+
+    @Test("A missing, empty or '-' FILE, or an extra argument, is a usage error with status 2")
+    func usageErrors() throws {
+        let sandbox = try Sandbox()
+        for (arguments, message) in [
+            (["backup"], "missing FILE"),
+            (["backup", ""], "FILE must not be empty"),
+            (["backup", "-"], "a backup cannot be written to standard output"),
+            (["backup", "a.sqlite", "b.sqlite"], "unexpected argument 'b.sqlite'"),
+            (["backup", "--replace", "a.sqlite"], "unknown option '--replace'"),
+        ] {
+            let run = try sandbox.runRaw(["--database", sandbox.database] + arguments)
+            #expect(run.status == 2, "\(arguments): \(run)")
+            #expect(run.stderr.contains(message), "\(arguments): \(run)")
+            #expect(run.stderr.contains("Run 'records backup --help' for usage."))
+        }
+        #expect(!FileManager.default.fileExists(atPath: sandbox.database), "usage errors never open the database")
+    }
+
+    @Test("backup --help and help backup describe the command; records --help lists it")
+    func help() throws {
+        let sandbox = try Sandbox()
+        for arguments in [["backup", "--help"], ["help", "backup"]] {
+            let run = try sandbox.runRaw(arguments)
+            #expect(run.status == 0, "\(run)")
+            #expect(run.stdout.contains("Usage: records [--database PATH] backup FILE [--force]"))
+            #expect(run.stdout.contains("--force"))
+        }
+        let main = try sandbox.runRaw(["--help"])
+        #expect(main.stdout.contains("backup "))
+    }
+}
