@@ -167,6 +167,10 @@ public final class AppDatabase: Sendable {
         return unavailable
     }
 
+    /// How long a command waits for another program's lock before it fails
+    /// with ``ResultCode/busy``.
+    public static let lockWaitLimit: Duration = .seconds(60)
+
     /// The connection settings: every connection gets the search function,
     /// and waits up to a minute for another process's lock (the library's
     /// default is five seconds): a command that only has to wait its turn
@@ -175,7 +179,7 @@ public final class AppDatabase: Sendable {
     static var configuration: Configuration {
         var configuration = Configuration()
         configuration.label = applicationName
-        configuration.busyTimeout = .seconds(60)
+        configuration.busyTimeout = lockWaitLimit
         configuration.prepareDatabase = { db in try SearchFolding.register(on: db) }
         return configuration
     }

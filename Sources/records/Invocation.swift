@@ -185,8 +185,7 @@ struct DatabaseFailure: Error, CustomStringConvertible {
     var description: String {
         switch error.code {
         case .busy:
-            // AppDatabase keeps the default busy timeout.
-            let seconds = Configuration().busyTimeout.components.seconds
+            let seconds = AppDatabase.lockWaitLimit.components.seconds
             return "the database \(path) is locked by another program (waited \(seconds) s); try again once it is done"
         case .corrupt:
             return "the database \(path) is damaged (malformed): \(error.message)"

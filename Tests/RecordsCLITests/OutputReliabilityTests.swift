@@ -361,7 +361,7 @@ struct OutputReliabilityTests {
         #expect(run.status == 1, "\(run)")
         #expect(
             run.stderr
-                == "records: error: the database \(sandbox.database) is locked by another program (waited 5 s); "
+                == "records: error: the database \(sandbox.database) is locked by another program (waited 60 s); "
                 + "try again once it is done\n")
     }
 
