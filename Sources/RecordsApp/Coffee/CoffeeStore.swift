@@ -75,15 +75,15 @@ public struct CoffeeStore: Sendable {
         guard !needle.isEmpty else {
             throw ValidationError(field: "search text", message: "search text must not be empty")
         }
-        let match = mode == .prefix ? "= 1" : "> 0"
+        let match: SQL = mode == .prefix ? "= 1" : "> 0"
         return try database.read(for: .coffee) { db in
             try Self.list(
                 db,
                 """
                 SELECT coffeeID, coffeeName FROM coffee
-                WHERE instr(records_fold(coffeeName), ?) \(match)
+                WHERE instr(records_fold(coffeeName), \(needle)) \(match)
                 ORDER BY \(Self.orderBy(sort))
-                """, arguments: [needle])
+                """)
         }
     }
 
@@ -270,17 +270,15 @@ public struct CoffeeStore: Sendable {
 
     // MARK: - Rows
 
-    private static func orderBy(_ sort: CoffeeSort) -> String {
+    private static func orderBy(_ sort: CoffeeSort) -> SQL {
         switch sort {
         case .name: "records_fold(coffeeName), coffeeID"
         case .newest: "coffeeID DESC"
         }
     }
 
-    private static func list(_ db: Database, _ sql: String, arguments: StatementArguments = StatementArguments())
-        throws -> RecordList<Coffee>
-    {
-        try readList(db, sql, arguments: arguments) { row in
+    private static func list(_ db: Database, _ sql: SQL) throws -> RecordList<Coffee> {
+        try readList(db, sql) { row in
             let id: Int64 = try row[0]
             var reader = RowReader(row, table: "coffee")
             // The seed's table allows a NULL name; it reads as empty.

@@ -27,7 +27,7 @@ extension Database {
         guard !isInsideTransaction else {
             throw SQLiteError.misuse("a transaction is already open; use savepoint(_:) to nest one")
         }
-        try execute("BEGIN \(kind.rawValue) TRANSACTION")
+        try execute("BEGIN \(unsafeLiteral: kind.rawValue) TRANSACTION")
         let result: T
         do {
             result = try body(self)
@@ -64,7 +64,7 @@ extension Database {
         savepointDepth += 1
         defer { savepointDepth -= 1 }
         let name = "sqlitestore_savepoint_\(savepointDepth)"
-        try execute("SAVEPOINT \(name)")
+        try execute("SAVEPOINT \(unsafeLiteral: name)")
         let result: T
         do {
             result = try body(self)
@@ -74,7 +74,7 @@ extension Database {
             throw error
         }
         do {
-            try execute("RELEASE SAVEPOINT \(name)")
+            try execute("RELEASE SAVEPOINT \(unsafeLiteral: name)")
         } catch {
             rollbackQuietly("ROLLBACK TRANSACTION TO SAVEPOINT \(name)")
             rollbackQuietly("RELEASE SAVEPOINT \(name)")
