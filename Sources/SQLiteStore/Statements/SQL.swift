@@ -137,6 +137,11 @@ public struct SQL: Sendable, Equatable, CustomStringConvertible, ExpressibleBySt
             appendValue(value)
         }
 
+        /// Appends a `?` and binds the value, NULL for nil.
+        public mutating func appendInterpolation<Value: SQLiteValueConvertible>(_ value: Value?) {
+            appendValue(value)
+        }
+
         /// Appends a `?` and binds the bytes as one blob, not as a list.
         public mutating func appendInterpolation(_ value: [UInt8]) {
             appendValue(value)
