@@ -100,7 +100,8 @@ struct SQLInterpolationTests {
     func constantLiteralWithArguments() throws {
         try db.execute("INSERT INTO t (id, v) VALUES (?, ?)", arguments: [1, "one"])
         try db.execute("INSERT INTO t (id, v) VALUES (:id, :v)", arguments: ["id": 2, "v": "two"])
-        #expect(try db.fetchAll(String.self, "SELECT v FROM t WHERE id >= ? ORDER BY id", arguments: [1]) == ["one", "two"])
+        #expect(
+            try db.fetchAll(String.self, "SELECT v FROM t WHERE id >= ? ORDER BY id", arguments: [1]) == ["one", "two"])
     }
 
     @Test("A plain String variable goes to the String overload: its text is used as written")

@@ -145,7 +145,9 @@ public struct UsersStore: Sendable {
     public func authenticate(email: String, password: String) throws -> User {
         let address = email.trimmingCharacters(in: .whitespacesAndNewlines)
         let account = try database.read(for: .users) { db in
-            try db.fetchOne("SELECT \(Self.columns), USER_PASS FROM User_Master WHERE USER_EMAIL = \(address)").map { row in (user: try Self.user(from: row), hash: try row["USER_PASS"] as String) }
+            try db.fetchOne("SELECT \(Self.columns), USER_PASS FROM User_Master WHERE USER_EMAIL = \(address)").map {
+                row in (user: try Self.user(from: row), hash: try row["USER_PASS"] as String)
+            }
         }
         guard let account else {
             hasher.performDummyVerification(password)
