@@ -197,7 +197,7 @@ struct RowReader {
 /// Reads every row of a query into records, keeping the rows that cannot
 /// be read apart.
 func readList<Record>(
-    _ db: Database, _ sql: String, arguments: StatementArguments = StatementArguments(),
+    _ db: Database, _ sql: SQL, arguments: StatementArguments = StatementArguments(),
     _ read: (Row) throws -> Record
 ) throws -> RecordList<Record> {
     var list = RecordList<Record>(records: [])

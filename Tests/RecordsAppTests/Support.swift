@@ -48,7 +48,7 @@ func contentDump(_ path: String) throws -> [String] {
         String.self, "SELECT type || ' ' || name || ': ' || ifnull(sql, '') FROM sqlite_master ORDER BY type, name")
     for table in try db.fetchAll(String.self, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name") {
         let quoted = "\"" + table.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-        for row in try db.fetchAll("SELECT * FROM \(quoted) ORDER BY rowid") {
+        for row in try db.fetchAll("SELECT * FROM \(unsafeLiteral: quoted) ORDER BY rowid") {
             lines.append("\(table) \(row)")
         }
     }

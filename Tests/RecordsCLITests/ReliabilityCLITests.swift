@@ -12,7 +12,7 @@ struct ReliabilityCLITests {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let path = directory + "/ledger.db"
         let db = try Database(path: path)
-        try db.execute("PRAGMA journal_mode = \(journalMode)")
+        try db.execute("PRAGMA journal_mode = \(unsafeLiteral: journalMode)")
         try db.execute(
             """
             CREATE TABLE accounts (id INTEGER PRIMARY KEY, owner TEXT NOT NULL, balance INTEGER);

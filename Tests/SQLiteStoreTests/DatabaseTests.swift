@@ -328,7 +328,7 @@ struct ExecuteTests {
         let db = try Database(path: dir.path("full.sqlite"))
         try db.execute("CREATE TABLE t (data BLOB); INSERT INTO t VALUES (x'01')")
         let pages = try #require(try db.fetchOne(Int.self, "PRAGMA page_count"))
-        try db.execute("PRAGMA max_page_count = \(pages + 2)")
+        try db.execute("PRAGMA max_page_count = \(unsafeLiteral: String(pages + 2))")
         #expect {
             try db.transaction { db in
                 for _ in 0..<10 { try db.execute("INSERT INTO t VALUES (?)", arguments: [Data(count: 8192)]) }

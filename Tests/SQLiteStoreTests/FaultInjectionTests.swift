@@ -222,7 +222,7 @@ struct FullDiskTests {
         try makeCommittedRows(db, count: 100)
         let committed = try rowsOfT(db)
         let pages = try #require(try db.fetchOne(Int.self, "PRAGMA page_count"))
-        #expect(try db.fetchOne(Int.self, "PRAGMA max_page_count = \(pages + 3)") == pages + 3)
+        #expect(try db.fetchOne(Int.self, "PRAGMA max_page_count = \(unsafeLiteral: String(pages + 3))") == pages + 3)
 
         let error = sqliteError { try bigTransaction(db) }
         #expect(error?.code == .full)
@@ -249,7 +249,7 @@ struct FullDiskTests {
         let old = PatternBytes.data(count: 10_000, seed: 1)
         try db.execute("INSERT INTO pictures VALUES (1, 'one', ?)", arguments: [old])
         let pages = try #require(try db.fetchOne(Int.self, "PRAGMA page_count"))
-        _ = try db.fetchOne(Int.self, "PRAGMA max_page_count = \(pages + 10)")
+        _ = try db.fetchOne(Int.self, "PRAGMA max_page_count = \(unsafeLiteral: String(pages + 10))")
 
         let big = PatternBytes.data(count: 1 << 20, seed: 2)
         let error = sqliteError {
@@ -273,7 +273,7 @@ struct FullDiskTests {
         try db.execute("CREATE TABLE pictures (id INTEGER PRIMARY KEY, picture BLOB)")
         try db.execute("INSERT INTO pictures VALUES (1, x'0102')")
         let pages = try #require(try db.fetchOne(Int.self, "PRAGMA page_count"))
-        _ = try db.fetchOne(Int.self, "PRAGMA max_page_count = \(pages + 10)")
+        _ = try db.fetchOne(Int.self, "PRAGMA max_page_count = \(unsafeLiteral: String(pages + 10))")
         let error = sqliteError {
             try db.transaction { db in
                 try db.execute("INSERT INTO pictures VALUES (2, x'03')")

@@ -364,7 +364,7 @@ struct RecordsDecodingTests {
             ("website", 3, "URL"),
         ]
         for (column, value, type) in cases {
-            try db.execute("UPDATE everything SET \(quotedIdentifier(column)) = ?", arguments: [value])
+            try db.execute("UPDATE everything SET \(identifier: column) = ?", arguments: [value])
             let error = #expect(throws: ValueConversionError.self, "\(column) = \(value)") {
                 try Everything.fetchAll(db)
             }

@@ -63,9 +63,7 @@ public struct CoffeeStore: Sendable {
         let filter = try Self.priceFilter(prices)
         return try database.read(for: .coffee) { db in
             try Self.list(
-                db,
-                "SELECT coffeeID, coffeeName FROM coffee WHERE \(filter.condition) ORDER BY \(Self.orderBy(sort))",
-                arguments: filter.arguments)
+                db, "SELECT coffeeID, coffeeName FROM coffee WHERE \(filter) ORDER BY \(Self.orderBy(sort))")
         }
     }
 
@@ -93,15 +91,15 @@ public struct CoffeeStore: Sendable {
         guard !needle.isEmpty else {
             throw ValidationError(field: "search text", message: "search text must not be empty")
         }
-        let match = mode == .prefix ? "= 1" : "> 0"
+        let match: SQL = mode == .prefix ? "= 1" : "> 0"
         return try database.read(for: .coffee) { db in
             try Self.list(
                 db,
                 """
                 SELECT coffeeID, coffeeName FROM coffee
-                WHERE instr(records_fold(coffeeName), ?) \(match)
+                WHERE instr(records_fold(coffeeName), \(needle)) \(match)
                 ORDER BY \(Self.orderBy(sort))
-                """, arguments: [needle])
+                """)
         }
     }
 
@@ -129,8 +127,8 @@ public struct CoffeeStore: Sendable {
                     """
                     SELECT count(*), ifnull(sum(priceMicros / \(CoffeePrice.scale)), 0),
                         ifnull(sum(priceMicros % \(CoffeePrice.scale)), 0)
-                    FROM coffee WHERE \(filter.condition)
-                    """, arguments: filter.arguments)
+                    FROM coffee WHERE \(filter)
+                    """)
             else { return CoffeePriceTotal(total: 0, count: 0, withoutPrice: 0) }
             let withoutPrice =
                 try db.fetchOne(Int.self, "SELECT count(*) FROM coffee WHERE typeof(priceMicros) <> 'integer'") ?? 0
@@ -325,7 +323,7 @@ public struct CoffeeStore: Sendable {
 
     // MARK: - Rows
 
-    private static func orderBy(_ sort: CoffeeSort) -> String {
+    private static func orderBy(_ sort: CoffeeSort) -> SQL {
         switch sort {
         case .name: "records_fold(coffeeName), coffeeID"
         case .newest: "coffeeID DESC"
@@ -339,24 +337,15 @@ public struct CoffeeStore: Sendable {
     }
 
     /// A `WHERE` condition taking in the coffees whose price is in
-    /// `range`, with its arguments. Only INTEGER prices are compared: SQL
-    /// would order any text after every number.
-    private static func priceFilter(_ range: CoffeePriceRange, pricedOnly: Bool = false) throws -> (
-        condition: String, arguments: StatementArguments
-    ) {
-        if range.isAny && !pricedOnly { return ("1", StatementArguments()) }
+    /// `range`. Only INTEGER prices are compared: SQL would order any text
+    /// after every number.
+    private static func priceFilter(_ range: CoffeePriceRange, pricedOnly: Bool = false) throws -> SQL {
+        if range.isAny && !pricedOnly { return "1" }
         let (minimum, maximum) = try range.millionths()
-        var conditions = ["typeof(priceMicros) = 'integer'"]
-        var arguments: [String: (any SQLiteValueConvertible)?] = [:]
-        if let minimum {
-            conditions.append("priceMicros >= :minimum")
-            arguments["minimum"] = minimum
-        }
-        if let maximum {
-            conditions.append("priceMicros <= :maximum")
-            arguments["maximum"] = maximum
-        }
-        return (conditions.joined(separator: " AND "), StatementArguments(arguments))
+        var conditions: [SQL] = ["typeof(priceMicros) = 'integer'"]
+        if let minimum { conditions.append("priceMicros >= \(minimum)") }
+        if let maximum { conditions.append("priceMicros <= \(maximum)") }
+        return conditions.joined(separator: " AND ")
     }
 
     /// A validated price in millionths.
@@ -367,10 +356,8 @@ public struct CoffeeStore: Sendable {
         return micros
     }
 
-    private static func list(_ db: Database, _ sql: String, arguments: StatementArguments = StatementArguments())
-        throws -> RecordList<Coffee>
-    {
-        try readList(db, sql, arguments: arguments) { row in
+    private static func list(_ db: Database, _ sql: SQL) throws -> RecordList<Coffee> {
+        try readList(db, sql) { row in
             let id: Int64 = try row[0]
             var reader = RowReader(row, table: "coffee")
             // The seed's table allows a NULL name; it reads as empty.

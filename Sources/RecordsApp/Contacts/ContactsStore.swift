@@ -16,7 +16,7 @@ public struct ContactsStore: Sendable {
         self.database = database
     }
 
-    private static let select = "SELECT ID, NAME, ADDRESS, CONTACT FROM CONTACTS"
+    private static let select: SQL = "SELECT ID, NAME, ADDRESS, CONTACT FROM CONTACTS"
 
     /// Every contact, in the given order.
     ///
@@ -54,7 +54,7 @@ public struct ContactsStore: Sendable {
             throw ValidationError(field: "name", message: "name must not be empty")
         }
         return try database.read(for: .contacts) { db in
-            try readList(db, "\(Self.select) WHERE records_fold(trim(NAME)) = ? ORDER BY ID", arguments: [folded]) {
+            try readList(db, "\(Self.select) WHERE records_fold(trim(NAME)) = \(folded) ORDER BY ID") {
                 try Self.contact($0)
             }
         }
@@ -124,7 +124,7 @@ public struct ContactsStore: Sendable {
     @discardableResult
     public func delete(id: Int64) throws -> Contact {
         try database.write(for: .contacts) { db in
-            guard let row = try db.fetchOne("\(Self.select) WHERE ID = ?", arguments: [id]) else {
+            guard let row = try db.fetchOne("\(Self.select) WHERE ID = \(id)") else {
                 throw RecordNotFoundError(kind: "contact", id: id)
             }
             let contact = try Self.contact(row, strict: false)
@@ -135,7 +135,7 @@ public struct ContactsStore: Sendable {
 
     // MARK: - Rows
 
-    private static func orderBy(_ sort: ContactSort) -> String {
+    private static func orderBy(_ sort: ContactSort) -> SQL {
         switch sort {
         case .name: "records_fold(NAME), ID"
         case .newest: "ID DESC"
@@ -143,7 +143,7 @@ public struct ContactsStore: Sendable {
     }
 
     private static func contact(_ db: Database, id: Int64) throws -> Contact? {
-        try db.fetchOne("\(select) WHERE ID = ?", arguments: [id]).map { try contact($0) }
+        try db.fetchOne("\(select) WHERE ID = \(id)").map { try contact($0) }
     }
 
     /// A contact from a row; with `strict`, a value that is not text is an

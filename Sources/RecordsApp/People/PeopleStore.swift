@@ -17,7 +17,7 @@ public struct PeopleStore: Sendable {
         self.database = database
     }
 
-    private static let columns = "peopleInfoID, firstname, lastname, age"
+    private static let columns: SQL = "peopleInfoID, firstname, lastname, age"
 
     /// Everyone, in the given order.
     ///
@@ -61,16 +61,16 @@ public struct PeopleStore: Sendable {
         guard !needle.isEmpty else {
             throw ValidationError(field: "search text", message: "search text must not be empty")
         }
-        let match = mode == .prefix ? "= 1" : "> 0"
-        let sql = """
+        let match: SQL = mode == .prefix ? "= 1" : "> 0"
+        let sql: SQL = """
             SELECT \(Self.columns) FROM peopleInfo
-            WHERE instr(records_fold(firstname), :needle) \(match)
-               OR instr(records_fold(lastname), :needle) \(match)
-               OR instr(records_fold(ifnull(firstname, '') || ' ' || ifnull(lastname, '')), :needle) \(match)
+            WHERE instr(records_fold(firstname), \(needle)) \(match)
+               OR instr(records_fold(lastname), \(needle)) \(match)
+               OR instr(records_fold(ifnull(firstname, '') || ' ' || ifnull(lastname, '')), \(needle)) \(match)
             ORDER BY \(Self.orderBy(sort))
             """
         return try database.read(for: .people) { db in
-            try readList(db, sql, arguments: ["needle": needle]) { try Self.person($0) }
+            try readList(db, sql) { try Self.person($0) }
         }
     }
 
@@ -141,8 +141,7 @@ public struct PeopleStore: Sendable {
     public func delete(id: Int64) throws -> Person {
         try database.write(for: .people) { db in
             guard
-                let row = try db.fetchOne(
-                    "SELECT \(Self.columns) FROM peopleInfo WHERE peopleInfoID = ?", arguments: [id])
+                let row = try db.fetchOne("SELECT \(Self.columns) FROM peopleInfo WHERE peopleInfoID = \(id)")
             else { throw RecordNotFoundError(kind: "person", id: id) }
             let person = try Self.person(row, strict: false)
             try db.execute("DELETE FROM peopleInfo WHERE peopleInfoID = ?", arguments: [id])
@@ -152,8 +151,8 @@ public struct PeopleStore: Sendable {
 
     // MARK: - Rows
 
-    private static func orderBy(_ sort: PersonSort) -> String {
-        let byName = "records_fold(lastname), records_fold(firstname), peopleInfoID"
+    private static func orderBy(_ sort: PersonSort) -> SQL {
+        let byName: SQL = "records_fold(lastname), records_fold(firstname), peopleInfoID"
         switch sort {
         case .name: return byName
         case .age: return "age IS NULL, age, \(byName)"
@@ -162,7 +161,7 @@ public struct PeopleStore: Sendable {
     }
 
     private static func person(_ db: Database, id: Int64) throws -> Person? {
-        try db.fetchOne("SELECT \(columns) FROM peopleInfo WHERE peopleInfoID = ?", arguments: [id]).map {
+        try db.fetchOne("SELECT \(columns) FROM peopleInfo WHERE peopleInfoID = \(id)").map {
             try person($0)
         }
     }

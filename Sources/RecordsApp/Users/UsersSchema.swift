@@ -188,9 +188,9 @@ enum UsersSchema {
         let oldSequence = try db.fetchOne(Int64.self, "SELECT seq FROM sqlite_sequence WHERE name = 'User_Master'")
         let newTable = "User_Master_import"
         try db.execute(createTableSQL(name: newTable))
+        let placeholders = Array(repeating: SQL("?"), count: currentColumnNames.count).joined(separator: ", ")
         let insert = try db.makeStatement(
-            "INSERT INTO \(newTable) (\(currentColumnNames.joined(separator: ", "))) VALUES ("
-                + Array(repeating: "?", count: currentColumnNames.count).joined(separator: ", ") + ")")
+            "INSERT INTO \(identifier: newTable) (\(identifiers: currentColumnNames)) VALUES (\(placeholders))")
         let passwordIndex = 5
         // Mobile numbers and postal codes become the text they were typed as.
         let cursor = try db.fetchCursor(
@@ -206,7 +206,7 @@ enum UsersSchema {
             try insert.execute(arguments: StatementArguments(values: values))
         }
         try db.execute("DROP TABLE User_Master")
-        try db.execute("ALTER TABLE \(newTable) RENAME TO User_Master")
+        try db.execute("ALTER TABLE \(identifier: newTable) RENAME TO User_Master")
         try db.execute(emailIndexSQL)
         if let oldSequence {
             try db.execute(

@@ -42,7 +42,7 @@ public struct UsersStore: Sendable {
     /// The day dates of birth are checked against.
     public var currentDate: CalendarDate { today() }
 
-    private static let columns = """
+    private static let columns: SQL = """
         UID, USER_IMAGENAME, USER_FNAME, USER_LNAME, USER_EMAIL, USER_MOBILE, USER_STATE, USER_CITY,
         USER_PINCODE, USER_ADDRESS, USER_GENDER, USER_DOB
         """
@@ -83,10 +83,10 @@ public struct UsersStore: Sendable {
     ///   not what its field holds.
     public func user(email: String) throws -> User? {
         try database.read(for: .users) { db in
-            try db.fetchOne(
-                "SELECT \(Self.columns) FROM User_Master WHERE USER_EMAIL = ?",
-                arguments: [email.trimmingCharacters(in: .whitespacesAndNewlines)]
-            ).map { try Self.user(from: $0) }
+            let address = email.trimmingCharacters(in: .whitespacesAndNewlines)
+            return try db.fetchOne("SELECT \(Self.columns) FROM User_Master WHERE USER_EMAIL = \(address)").map {
+                try Self.user(from: $0)
+            }
         }
     }
 
@@ -145,9 +145,9 @@ public struct UsersStore: Sendable {
     public func authenticate(email: String, password: String) throws -> User {
         let address = email.trimmingCharacters(in: .whitespacesAndNewlines)
         let account = try database.read(for: .users) { db in
-            try db.fetchOne(
-                "SELECT \(Self.columns), USER_PASS FROM User_Master WHERE USER_EMAIL = ?", arguments: [address]
-            ).map { row in (user: try Self.user(from: row), hash: try row["USER_PASS"] as String) }
+            try db.fetchOne("SELECT \(Self.columns), USER_PASS FROM User_Master WHERE USER_EMAIL = \(address)").map {
+                row in (user: try Self.user(from: row), hash: try row["USER_PASS"] as String)
+            }
         }
         guard let account else {
             hasher.performDummyVerification(password)
@@ -250,7 +250,7 @@ public struct UsersStore: Sendable {
     @discardableResult
     public func delete(id: Int64) throws -> User {
         try database.write(for: .users) { db in
-            guard let row = try db.fetchOne("SELECT \(Self.columns) FROM User_Master WHERE UID = ?", arguments: [id])
+            guard let row = try db.fetchOne("SELECT \(Self.columns) FROM User_Master WHERE UID = \(id)")
             else { throw RecordNotFoundError(kind: "user", id: id) }
             let user = try Self.user(from: row, strict: false)
             try db.execute("DELETE FROM User_Master WHERE UID = ?", arguments: [id])
@@ -274,8 +274,8 @@ public struct UsersStore: Sendable {
         }
     }
 
-    private static func orderBy(_ sort: UserSort) -> String {
-        let byName = "records_fold(USER_LNAME), records_fold(USER_FNAME), UID"
+    private static func orderBy(_ sort: UserSort) -> SQL {
+        let byName: SQL = "records_fold(USER_LNAME), records_fold(USER_FNAME), UID"
         switch sort {
         case .name: return byName
         case .newest: return "UID DESC"
@@ -287,7 +287,7 @@ public struct UsersStore: Sendable {
     }
 
     private static func user(_ db: Database, id: Int64) throws -> User? {
-        try db.fetchOne("SELECT \(columns) FROM User_Master WHERE UID = ?", arguments: [id]).map {
+        try db.fetchOne("SELECT \(columns) FROM User_Master WHERE UID = \(id)").map {
             try user(from: $0)
         }
     }

@@ -176,7 +176,7 @@ extension Database {
 
         try savepoint { db in
             try db.execute(
-                "UPDATE \(location.qualifiedTable) SET \(quotedIdentifier(column)) = zeroblob(?) WHERE rowid = ?",
+                "UPDATE \(unsafeLiteral: location.qualifiedTable) SET \(identifier: column) = zeroblob(?) WHERE rowid = ?",
                 arguments: [size, rowID])
             guard db.changesCount > 0 else { throw BlobError(.rowNotFound, at: location) }
             try db.withBlob(table: table, column: column, rowID: rowID, schema: schema, access: .readWrite) { blob in

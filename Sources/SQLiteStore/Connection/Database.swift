@@ -109,7 +109,7 @@ public final class Database {
         }
         try execute(configuration.foreignKeysEnabled ? "PRAGMA foreign_keys = ON" : "PRAGMA foreign_keys = OFF")
         if let journalMode = configuration.journalMode {
-            let mode = try fetchOne(String.self, "PRAGMA journal_mode = \(journalMode.rawValue)")
+            let mode = try fetchOne(String.self, "PRAGMA journal_mode = \(unsafeLiteral: journalMode.rawValue)")
             guard mode?.lowercased() == journalMode.rawValue else {
                 throw SQLiteError(
                     code: .error,
@@ -200,6 +200,7 @@ public final class Database {
     /// text is refused with a ``ResultCode/misuse`` error naming the NUL's
     /// byte offset, before anything is prepared. A string value holding a
     /// NUL is fine as a bound argument.
+    @_disfavoredOverload
     public func makeStatement(_ sql: String) throws -> Statement {
         guard let handle = connection.handle else {
             throw SQLiteError.misuse("the database connection is closed", sql: sql)
@@ -234,6 +235,7 @@ public final class Database {
     /// and caching it the first time. The same SQL returns the same
     /// statement, unless that one is being iterated by a cursor right now,
     /// in which case a fresh one is prepared.
+    @_disfavoredOverload
     public func cachedStatement(_ sql: String) throws -> Statement {
         if let statement = statementCache[sql], !statement.isBusy { return statement }
         let statement = try makeStatement(sql)
@@ -266,6 +268,7 @@ public final class Database {
     /// SQL text holding a NUL character (`\u{0}`) is refused with a
     /// ``ResultCode/misuse`` error before any of its statements runs (see
     /// ``makeStatement(_:)``).
+    @_disfavoredOverload
     public func execute(_ sql: String, arguments: StatementArguments = StatementArguments()) throws {
         if let statement = statementCache[sql], !statement.isBusy {
             try statement.execute(arguments: arguments)
@@ -337,16 +340,19 @@ public final class Database {
     // MARK: - Fetch rows
 
     /// Returns a cursor over the rows of a query, read one at a time.
+    @_disfavoredOverload
     public func fetchCursor(_ sql: String, arguments: StatementArguments = StatementArguments()) throws -> RowCursor {
         try cachedStatement(sql).fetchCursor(arguments: arguments)
     }
 
     /// Returns all rows of a query.
+    @_disfavoredOverload
     public func fetchAll(_ sql: String, arguments: StatementArguments = StatementArguments()) throws -> [Row] {
         try cachedStatement(sql).fetchAll(arguments: arguments)
     }
 
     /// Returns the first row of a query, or nil if there is none.
+    @_disfavoredOverload
     public func fetchOne(_ sql: String, arguments: StatementArguments = StatementArguments()) throws -> Row? {
         try cachedStatement(sql).fetchOne(arguments: arguments)
     }
@@ -354,6 +360,7 @@ public final class Database {
     // MARK: - Fetch values
 
     /// Returns a cursor over the first column of a query's rows.
+    @_disfavoredOverload
     public func fetchCursor<Value: SQLiteValueConvertible>(
         _ type: Value.Type, _ sql: String, arguments: StatementArguments = StatementArguments()
     ) throws -> ValueCursor<Value> {
@@ -371,6 +378,7 @@ public final class Database {
     /// let names = try db.fetchAll(String.self, "SELECT name FROM people")
     /// let ages = try db.fetchAll(Int?.self, "SELECT age FROM people")  // NULLs as nil
     /// ```
+    @_disfavoredOverload
     public func fetchAll<Value: SQLiteValueConvertible>(
         _ type: Value.Type, _ sql: String, arguments: StatementArguments = StatementArguments()
     ) throws -> [Value] {
@@ -383,6 +391,7 @@ public final class Database {
     /// ```swift
     /// let count = try db.fetchOne(Int.self, "SELECT COUNT(*) FROM people") ?? 0
     /// ```
+    @_disfavoredOverload
     public func fetchOne<Value: SQLiteValueConvertible>(
         _ type: Value.Type, _ sql: String, arguments: StatementArguments = StatementArguments()
     ) throws -> Value? {

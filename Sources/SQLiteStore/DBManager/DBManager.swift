@@ -176,6 +176,7 @@ public final class DBManager: Sendable {
     /// let adults = try manager.loadData(
     ///     "SELECT * FROM peopleInfo WHERE age >= ? ORDER BY peopleInfoID DESC", arguments: [18])
     /// ```
+    @_disfavoredOverload
     public func loadData(_ sql: String, arguments: StatementArguments = StatementArguments()) throws -> QueryResult {
         try withConnection { db in
             let cursor = try db.cachedStatement(sql).fetchCursor(arguments: arguments)
@@ -188,6 +189,7 @@ public final class DBManager: Sendable {
     /// Runs SQL that changes the database (INSERT, UPDATE, DELETE, schema
     /// changes; several statements separated by semicolons are allowed) and
     /// reports what it did. Rows a statement returns are discarded.
+    @_disfavoredOverload
     @discardableResult
     public func executeQuery(_ sql: String, arguments: StatementArguments = StatementArguments()) throws
         -> ExecutionResult

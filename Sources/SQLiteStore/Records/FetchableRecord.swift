@@ -134,6 +134,7 @@ extension Database {
     /// let cursor = try db.fetchCursor(Person.self, "SELECT * FROM people ORDER BY name")
     /// while let person = try cursor.next() { print(person.name) }
     /// ```
+    @_disfavoredOverload
     @inlinable
     public func fetchCursor<Record: FetchableRecord>(
         _ type: Record.Type, _ sql: String, arguments: StatementArguments = StatementArguments()
@@ -146,6 +147,7 @@ extension Database {
     /// ```swift
     /// let people = try db.fetchAll(Person.self, "SELECT * FROM people WHERE age > ?", arguments: [30])
     /// ```
+    @_disfavoredOverload
     @inlinable
     public func fetchAll<Record: FetchableRecord>(
         _ type: Record.Type, _ sql: String, arguments: StatementArguments = StatementArguments()
@@ -159,6 +161,7 @@ extension Database {
     /// ```swift
     /// let ada = try db.fetchOne(Person.self, "SELECT * FROM people WHERE name = ?", arguments: ["Ada"])
     /// ```
+    @_disfavoredOverload
     @inlinable
     public func fetchOne<Record: FetchableRecord>(
         _ type: Record.Type, _ sql: String, arguments: StatementArguments = StatementArguments()
