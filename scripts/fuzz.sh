@@ -84,7 +84,8 @@ library_objects() {
 build_target() {
     local name=$1
     local output=$bin/$name
-    local sources objects
+    local sources objects libraries
+    mapfile -t libraries < <(pkg-config --libs sqlite3 libcrypto | tr ' ' '\n' | grep .)
     mapfile -t sources < <(printf '%s\n' Fuzz/Support/*.swift "Fuzz/Targets/$name.swift"; extra_sources "$name")
     mapfile -t objects < <(library_objects)
     if [ -x "$output" ] && [ -z "$(find "${sources[@]}" "${objects[@]}" -newer "$output" -print -quit)" ]; then
@@ -98,7 +99,7 @@ build_target() {
         -module-name "fuzz_$name" \
         -I "$scratch/debug/Modules" -I Sources/CSQLite -I Sources/COpenSSL \
         "${sources[@]}" "${objects[@]}" \
-        $(pkg-config --libs sqlite3 libcrypto) \
+        "${libraries[@]}" \
         -o "$output"
 }
 
