@@ -13,6 +13,8 @@ fi
 if ! pkg-config --exists 'libcrypto >= 3' 2>/dev/null || [ ! -f /usr/include/openssl/evp.h ]; then
     missing+=(libssl-dev)
 fi
+# The sqlite3 shell, with which scripts/crash-test.sh inspects databases.
+command -v sqlite3 >/dev/null 2>&1 || missing+=(sqlite3)
 
 if [ ${#missing[@]} -gt 0 ]; then
     echo "bootstrap: installing ${missing[*]}" >&2
