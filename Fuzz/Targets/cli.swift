@@ -24,11 +24,9 @@ private let today = CalendarDate(year: 2026, month: 3, day: 15)!
 
 private func checkUsageError(_ error: UsageError, _ words: [String]) {
     require(!error.message.isEmpty, "a usage error without a message for \(words)")
-    // Known defect: a usage error quotes the word it is about as given, so
-    // a newline or an escape sequence in it reaches the terminal.
+    // A usage error quotes the word it is about: a newline or an escape
+    // sequence in it must not reach the terminal.
     let isControl = { (scalar: Unicode.Scalar) in scalar.properties.generalCategory == .control }
-    // TODO(lead): remove the next line after usage errors escape the words they quote.
-    if error.message.unicodeScalars.contains(where: isControl) { return }
     require(
         !error.message.unicodeScalars.contains(where: isControl),
         "a usage error message with control characters: \(error.message.debugDescription)")

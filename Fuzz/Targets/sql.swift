@@ -26,6 +26,11 @@
 // disabled, so no SQL can create files.
 
 import Foundation
+#if canImport(SQLite3)
+    import SQLite3
+#else
+    import CSQLite
+#endif
 import SQLiteStore
 
 /// Virtual-machine steps left to the statement(s) of the current input, in
@@ -127,7 +132,6 @@ private func isArgumentError(_ error: SQLiteError?) -> Bool {
 public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     _ = setUpOnce
     let (sql, arguments) = decode(String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self))
-    if sql.utf8.contains(0) { return 0 }  // TODO(lead): remove after the NUL fix merges
     let db: Database
     do {
         db = try openDatabase()

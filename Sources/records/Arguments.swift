@@ -116,9 +116,16 @@ struct Command {
 
 /// A mistake in how the command was called: exit status 2.
 struct UsageError: Error, CustomStringConvertible {
+    /// One line: control characters in the words it quotes (a newline or
+    /// an escape sequence typed as an argument) are written as escapes.
     let message: String
     /// The words after `records` whose help would show the right usage.
     let helpPath: [String]
+
+    init(message: String, helpPath: [String]) {
+        self.message = Terminal.clean(message)
+        self.helpPath = helpPath
+    }
 
     var description: String { message }
 }
