@@ -199,9 +199,6 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         let choice = reader.byte()
         names.append(choice & 0x80 == 0 ? vocabulary[Int(choice) % vocabulary.count] : reader.string(limit: 32))
     }
-    // Known bug: reading a column by name right after the column before a
-    // second column of that name returns the second one, not the first.
-    if Set(names).count != names.count { return 0 }  // TODO(lead): remove after the duplicate-name lookup fix merges
     var values: [SQLiteValue] = []
     for _ in 0..<rowCount * columnCount { values.append(readValue(&reader)) }
 

@@ -13,10 +13,16 @@ final class ColumnNames: Sendable {
     @usableFromInline let names: [String]
     /// Stored rather than read from `names`: checked before every value read.
     @usableFromInline let count: Int
+    /// Whether no earlier column has exactly this column's name. A lookup
+    /// by name must find the first column of that name, so the in-order
+    /// fast path of ``index(of:hint:)`` may only take a column that is.
+    @usableFromInline let isFirstOfName: [Bool]
 
     init(_ names: [String]) {
         self.names = names
         self.count = names.count
+        var seen = Set<String>()
+        self.isFirstOfName = names.map { seen.insert($0).inserted }
     }
 
     convenience init(statement: OpaquePointer) {
@@ -34,7 +40,7 @@ final class ColumnNames: Sendable {
     /// order.
     @inlinable @inline(__always)
     func index(of name: String, hint: inout Int) -> Int? {
-        if hint < names.count, names[hint] == name {
+        if hint < names.count, isFirstOfName[hint], names[hint] == name {
             hint += 1
             return hint - 1
         }
