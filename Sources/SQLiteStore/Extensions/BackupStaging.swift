@@ -6,9 +6,12 @@ import Foundation
     import Darwin
 #endif
 
-// TODO(lead): use StagedFile once merged. This is the backup's own small
-// staging: a temporary file beside the destination, published by link()
-// (never replacing) or rename() (replacing a regular file only).
+// Not a StagedFile: SQLite writes the copy, so it needs a file with a
+// name (StagedFile prefers an unnamed O_TMPFILE). The temporary file has
+// the library's temporary name, so it is removed on SIGINT, SIGTERM and
+// SIGHUP (TemporaryFileCleanup) and swept by a later copy if a SIGKILL left
+// it; it is published by link() (never replacing) or rename() (replacing a
+// regular file only).
 
 /// A backup's destination file while it is being written: a temporary file
 /// in the destination's directory that takes the destination's name only
@@ -23,6 +26,9 @@ final class BackupStaging {
     private let action: String
     private let directory: String
     private var isPublished = false
+    /// Its slot in the files that a signal removes; nil once published or
+    /// discarded (or when no slot was free: it is then only swept).
+    private var cleanupSlot: Int?
 
     /// Checks the destination and creates the (empty) temporary file.
     ///
@@ -38,7 +44,7 @@ final class BackupStaging {
         let parent = (destination as NSString).deletingLastPathComponent
         directory = parent.isEmpty ? "." : parent
         let name = (destination as NSString).lastPathComponent
-        temporaryPath = (directory as NSString).appendingPathComponent(".\(name).\(UUID().uuidString).partial")
+        temporaryPath = (directory as NSString).appendingPathComponent(TemporaryNames.make(for: name))
 
         var directoryInfo = stat()
         guard stat(directory, &directoryInfo) == 0 else {
@@ -56,6 +62,8 @@ final class BackupStaging {
                 "cannot write in the directory \(directory): \(Self.systemMessage())")
         }
         close(descriptor)
+        cleanupSlot = InFlightFiles.register(temporaryPath)
+        TemporaryNames.sweep(directory: directory, name: name)
     }
 
     /// Refuses a destination that exists (unless replacing), is not a
@@ -120,6 +128,7 @@ final class BackupStaging {
             }
         }
         isPublished = true
+        forgetCleanup()
         unlink(temporaryPath)  // the link's other name, if linked
         syncDirectory()
     }
@@ -128,6 +137,12 @@ final class BackupStaging {
     func discard() {
         for suffix in ["-journal", "-wal", "-shm"] { unlink(temporaryPath + suffix) }
         if !isPublished { unlink(temporaryPath) }
+        forgetCleanup()
+    }
+
+    private func forgetCleanup() {
+        if let slot = cleanupSlot { InFlightFiles.unregister(slot) }
+        cleanupSlot = nil
     }
 
     /// Opens the copy afresh and runs SQLite's full integrity check on it.
