@@ -104,6 +104,11 @@ run_and_kill() {
     shift 2
     local delay=$((RANDOM * 32768 + RANDOM))
     delay=$((delay % (max > 0 ? max : 1)))
+    # Emptied here: a kill that lands before the child has opened them
+    # would otherwise leave the previous run's output to be read as this
+    # one's (an "acknowledged" ID that this run never printed).
+    : >"$work/out"
+    : >"$work/err"
     if [[ "$input" == pipe:* ]]; then
         # A real pipe, not a file: $! is the pipeline's last command, records.
         # shellcheck disable=SC2002
