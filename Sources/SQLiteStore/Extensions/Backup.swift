@@ -1,4 +1,9 @@
 import Foundation
+#if canImport(SQLite3)
+    import SQLite3
+#else
+    import CSQLite
+#endif
 
 /// How an online backup copies: how many pages per step, how long it rests
 /// between steps, and how long it keeps retrying a step that finds a
