@@ -321,6 +321,7 @@ public final class Database {
                     }
                 }
                 if statement.isTransactionControl { try statement.checkTransactionControlAllowed() }
+                if connection.isReadOnlyAccess { try statement.checkWriteAllowed() }
                 try statement.bind(
                     arguments, positionalOffset: &positionalOffset, usedNames: &usedNames, isLast: isLast)
                 try statement.runToCompletion(arguments)

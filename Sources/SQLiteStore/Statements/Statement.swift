@@ -146,6 +146,7 @@ public final class Statement {
             throw SQLiteError.misuse("the statement is in use by a cursor that has not finished", sql: sql)
         }
         if isTransactionControl { try checkTransactionControlAllowed() }
+        if connection.isReadOnlyAccess { try checkWriteAllowed() }
         guard valueCount == parameterCount else {
             throw argumentError(
                 "wrong number of arguments: the SQL has \(parameterCount) parameter\(parameterCount == 1 ? "" : "s"), "
@@ -191,6 +192,7 @@ public final class Statement {
             throw SQLiteError.misuse("the statement is in use by a cursor that has not finished", sql: sql)
         }
         if isTransactionControl { try checkTransactionControlAllowed() }
+        if connection.isReadOnlyAccess { try checkWriteAllowed() }
         var offset = 0
         var usedNames = Set<String>()
         try bind(arguments, positionalOffset: &offset, usedNames: &usedNames, isLast: true)
@@ -288,6 +290,23 @@ public final class Statement {
 
     private func argumentError(_ message: String) -> SQLiteError {
         SQLiteError(code: .misuse, message: message, sql: sql)
+    }
+
+    /// Throws ``ResultCode/readOnly`` when this statement would write
+    /// (`sqlite3_stmt_readonly` is false) and a read access is running on
+    /// its connection. Nothing has run then.
+    @usableFromInline
+    func checkWriteAllowed() throws {
+        guard connection.isReadOnlyAccess, sqlite3_stmt_readonly(sqliteStatement) == 0 else { return }
+        throw SQLiteError(
+            code: .readOnly, message: "a read access cannot write (use write for changes); nothing was run",
+            sql: sql)
+    }
+
+    /// How many times SQLite has re-prepared this statement on its own
+    /// after a schema change (`SQLITE_STMTSTATUS_REPREPARE`).
+    var repreparedCount: Int {
+        Int(sqlite3_stmt_status(sqliteStatement, SQLITE_STMTSTATUS_REPREPARE, 0))
     }
 
     /// Throws when this statement would begin, end or nest a transaction
