@@ -28,6 +28,8 @@ public final class Statement {
     @usableFromInline let connection: SQLiteConnection
     @usableFromInline @exclusivity(unchecked) var columns: ColumnNames
     var columnsGeneration: Int
+    /// The statement's re-preparation count when `columns` was read.
+    var columnsReprepareCount: Int32 = 0
     /// The number of parameters (`?`, `:name`, ...), which is also the
     /// largest `?NNN` index.
     public let parameterCount: Int
@@ -75,10 +77,16 @@ public final class Statement {
     }
 
     /// The names of the result columns, in order.
-    public var columnNames: [String] { columns.names }
+    ///
+    /// Up to date after a schema change (`ALTER TABLE` on this connection
+    /// or another): SQLite re-prepares the statement when it next runs, and
+    /// the names are read again then, rows or no rows. Before the statement
+    /// has run since another connection changed the schema, they are the
+    /// names it was prepared with.
+    public var columnNames: [String] { currentColumns().names }
 
-    /// The number of result columns.
-    public var columnCount: Int { columns.count }
+    /// The number of result columns (see ``columnNames``).
+    public var columnCount: Int { currentColumns().count }
 
     /// Whether the statement leaves the database unchanged
     /// (`sqlite3_stmt_readonly`).
@@ -263,21 +271,31 @@ public final class Statement {
             throw failure
         }
         sqlite3_reset(handle)
-        if changesSchema { connection.schemaGeneration &+= 1 }
+        didComplete()
     }
 
     /// The column names of the current execution; refreshed when the schema
-    /// may have changed since they were read (SQLite re-prepares the
-    /// statement on its own, and `SELECT *` may then return other columns).
+    /// may have changed since they were read: SQLite re-prepares the
+    /// statement on its own when any connection changed the schema
+    /// (`SQLITE_STMTSTATUS_REPREPARE` counts it), and `SELECT *` may then
+    /// return other columns; a schema change made through this connection
+    /// bumps its ``SQLiteConnection/schemaGeneration`` at once.
     @usableFromInline
     func currentColumns() -> ColumnNames {
-        if columnsGeneration != connection.schemaGeneration
-            || Int(sqlite3_column_count(sqliteStatement)) != columns.count
-        {
+        let reprepared = sqlite3_stmt_status(sqliteStatement, SQLITE_STMTSTATUS_REPREPARE, 0)
+        if columnsGeneration != connection.schemaGeneration || reprepared != columnsReprepareCount {
             columns = ColumnNames(statement: sqliteStatement)
             columnsGeneration = connection.schemaGeneration
+            columnsReprepareCount = reprepared
         }
         return columns
+    }
+
+    /// Counts a completed run of a schema-changing statement (`CREATE`,
+    /// `ALTER`, `DROP`) on the connection, whichever way it was run.
+    @usableFromInline
+    func didComplete() {
+        if changesSchema { connection.schemaGeneration &+= 1 }
     }
 
     /// The error for a failed SQLite call on this statement.
