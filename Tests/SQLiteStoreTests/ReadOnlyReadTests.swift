@@ -114,3 +114,14 @@ struct ReadOnlyReadTests {
         #expect(statement.repreparedCount == 0)
     }
 }
+
+/// A PRAGMA that only reports a setting still runs inside a read.
+@Suite("Read accesses may query settings")
+struct ReadOnlyReadPragmaTests {
+    @Test("PRAGMA journal_mode without argument runs in a read")
+    func pragmaQueryAllowed() throws {
+        let dir = try TemporaryDirectory()
+        let queue = try DatabaseQueue(path: dir.path("db.sqlite"))
+        #expect(try queue.read { db in try db.fetchOne(String.self, "PRAGMA journal_mode") } == "delete")
+    }
+}

@@ -38,6 +38,8 @@ public final class Statement {
     /// Whether a cursor is iterating this statement right now.
     @usableFromInline @exclusivity(unchecked) var isBusy = false
     private let changesSchema: Bool
+    /// Whether a read access refuses to run the statement: it would write.
+    private let writes: Bool
     /// Whether the statement begins, ends or nests a transaction (`BEGIN`,
     /// `COMMIT`, `END`, `ROLLBACK`, `SAVEPOINT`, `RELEASE`).
     @usableFromInline let isTransactionControl: Bool
@@ -66,6 +68,12 @@ public final class Statement {
             sqlite3_stmt_readonly(sqliteStatement) == 0
             && (keyword == "CREATE" || keyword == "ALTER" || keyword == "DROP")
         self.isTransactionControl = Self.transactionControlKeywords.contains(keyword)
+        // SQLite counts a PRAGMA that only reports a setting, such as
+        // `PRAGMA journal_mode`, as writing: one without an argument is a
+        // query, and reads may run it.
+        self.writes =
+            sqlite3_stmt_readonly(sqliteStatement) == 0
+            && !(keyword == "PRAGMA" && !sql.contains("=") && !sql.contains("("))
     }
 
     private static let transactionControlKeywords: Set<String> = [
@@ -311,11 +319,12 @@ public final class Statement {
     }
 
     /// Throws ``ResultCode/readOnly`` when this statement would write
-    /// (`sqlite3_stmt_readonly` is false) and a read access is running on
-    /// its connection. Nothing has run then.
+    /// (`sqlite3_stmt_readonly` is false, except a PRAGMA without argument
+    /// that only reports a setting) and a read access is running on its
+    /// connection. Nothing has run then.
     @usableFromInline
     func checkWriteAllowed() throws {
-        guard connection.isReadOnlyAccess, sqlite3_stmt_readonly(sqliteStatement) == 0 else { return }
+        guard connection.isReadOnlyAccess, writes else { return }
         throw SQLiteError(
             code: .readOnly, message: "a read access cannot write (use write for changes); nothing was run",
             sql: sql)
