@@ -159,11 +159,19 @@ extension Database {
     /// its whole duration.
     ///
     /// - Parameters:
-    ///   - enforcingReadOnly: for a connection that also writes, roll back
-    ///     and throw ``ResultCode/readOnly`` when the closure wrote.
-    ///     (`PRAGMA query_only` would stop the write at once, but switching
-    ///     it expires every prepared statement, emptying the statement
-    ///     cache's benefit on each read.)
+    /// Every statement that would write is refused with
+    /// ``ResultCode/readOnly`` before it runs (see
+    /// ``Statement/checkWriteAllowed()``), and statements that end the
+    /// transaction (`COMMIT`, `ROLLBACK`, ...) are refused as in any
+    /// transaction closure, so a read cannot commit anything. Neither
+    /// `PRAGMA query_only` nor an authorizer is used: switching either
+    /// expires every prepared statement of the connection, which would
+    /// re-prepare the whole statement cache on each access.
+    ///
+    /// - Parameters:
+    ///   - enforcingReadOnly: for a connection that also writes, also roll
+    ///     back and throw ``ResultCode/readOnly`` when the closure wrote
+    ///     some other way (through the C handle).
     ///   - afterSnapshot: when given, the snapshot is taken at once, before
     ///     the closure runs, and then `afterSnapshot` is called.
     func readAccess<T>(
@@ -178,6 +186,9 @@ extension Database {
         _ body: (Database) throws -> T
     ) throws -> T {
         try transaction(.deferred) { db in
+            let wasReadOnly = db.connection.isReadOnlyAccess
+            db.connection.isReadOnlyAccess = true
+            defer { db.connection.isReadOnlyAccess = wasReadOnly }
             if let afterSnapshot {
                 // Reading starts the read transaction: its snapshot is the
                 // database as committed now.

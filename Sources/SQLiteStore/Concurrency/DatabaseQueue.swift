@@ -69,9 +69,12 @@ public final class DatabaseQueue: DatabaseWriter {
     /// Runs `body` in a deferred transaction and returns its result,
     /// blocking the calling thread until the connection is free.
     ///
-    /// A read must not write: when `body` has changed anything, the changes
-    /// are rolled back and the call throws ``ResultCode/readOnly`` after
-    /// `body` returns.
+    /// A read must not write: a statement that would write throws
+    /// ``ResultCode/readOnly`` before it runs, and statements that would end
+    /// the read's transaction (`COMMIT`, `ROLLBACK`, `BEGIN`) throw
+    /// ``ResultCode/misuse``. A change made some other way (through the C
+    /// handle) is rolled back and the call throws ``ResultCode/readOnly``
+    /// after `body` returns.
     public func read<T>(_ body: (Database) throws -> T) throws -> T {
         try runner.sync(leases, method: "read") { db in
             try db.readAccess(nil, enforcingReadOnly: true, body)

@@ -33,7 +33,7 @@ public final class Database {
     /// The configuration the connection was opened with.
     public let configuration: Configuration
     @usableFromInline let connection: SQLiteConnection
-    private var statementCache: [String: Statement] = [:]
+    private let statementCache: StatementCache
     /// The SQL and statements generated for record types (see `Records/`).
     @usableFromInline let recordPlans = RecordPlans()
     var savepointDepth = 0
@@ -47,6 +47,7 @@ public final class Database {
     public init(path: String, configuration: Configuration = Configuration()) throws {
         self.path = path
         self.configuration = configuration
+        self.statementCache = StatementCache(capacity: max(0, configuration.statementCacheCapacity))
         var flags = SQLITE_OPEN_NOMUTEX
         if configuration.isReadOnly {
             flags |= SQLITE_OPEN_READONLY
@@ -202,6 +203,12 @@ public final class Database {
     /// NUL is fine as a bound argument.
     @_disfavoredOverload
     public func makeStatement(_ sql: String) throws -> Statement {
+        try makeStatement(sql, flags: 0)
+    }
+
+    /// Prepares a statement with `sqlite3_prepare_v3` flags
+    /// (`SQLITE_PREPARE_PERSISTENT` for the cache).
+    private func makeStatement(_ sql: String, flags: UInt32) throws -> Statement {
         guard let handle = connection.handle else {
             throw SQLiteError.misuse("the database connection is closed", sql: sql)
         }
@@ -212,7 +219,7 @@ public final class Database {
             try SQLScanner.checkLength(length, sql: sql)
             var tail: UnsafePointer<CChar>?
             var statement: OpaquePointer?
-            let code = sqlite3_prepare_v3(handle, start, Int32(length), 0, &statement, &tail)
+            let code = sqlite3_prepare_v3(handle, start, Int32(length), flags, &statement, &tail)
             guard code == SQLITE_OK else {
                 sqlite3_finalize(statement)
                 throw SQLiteError.from(connection: handle, code: code, sql: sql)
@@ -235,18 +242,23 @@ public final class Database {
     /// and caching it the first time. The same SQL returns the same
     /// statement, unless that one is being iterated by a cursor right now,
     /// in which case a fresh one is prepared.
+    ///
+    /// The cache holds up to ``Configuration/statementCacheCapacity``
+    /// statements; when it is full, the least recently used one is dropped
+    /// (finalized once nobody holds it). Cached statements are prepared with
+    /// `SQLITE_PREPARE_PERSISTENT`, SQLite's hint for long-lived statements.
     @_disfavoredOverload
     public func cachedStatement(_ sql: String) throws -> Statement {
-        if let statement = statementCache[sql], !statement.isBusy { return statement }
-        let statement = try makeStatement(sql)
-        if statementCache[sql] == nil, configuration.statementCacheCapacity > 0 {
-            if statementCache.count >= configuration.statementCacheCapacity {
-                statementCache.remove(at: statementCache.startIndex)
-            }
-            statementCache[sql] = statement
-        }
+        if let statement = statementCache.statement(sql), !statement.isBusy { return statement }
+        let isCacheable = statementCache.capacity > 0 && !statementCache.contains(sql)
+        let statement = try makeStatement(sql, flags: isCacheable ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0)
+        if isCacheable { statementCache.insert(statement, for: sql) }
         return statement
     }
+
+    /// The SQL of the cached statements, most recently used first (for
+    /// tests).
+    var cachedStatementSQL: [String] { statementCache.sqlByRecentUse }
 
     /// Empties the statement cache.
     public func clearStatementCache() {
@@ -270,7 +282,7 @@ public final class Database {
     /// ``makeStatement(_:)``).
     @_disfavoredOverload
     public func execute(_ sql: String, arguments: StatementArguments = StatementArguments()) throws {
-        if let statement = statementCache[sql], !statement.isBusy {
+        if let statement = statementCache.statement(sql), !statement.isBusy {
             try statement.execute(arguments: arguments)
             return
         }
@@ -286,10 +298,13 @@ public final class Database {
             var positionalOffset = 0
             var usedNames = Set<String>()
             var isFirst = true
+            // The first statement may be the only one, to be cached.
+            let isCacheable = statementCache.capacity > 0 && !statementCache.contains(sql)
             while offset < end {
                 var tail: UnsafePointer<CChar>?
                 var prepared: OpaquePointer?
-                let code = sqlite3_prepare_v3(handle, start + offset, Int32(end - offset), 0, &prepared, &tail)
+                let flags = isFirst && isCacheable ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0
+                let code = sqlite3_prepare_v3(handle, start + offset, Int32(end - offset), flags, &prepared, &tail)
                 guard code == SQLITE_OK else {
                     sqlite3_finalize(prepared)
                     throw SQLiteError.from(connection: handle, code: code, sql: sql)
@@ -316,14 +331,10 @@ public final class Database {
                 let statement = Statement(connection: connection, sqliteStatement: prepared, sql: text)
                 if isFirst && isLast {
                     // A single statement: keep it for the next time.
-                    if configuration.statementCacheCapacity > 0 && statementCache[sql] == nil {
-                        if statementCache.count >= configuration.statementCacheCapacity {
-                            statementCache.remove(at: statementCache.startIndex)
-                        }
-                        statementCache[sql] = statement
-                    }
+                    if isCacheable { statementCache.insert(statement, for: sql) }
                 }
                 if statement.isTransactionControl { try statement.checkTransactionControlAllowed() }
+                if connection.isReadOnlyAccess { try statement.checkWriteAllowed() }
                 try statement.bind(
                     arguments, positionalOffset: &positionalOffset, usedNames: &usedNames, isLast: isLast)
                 try statement.runToCompletion(arguments)

@@ -30,6 +30,11 @@ final class SQLiteConnection {
     /// Set while a transaction or savepoint runs its own `BEGIN`, `COMMIT`,
     /// `SAVEPOINT`, `RELEASE` or `ROLLBACK`.
     var isRunningScopeControl = false
+    /// Set while a read access runs: statements that would write
+    /// (`sqlite3_stmt_readonly` false) are refused before they run. Checked
+    /// at run time, not at prepare time, so cached statements stay valid
+    /// (an authorizer or `PRAGMA query_only` would expire them all).
+    @usableFromInline var isReadOnlyAccess = false
 
     init(handle: OpaquePointer, includesArgumentsInErrors: Bool) {
         self.handle = handle

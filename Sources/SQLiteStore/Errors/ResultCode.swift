@@ -13,6 +13,20 @@
 /// catch let error as SQLiteError where error.extendedCode == .constraintUnique { ... }
 /// catch let error as SQLiteError where error.code == .busy { ... }
 /// ```
+///
+/// `==` compares codes exactly. In a `switch` or `case` pattern, a primary
+/// code matches every extended code of its family (see ``~=(_:_:)``), so
+/// `case .constraint` catches `.constraintUnique` and `.constraintNotNull`,
+/// whether you switch on ``SQLiteError/code`` or
+/// ``SQLiteError/extendedCode``; an extended pattern matches only itself:
+///
+/// ```swift
+/// switch error.extendedCode {
+/// case .constraintUnique: print("duplicate")
+/// case .constraint: print("another constraint failed")
+/// default: throw error
+/// }
+/// ```
 public struct ResultCode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     /// The numeric code, as returned by the C API.
     public let rawValue: Int32
@@ -22,6 +36,16 @@ public struct ResultCode: RawRepresentable, Hashable, Sendable, CustomStringConv
 
     /// The primary code: the low 8 bits of an extended code.
     public var primary: ResultCode { ResultCode(rawValue: rawValue & 0xFF) }
+
+    /// Whether this code is primary (not an extended code).
+    public var isPrimary: Bool { rawValue & ~0xFF == 0 }
+
+    /// Pattern matching: a primary `pattern` matches `code` and every
+    /// extended code of its family; an extended `pattern` matches only
+    /// itself.
+    public static func ~= (pattern: ResultCode, code: ResultCode) -> Bool {
+        pattern.isPrimary ? code.primary == pattern : code == pattern
+    }
 
     /// The symbolic name, such as `SQLITE_CONSTRAINT_UNIQUE`, or `SQLITE_<n>`
     /// for a code this library does not name.

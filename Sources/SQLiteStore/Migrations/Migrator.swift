@@ -173,7 +173,46 @@ public struct Migrator: Sendable {
             restoreForeignKeys = try db.fetchOne(Bool.self, "PRAGMA foreign_keys") ?? false
             if restoreForeignKeys { try db.execute("PRAGMA foreign_keys = OFF") }
         }
-        defer { if restoreForeignKeys { try? db.execute("PRAGMA foreign_keys = ON") } }
+        let applied: Bool
+        do {
+            applied = try applyInTransaction(migration, to: db)
+        } catch {
+            // The migration's own error comes first; keys left off are
+            // reported with it.
+            if restoreForeignKeys, let failure = turnForeignKeysBackOn(db, after: migration, applied: false) {
+                throw MigrationError(
+                    failure.kind, message: "\(error)\n\(failure.message)", underlyingError: error)
+            }
+            throw error
+        }
+        if restoreForeignKeys, let failure = turnForeignKeysBackOn(db, after: migration, applied: applied) {
+            throw failure
+        }
+        return applied
+    }
+
+    /// Turns foreign keys back on after a migration that disabled them, and
+    /// checks that they are on: a failure (or a silent no-op, as inside a
+    /// transaction) would leave the connection without foreign key checks.
+    /// Returns the error to report, or nil when they are on.
+    private func turnForeignKeysBackOn(_ db: Database, after migration: Migration, applied: Bool) -> MigrationError? {
+        let problem: String
+        do {
+            try db.execute("PRAGMA foreign_keys = ON")
+            if try db.fetchOne(Bool.self, "PRAGMA foreign_keys") == true { return nil }
+            problem = "PRAGMA foreign_keys = ON had no effect"
+        } catch {
+            problem = "\(error)"
+        }
+        return MigrationError(
+            .foreignKeysNotRestored(identifier: migration.identifier),
+            message: "migration \"\(migration.identifier)\" "
+                + (applied ? "was applied" : "did not apply")
+                + ", but foreign keys could not be turned back on afterwards, so this connection does not "
+                + "enforce them: \(problem)")
+    }
+
+    private func applyInTransaction(_ migration: Migration, to db: Database) throws -> Bool {
         do {
             return try db.transaction(.immediate) { db in
                 // Created inside the first migration's transaction, so that
@@ -253,6 +292,10 @@ public struct MigrationError: Error, CustomStringConvertible {
         /// A migration that disabled foreign keys left violations; it was
         /// rolled back.
         case foreignKeyViolation
+        /// Foreign keys, turned off for a migration (`disablingForeignKeys`),
+        /// could not be turned back on: the connection no longer enforces
+        /// them. The message says whether the migration was applied.
+        case foreignKeysNotRestored(identifier: String)
     }
 
     /// What went wrong.

@@ -230,6 +230,7 @@ final class ColumnLayout {
         guard !statement.connection.isClosed else {
             throw SQLiteError.misuse("the database connection is closed", sql: statement.sql)
         }
+        try statement.checkWriteAllowed()
         let handle = statement.sqliteStatement
         for position in columns.values.indices {
             let parameter = parameters?[position] ?? Int32(truncatingIfNeeded: position + 1)

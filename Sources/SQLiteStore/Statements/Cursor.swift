@@ -82,6 +82,7 @@ struct StatementStepper {
     mutating func stepDidEnd(code: Int32) throws -> Bool {
         if code == SQLITE_DONE {
             finish()
+            statement.didComplete()
             return false
         }
         let error = statement.error(code: code, arguments: arguments)
@@ -125,7 +126,8 @@ public final class RowCursor: Cursor {
     /// The statement the cursor steps.
     public var statement: Statement { stepper.statement }
 
-    /// The column names of the rows.
+    /// The column names of the rows, up to date once the cursor has
+    /// stepped (see ``Statement/columnNames``).
     public var columnNames: [String] { stepper.statement.columnNames }
 
     /// Returns the next row, or nil when there are no more.

@@ -28,6 +28,8 @@ public final class Statement {
     @usableFromInline let connection: SQLiteConnection
     @usableFromInline @exclusivity(unchecked) var columns: ColumnNames
     var columnsGeneration: Int
+    /// The statement's re-preparation count when `columns` was read.
+    var columnsReprepareCount: Int32 = 0
     /// The number of parameters (`?`, `:name`, ...), which is also the
     /// largest `?NNN` index.
     public let parameterCount: Int
@@ -36,6 +38,8 @@ public final class Statement {
     /// Whether a cursor is iterating this statement right now.
     @usableFromInline @exclusivity(unchecked) var isBusy = false
     private let changesSchema: Bool
+    /// Whether a read access refuses to run the statement: it would write.
+    private let writes: Bool
     /// Whether the statement begins, ends or nests a transaction (`BEGIN`,
     /// `COMMIT`, `END`, `ROLLBACK`, `SAVEPOINT`, `RELEASE`).
     @usableFromInline let isTransactionControl: Bool
@@ -64,6 +68,12 @@ public final class Statement {
             sqlite3_stmt_readonly(sqliteStatement) == 0
             && (keyword == "CREATE" || keyword == "ALTER" || keyword == "DROP")
         self.isTransactionControl = Self.transactionControlKeywords.contains(keyword)
+        // SQLite counts a PRAGMA that only reports a setting, such as
+        // `PRAGMA journal_mode`, as writing: one without an argument is a
+        // query, and reads may run it.
+        self.writes =
+            sqlite3_stmt_readonly(sqliteStatement) == 0
+            && !(keyword == "PRAGMA" && !sql.contains("=") && !sql.contains("("))
     }
 
     private static let transactionControlKeywords: Set<String> = [
@@ -75,10 +85,16 @@ public final class Statement {
     }
 
     /// The names of the result columns, in order.
-    public var columnNames: [String] { columns.names }
+    ///
+    /// Up to date after a schema change (`ALTER TABLE` on this connection
+    /// or another): SQLite re-prepares the statement when it next runs, and
+    /// the names are read again then, rows or no rows. Before the statement
+    /// has run since another connection changed the schema, they are the
+    /// names it was prepared with.
+    public var columnNames: [String] { currentColumns().names }
 
-    /// The number of result columns.
-    public var columnCount: Int { columns.count }
+    /// The number of result columns (see ``columnNames``).
+    public var columnCount: Int { currentColumns().count }
 
     /// Whether the statement leaves the database unchanged
     /// (`sqlite3_stmt_readonly`).
@@ -146,6 +162,7 @@ public final class Statement {
             throw SQLiteError.misuse("the statement is in use by a cursor that has not finished", sql: sql)
         }
         if isTransactionControl { try checkTransactionControlAllowed() }
+        if connection.isReadOnlyAccess { try checkWriteAllowed() }
         guard valueCount == parameterCount else {
             throw argumentError(
                 "wrong number of arguments: the SQL has \(parameterCount) parameter\(parameterCount == 1 ? "" : "s"), "
@@ -191,6 +208,7 @@ public final class Statement {
             throw SQLiteError.misuse("the statement is in use by a cursor that has not finished", sql: sql)
         }
         if isTransactionControl { try checkTransactionControlAllowed() }
+        if connection.isReadOnlyAccess { try checkWriteAllowed() }
         var offset = 0
         var usedNames = Set<String>()
         try bind(arguments, positionalOffset: &offset, usedNames: &usedNames, isLast: true)
@@ -261,21 +279,31 @@ public final class Statement {
             throw failure
         }
         sqlite3_reset(handle)
-        if changesSchema { connection.schemaGeneration &+= 1 }
+        didComplete()
     }
 
     /// The column names of the current execution; refreshed when the schema
-    /// may have changed since they were read (SQLite re-prepares the
-    /// statement on its own, and `SELECT *` may then return other columns).
+    /// may have changed since they were read: SQLite re-prepares the
+    /// statement on its own when any connection changed the schema
+    /// (`SQLITE_STMTSTATUS_REPREPARE` counts it), and `SELECT *` may then
+    /// return other columns; a schema change made through this connection
+    /// bumps its ``SQLiteConnection/schemaGeneration`` at once.
     @usableFromInline
     func currentColumns() -> ColumnNames {
-        if columnsGeneration != connection.schemaGeneration
-            || Int(sqlite3_column_count(sqliteStatement)) != columns.count
-        {
+        let reprepared = sqlite3_stmt_status(sqliteStatement, SQLITE_STMTSTATUS_REPREPARE, 0)
+        if columnsGeneration != connection.schemaGeneration || reprepared != columnsReprepareCount {
             columns = ColumnNames(statement: sqliteStatement)
             columnsGeneration = connection.schemaGeneration
+            columnsReprepareCount = reprepared
         }
         return columns
+    }
+
+    /// Counts a completed run of a schema-changing statement (`CREATE`,
+    /// `ALTER`, `DROP`) on the connection, whichever way it was run.
+    @usableFromInline
+    func didComplete() {
+        if changesSchema { connection.schemaGeneration &+= 1 }
     }
 
     /// The error for a failed SQLite call on this statement.
@@ -288,6 +316,24 @@ public final class Statement {
 
     private func argumentError(_ message: String) -> SQLiteError {
         SQLiteError(code: .misuse, message: message, sql: sql)
+    }
+
+    /// Throws ``ResultCode/readOnly`` when this statement would write
+    /// (`sqlite3_stmt_readonly` is false, except a PRAGMA without argument
+    /// that only reports a setting) and a read access is running on its
+    /// connection. Nothing has run then.
+    @usableFromInline
+    func checkWriteAllowed() throws {
+        guard connection.isReadOnlyAccess, writes else { return }
+        throw SQLiteError(
+            code: .readOnly, message: "a read access cannot write (use write for changes); nothing was run",
+            sql: sql)
+    }
+
+    /// How many times SQLite has re-prepared this statement on its own
+    /// after a schema change (`SQLITE_STMTSTATUS_REPREPARE`).
+    var repreparedCount: Int {
+        Int(sqlite3_stmt_status(sqliteStatement, SQLITE_STMTSTATUS_REPREPARE, 0))
     }
 
     /// Throws when this statement would begin, end or nest a transaction

@@ -14,6 +14,14 @@ import Foundation
 /// let value: SQLiteValue = try row["age"]   // .integer(42) or .null
 /// let age: Int? = try row["age"]            // 42 or nil
 /// ```
+///
+/// TEXT that is not valid UTF-8 (which SQLite stores as given) cannot be a
+/// Swift `String` without changing its bytes, so it is read as `.blob`
+/// holding the stored bytes exactly: nothing is lost, and reading such a
+/// column as `Data` or `[UInt8]` returns those bytes. Its `storageClass`
+/// then says BLOB (`typeof()` in SQL still says `text`), and reading it as
+/// `String` throws a ``ValueConversionError`` rather than replacing the
+/// bad bytes with U+FFFD.
 public enum SQLiteValue: Sendable, Hashable, CustomStringConvertible {
     /// SQL NULL.
     case null
@@ -21,7 +29,9 @@ public enum SQLiteValue: Sendable, Hashable, CustomStringConvertible {
     case integer(Int64)
     /// An IEEE 754 double. SQLite cannot store NaN.
     case real(Double)
-    /// UTF-8 text, which may contain NUL characters.
+    /// UTF-8 text, which may contain NUL characters. TEXT read from the
+    /// database that is not valid UTF-8 is a ``blob(_:)`` instead (see the
+    /// type's overview).
     case text(String)
     /// Bytes.
     case blob(Data)
@@ -76,7 +86,7 @@ public enum SQLiteValue: Sendable, Hashable, CustomStringConvertible {
         case SQLITE_FLOAT:
             self = .real(sqlite3_column_double(statement, column))
         case SQLITE_TEXT:
-            self = .text(String(sqliteStatement: statement, textColumn: column))
+            self = Self(sqliteTextColumn: column, of: statement)
         case SQLITE_BLOB:
             // sqlite3_column_blob must be called before sqlite3_column_bytes,
             // and returns NULL for an empty blob.
@@ -89,6 +99,23 @@ public enum SQLiteValue: Sendable, Hashable, CustomStringConvertible {
             }
         default:
             self = .null
+        }
+    }
+
+    /// A TEXT column: `.text` when its bytes are valid UTF-8, else `.blob`
+    /// of the bytes as stored.
+    @usableFromInline
+    init(sqliteTextColumn column: Int32, of statement: OpaquePointer) {
+        // sqlite3_column_text must be called before sqlite3_column_bytes.
+        guard let text = sqlite3_column_text(statement, column) else {
+            self = .text("")
+            return
+        }
+        let bytes = UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(statement, column)))
+        if let string = String(validUTF8: bytes) {
+            self = .text(string)
+        } else {
+            self = .blob(Data(buffer: bytes))
         }
     }
 
@@ -143,15 +170,18 @@ extension SQLiteValue: ExpressibleByNilLiteral, ExpressibleByIntegerLiteral, Exp
 }
 
 extension String {
-    /// Reads a text column, keeping embedded NUL characters.
-    @inlinable
-    init(sqliteStatement statement: OpaquePointer, textColumn column: Int32) {
-        // sqlite3_column_text must be called before sqlite3_column_bytes.
-        guard let text = sqlite3_column_text(statement, column) else {
-            self = ""
-            return
+    /// Decodes UTF-8 bytes, keeping embedded NUL characters; nil when they
+    /// are not valid UTF-8 (decoding would have replaced some with U+FFFD).
+    @usableFromInline
+    init?(validUTF8 bytes: UnsafeBufferPointer<UInt8>) {
+        var string = String(decoding: bytes, as: UTF8.self)
+        // Repair changes the bytes, not always their count (a truncated
+        // 3-byte sequence becomes one 3-byte U+FFFD), so compare them.
+        let isSame = string.withUTF8 { decoded in
+            decoded.count == bytes.count
+                && (bytes.isEmpty || memcmp(decoded.baseAddress!, bytes.baseAddress!, bytes.count) == 0)
         }
-        let count = Int(sqlite3_column_bytes(statement, column))
-        self = String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
+        guard isSame else { return nil }
+        self = string
     }
 }

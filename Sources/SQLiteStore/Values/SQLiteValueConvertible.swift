@@ -347,12 +347,19 @@ extension String: SQLiteValueConvertible, SQLiteColumnReadable {
         }
     }
 
+    /// TEXT that is not valid UTF-8 throws rather than being repaired: read
+    /// it as `Data` or `[UInt8]` to get its bytes.
     @inlinable static func readColumn(sqliteStatement: OpaquePointer, column: Int32) throws -> String {
         if let (value, type) = columnValue(sqliteStatement, column), type == SQLITE_TEXT {
             // sqlite3_value_text must be called before sqlite3_value_bytes.
             guard let text = sqlite3_value_text(value) else { return "" }
             let count = Int(sqlite3_value_bytes(value))
-            return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
+            guard let string = String(validUTF8: UnsafeBufferPointer(start: text, count: count)) else {
+                throw ValueConversionError(
+                    .invalidFormat("found TEXT that is not valid UTF-8 (read it as Data or [UInt8] for its bytes)"),
+                    type: String.self)
+            }
+            return string
         }
         return try readSlowly(sqliteStatement, column)
     }
