@@ -13,9 +13,15 @@ let sqliteDependency: [Target.Dependency] = [
 // it needs OpenSSL 3 from Homebrew (`brew install openssl@3`, with
 // PKG_CONFIG_PATH pointing at its lib/pkgconfig), and on iOS an OpenSSL 3
 // build linked into the app. SQLiteStore itself never depends on it.
+//
+// Platform minimums: RecordsApp's view models use Observation's
+// `@Observable` (macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1), and
+// SwiftPM takes one set of minimums per package. SQLiteStore alone needs
+// `Duration` and `Clock` (macOS 13, iOS 16); the Synchronization atomics
+// it uses for signal-time cleanup are checked with `#available`.
 let package = Package(
     name: "SQLiteStore",
-    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
+    platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10), .visionOS(.v1)],
     products: [
         .library(name: "SQLiteStore", targets: ["SQLiteStore"]),
         .library(name: "PasswordHashing", targets: ["PasswordHashing"]),

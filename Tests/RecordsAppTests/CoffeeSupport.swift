@@ -1,8 +1,8 @@
 import Foundation
-import SQLiteStore
-import Synchronization
 
 @testable import RecordsApp
+@testable import SQLiteStore
+
 #if canImport(SQLite3)
     import SQLite3
 #else
@@ -37,7 +37,7 @@ func tracedStatements<T>(_ database: AppDatabase, _ body: () throws -> T) throws
 }
 
 final class StatementLog: Sendable {
-    private let value = Mutex<[String]>([])
+    private let value = Locked<[String]>([])
     func append(_ line: String) { value.withLock { $0.append(line) } }
     var lines: [String] { value.withLock { $0 } }
 }

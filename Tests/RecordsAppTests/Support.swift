@@ -1,8 +1,7 @@
 import Foundation
-import SQLiteStore
-import Synchronization
 
 @testable import RecordsApp
+@testable import SQLiteStore
 
 /// A directory removed when the value is released.
 final class TemporaryDirectory {
@@ -33,7 +32,7 @@ func emptyDatabase() throws -> AppDatabase {
 
 /// A flag set from any thread, for observation callbacks.
 final class Flag: Sendable {
-    private let value = Mutex(false)
+    private let value = Locked(false)
     func set() { value.withLock { $0 = true } }
     func reset() { value.withLock { $0 = false } }
     var isSet: Bool { value.withLock { $0 } }

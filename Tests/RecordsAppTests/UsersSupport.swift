@@ -1,9 +1,8 @@
 import Foundation
 import PasswordHashing
-import SQLiteStore
-import Synchronization
 
 @testable import RecordsApp
+@testable import SQLiteStore
 
 /// Scrypt parameters cheap enough (1 MiB, about a millisecond) for tests
 /// that do not test the cost itself.
@@ -53,7 +52,7 @@ final class RecordingHasher: PasswordHashingService {
     }
 
     let inner: PasswordHasher
-    private let recorded = Mutex<[Call]>([])
+    private let recorded = Locked<[Call]>([])
 
     init(_ inner: PasswordHasher = cheapHasher) {
         self.inner = inner
@@ -95,7 +94,7 @@ final class FailingHasher: PasswordHashingService {
     struct Failure: Error, Equatable {}
 
     let failingCall: Int
-    private let count = Mutex(0)
+    private let count = Locked(0)
 
     init(failingOnHash failingCall: Int) {
         self.failingCall = failingCall

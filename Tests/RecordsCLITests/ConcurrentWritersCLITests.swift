@@ -1,7 +1,8 @@
 import Dispatch
 import Foundation
-import Synchronization
 import Testing
+
+@testable import SQLiteStore
 
 @Suite("records under sustained writes from several processes")
 struct ConcurrentWritersCLITests {
@@ -33,8 +34,8 @@ struct ConcurrentWritersCLITests {
         try writePicture(picture, count: 30 * 1024 * 1024, seed: 5)
 
         // What failed, with its output: nothing should.
-        let failures = Mutex<[String]>([])
-        let writersLeft = Atomic<Int>(Self.writerCount + 1)
+        let failures = Locked<[String]>([])
+        let writersLeft = Locked(Self.writerCount + 1)
         let record: @Sendable (String, RecordsRun) -> Void = { what, run in
             if run.status != 0 { failures.withLock { $0.append("\(what): \(run)") } }
         }
@@ -54,19 +55,19 @@ struct ConcurrentWritersCLITests {
                         "writer \(writer) add \(add)",
                         ["people", "add", "--first", "Writer \(writer)", "--last", "Add \(add)", "--age", "\(writer)"])
                 }
-                writersLeft.subtract(1, ordering: .releasing)
+                writersLeft.withLock { $0 -= 1 }
             }
         }
         bodies.append {
             for index in 1...Self.pictureWrites {
                 runOrRecord("picture set \(index)", ["coffee", "picture", "set", "1", picture])
             }
-            writersLeft.subtract(1, ordering: .releasing)
+            writersLeft.withLock { $0 -= 1 }
         }
         for reader in 1...Self.readerCount {
             bodies.append {
                 var index = 0
-                while writersLeft.load(ordering: .acquiring) > 0 {
+                while writersLeft.withLock({ $0 }) > 0 {
                     index += 1
                     runOrRecord("reader \(reader) list \(index)", ["people", "list"])
                 }

@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 import Testing
 
 @testable import SQLiteStore
@@ -77,10 +76,10 @@ final class Gate: Sendable {
 
 /// A flag set once, read from any thread.
 final class Flag: Sendable {
-    private let value = Atomic<Bool>(false)
+    private let value = Locked(false)
 
-    func set() { value.store(true, ordering: .releasing) }
-    var isSet: Bool { value.load(ordering: .acquiring) }
+    func set() { value.withLock { $0 = true } }
+    var isSet: Bool { value.withLock { $0 } }
 }
 
 struct GateTimeout: Error, CustomStringConvertible {

@@ -150,6 +150,10 @@ extension Database {
     ///
     /// - Parameters:
     ///   - source: Where the bytes come from.
+    ///   - table: The table holding the row.
+    ///   - column: The column that receives the value.
+    ///   - rowID: The row's `rowid`.
+    ///   - schema: `main`, `temp` or an attached database's name.
     ///   - maximumSize: The largest value accepted, in bytes; nil for no
     ///     limit but SQLite's.
     ///   - chunkSize: The bytes copied at a time.

@@ -1,4 +1,3 @@
-import Synchronization
 #if canImport(SQLite3)
     import SQLite3
 #else
@@ -23,16 +22,20 @@ final class AccessCancellation: Sendable {
     /// to cost nothing measurable.
     static let progressInterval: Int32 = 500
 
-    private let cancelled = Atomic<Bool>(false)
+    /// The mark. A lock, not an atomic, so that the package does not need
+    /// the `Synchronization` module (macOS 15, iOS 18); the progress handler
+    /// takes it every few hundred instructions, uncontended but for the
+    /// moment of a cancellation.
+    private let cancelled = Locked(false)
     /// The connection running the access closure, while it runs.
     private let running = Locked<InterruptibleConnection?>(nil)
 
     /// Whether the task awaiting the access was cancelled.
-    var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
+    var isCancelled: Bool { cancelled.withLock { $0 } }
 
     /// Marks the access cancelled and interrupts its running statement.
     func cancel() {
-        cancelled.store(true, ordering: .releasing)
+        cancelled.withLock { $0 = true }
         running.withLock { connection in
             // Under the lock, so that the connection cannot be handed to
             // another access between this check and the interrupt.

@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 
 /// Lends a fixed set of connections, each to one access at a time, in the
 /// order the accesses asked for them.

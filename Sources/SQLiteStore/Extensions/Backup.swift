@@ -5,6 +5,12 @@ import Foundation
     import CSQLite
 #endif
 
+#if canImport(SQLite3)
+    import SQLite3
+#else
+    import CSQLite
+#endif
+
 /// How an online backup copies: how many pages per step, how long it rests
 /// between steps, and how long it keeps retrying a step that finds a
 /// database locked.
@@ -281,6 +287,10 @@ extension Database {
     ///   - replace: Replace a regular file already at `path` (atomically:
     ///     the old file stays whole until the new one takes its name).
     ///     Without it, an existing file is an error and is left alone.
+    ///   - options: Pages per step, the pause between steps and how long a
+    ///     busy step is retried.
+    ///   - progress: Called after each step; what it throws stops the
+    ///     backup and leaves nothing at `path`.
     /// - Throws: ``BackupError`` for a destination that exists (without
     ///   `replace`), is unusable or is this database's own file, or a copy
     ///   that fails its integrity check; what

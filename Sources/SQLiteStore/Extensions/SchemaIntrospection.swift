@@ -98,8 +98,10 @@ extension Database {
     ///
     /// Names are compared as SQLite does, ignoring ASCII case.
     ///
-    /// - Parameter schema: `main`, `temp` or an attached database's name;
-    ///   nil looks in all of them.
+    /// - Parameters:
+    ///   - name: The table's name, unquoted.
+    ///   - schema: `main`, `temp` or an attached database's name; nil looks
+    ///     in all of them.
     /// - Throws: A ``SQLiteError`` for an unknown schema.
     public func tableExists(_ name: String, schema: String? = nil) throws -> Bool {
         try locate(name, schema: schema)?.type == "table"
@@ -118,9 +120,11 @@ extension Database {
     /// }
     /// ```
     ///
-    /// - Parameter schema: `main`, `temp` or an attached database's name;
-    ///   nil finds the table as an unqualified name in SQL would (`temp`
-    ///   first, then `main`, then attached databases).
+    /// - Parameters:
+    ///   - table: The table's or view's name, unquoted.
+    ///   - schema: `main`, `temp` or an attached database's name; nil finds
+    ///     the table as an unqualified name in SQL would (`temp` first, then
+    ///     `main`, then attached databases).
     /// - Throws: A ``SQLiteError`` when there is no such table or view, or
     ///   no such schema.
     public func columns(in table: String, schema: String? = nil) throws -> [ColumnInfo] {

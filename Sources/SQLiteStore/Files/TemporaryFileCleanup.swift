@@ -32,6 +32,12 @@ public enum TemporaryFileCleanup {
     ///
     /// Safe to call from a signal handler: it only reads atomics and calls
     /// `unlink`.
+    ///
+    /// Before macOS 15, iOS 18, tvOS 18, watchOS 11 and visionOS 2 (which
+    /// lack the `Synchronization` module's atomics, and a lock is not safe
+    /// in a signal handler) no file is recorded, so this removes nothing:
+    /// a staging file left by an interrupted copy is swept by a later copy
+    /// to the same destination once it is an hour old.
     public static func removeFilesInProgress() {
         InFlightFiles.removeAll()
     }
@@ -86,6 +92,14 @@ private func installSignalHandler(_ number: Int32, _ handler: SignalHandler?) ->
 /// The paths of the named temporary files being written, in storage that a
 /// signal handler can read: fixed slots allocated once and never freed,
 /// each with an atomic state.
+///
+/// The states are `Synchronization.Atomic`s, the only lock-free primitive
+/// Swift has without a C module: a lock is not async-signal-safe (the
+/// handler may interrupt the thread holding it). `Atomic` needs macOS 15,
+/// iOS 18, tvOS 18, watchOS 11 or visionOS 2; on older systems ``register(_:)``
+/// records nothing and the signal handler has nothing to remove (a left
+/// staging file is then swept once stale; see ``TemporaryFileCleanup``).
+/// On Linux the check is always true.
 enum InFlightFiles {
     static let capacity = 16
     static let pathCapacity = Int(PATH_MAX) + 1
@@ -95,18 +109,27 @@ enum InFlightFiles {
     private static let ready = 2
     private static let removing = 3
 
-    nonisolated(unsafe) private static let states: UnsafeMutablePointer<Atomic<Int>> = {
+    /// The slots' states, an array of `Atomic<Int>` (untyped, since a
+    /// stored property cannot depend on availability); nil where `Atomic`
+    /// is unavailable.
+    nonisolated(unsafe) private static let stateStorage: UnsafeMutableRawPointer? = {
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else { return nil }
         let states = UnsafeMutablePointer<Atomic<Int>>.allocate(capacity: capacity)
         for index in 0..<capacity { (states + index).initialize(to: Atomic(free)) }
-        return states
+        return UnsafeMutableRawPointer(states)
     }()
+
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+    private static var states: UnsafeMutablePointer<Atomic<Int>>? {
+        stateStorage?.assumingMemoryBound(to: Atomic<Int>.self)
+    }
 
     nonisolated(unsafe) private static let paths = UnsafeMutablePointer<CChar>.allocate(
         capacity: capacity * pathCapacity)
 
     /// Allocates the slots now, so that a signal handler never has to.
     static func prepare() {
-        _ = states
+        _ = stateStorage
         _ = paths
         _ = pathCapacity
     }
@@ -116,6 +139,7 @@ enum InFlightFiles {
     static func register(_ path: String) -> Int? {
         let bytes = Array(path.utf8)
         guard bytes.count < pathCapacity, !bytes.contains(0) else { return nil }
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let states else { return nil }
         for slot in 0..<capacity
         where states[slot].compareExchange(expected: free, desired: writing, ordering: .acquiring).exchanged {
             let destination = paths + slot * pathCapacity
@@ -133,6 +157,7 @@ enum InFlightFiles {
     static func unregister(_ slot: Int) {
         // A removal in progress on another thread is waited for; it
         // takes one unlink.
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let states else { return }
         while !states[slot].compareExchange(expected: ready, desired: free, ordering: .acquiringAndReleasing).exchanged
         {
             guard states[slot].load(ordering: .acquiring) == removing else { return }
@@ -141,6 +166,7 @@ enum InFlightFiles {
 
     /// Removes every registered file. Async-signal-safe.
     static func removeAll() {
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let states else { return }
         for slot in 0..<capacity
         where states[slot].compareExchange(expected: ready, desired: removing, ordering: .acquiring).exchanged {
             unlink(paths + slot * pathCapacity)

@@ -27,7 +27,7 @@
 ///   next time. Migrations applied before it stay applied.
 /// - Never edit or remove a migration that has shipped: add a new one.
 /// - A database that records migrations this migrator does not know was
-///   made by a newer version of the app; ``migrate(_:)`` refuses it rather
+///   made by a newer version of the app; ``migrate(_:)-(Database)`` refuses it rather
 ///   than run an older schema against it.
 ///
 /// Applied migrations are recorded in the table `sqlitestore_migrations`.
@@ -67,7 +67,7 @@ public struct Migrator: Sendable {
     ///   - migrate: The schema and data changes. Do not open or end
     ///     transactions in it; savepoints are fine.
     ///
-    /// A duplicate or empty identifier is reported by ``migrate(_:)``.
+    /// A duplicate or empty identifier is reported by ``migrate(_:)-(Database)``.
     public mutating func registerMigration(
         _ identifier: String, disablingForeignKeys: Bool = false,
         _ migrate: @escaping @Sendable (Database) throws -> Void
@@ -99,7 +99,7 @@ public struct Migrator: Sendable {
     }
 
     /// The registered migrations that the database has not applied yet, in
-    /// the order ``migrate(_:)`` would apply them.
+    /// the order ``migrate(_:)-(Database)`` would apply them.
     public func pendingIdentifiers(in db: Database) throws -> [String] {
         let applied = Set(try appliedIdentifiers(in: db))
         return identifiers.filter { !applied.contains($0) }
@@ -141,7 +141,9 @@ public struct Migrator: Sendable {
         guard !db.isInsideTransaction else {
             throw MigrationError(
                 .invalidRegistration,
-                message: "migrations cannot run inside a transaction: each one opens its own")
+                message: "migrations cannot run inside a transaction: each one opens its own; with a "
+                    + "DatabaseQueue or DatabasePool, call migrator.migrate(queue) instead of migrating "
+                    + "inside write { }")
         }
         let applied = try appliedIdentifiers(in: db)
         let known = Set(identifiers)

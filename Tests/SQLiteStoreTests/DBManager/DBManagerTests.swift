@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 
 @testable import SQLiteStore
@@ -16,7 +15,7 @@ func makePeopleTemplate(at path: String) throws {
 }
 
 final class LogLines: Sendable {
-    let lines = Mutex<[String]>([])
+    let lines = Locked<[String]>([])
     var all: [String] { lines.withLock { $0 } }
     var sink: @Sendable (String) -> Void { { line in self.lines.withLock { $0.append(line) } } }
 }
