@@ -25,14 +25,9 @@ extension SQLiteValue {
                 self = .text("")
                 return
             }
-            let bytes = UnsafeBufferPointer(start: text, count: Int(sqlite3_value_bytes(value)))
             // As a TEXT column reads: text that is not valid UTF-8 keeps its
             // bytes, as a blob, instead of being repaired.
-            if let string = String(validUTF8: bytes) {
-                self = .text(string)
-            } else {
-                self = .blob(Data(buffer: bytes))
-            }
+            self.init(textBytes: UnsafeBufferPointer(start: text, count: Int(sqlite3_value_bytes(value))))
         case SQLITE_BLOB:
             let bytes = sqlite3_value_blob(value)
             let count = Int(sqlite3_value_bytes(value))

@@ -111,7 +111,13 @@ public enum SQLiteValue: Sendable, Hashable, CustomStringConvertible {
             self = .text("")
             return
         }
-        let bytes = UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(statement, column)))
+        self.init(textBytes: UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(statement, column))))
+    }
+
+    /// The bytes of a TEXT value: `.text` when they are valid UTF-8, else
+    /// `.blob` of the bytes as stored, never repaired.
+    @usableFromInline
+    init(textBytes bytes: UnsafeBufferPointer<UInt8>) {
         if let string = String(validUTF8: bytes) {
             self = .text(string)
         } else {
