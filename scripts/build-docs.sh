@@ -35,7 +35,7 @@ triple="$(swift -print-target-info | sed -n 's/^ *"triple": "\(.*\)",*$/\1/p' | 
 graphs=.build/symbol-graphs
 output=.build/docs/SQLiteStore.doccarchive
 rm -rf "$graphs" "$output"
-mkdir -p "$graphs"
+mkdir -p "$graphs" "$(dirname "$output")"
 
 # On Linux the C module is the CSQLite system-library target; on Apple
 # platforms the SDK's SQLite3 module is found without it.

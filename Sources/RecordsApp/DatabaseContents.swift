@@ -118,6 +118,9 @@ extension AppDatabase {
         var configuration = Configuration()
         configuration.createsMissingFile = false
         configuration.foreignKeysEnabled = false
+        // Waits for another program's lock as long as the app's own
+        // connection would.
+        configuration.busyTimeout = lockWaitLimit
         let db = try Database(path: url.path, configuration: configuration)
         defer { db.close() }
         if case .foreign(let unknown, let known) = try DatabaseContents.of(db) {

@@ -1,12 +1,12 @@
 import Foundation
+import Testing
+
+@testable import SQLiteStore
 #if canImport(SQLite3)
     import SQLite3
 #else
     import CSQLite
 #endif
-import Testing
-
-@testable import SQLiteStore
 
 @Suite("Opening and closing connections")
 struct OpeningTests {

@@ -1,13 +1,13 @@
 import Dispatch
 import Foundation
+import Testing
+
+@testable import SQLiteStore
 #if canImport(SQLite3)
     import SQLite3
 #else
     import CSQLite
 #endif
-import Testing
-
-@testable import SQLiteStore
 
 /// Runs `body` on a thread of its own and returns its result, or nil when
 /// it has not returned within ``Gate/timeout``: a call that would loop

@@ -36,7 +36,7 @@ public struct Configuration: Sendable {
     /// file's mode (`delete` for a new file).
     public var journalMode: JournalMode?
 
-    /// How many prepared statements ``Database/cachedStatement(_:)`` keeps.
+    /// How many prepared statements ``Database/cachedStatement(_:)-(String)`` keeps.
     public var statementCacheCapacity = 256
 
     /// Whether ``SQLiteError/description`` includes the statement's

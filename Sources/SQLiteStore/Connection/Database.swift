@@ -283,7 +283,7 @@ public final class Database {
     ///
     /// SQL text holding a NUL character (`\u{0}`) is refused with a
     /// ``ResultCode/misuse`` error before any of its statements runs (see
-    /// ``makeStatement(_:)``).
+    /// ``makeStatement(_:)-(String)``).
     @_disfavoredOverload
     public func execute(_ sql: String, arguments: StatementArguments = StatementArguments()) throws {
         if let statement = statementCache.statement(sql), !statement.isBusy {

@@ -309,7 +309,7 @@ public final class DBManager: Sendable {
     }
 }
 
-/// What ``DBManager/executeQuery(_:arguments:)`` did.
+/// What ``DBManager/executeQuery(_:arguments:)-(String,_)`` did.
 public struct ExecutionResult: Sendable, Equatable {
     /// Rows inserted, updated or deleted by the SQL, including those changed
     /// by triggers it fired; 0 for schema changes and queries.

@@ -1,4 +1,4 @@
-/// The rows of a query loaded by ``DBManager/loadData(_:arguments:)``: the
+/// The rows of a query loaded by ``DBManager/loadData(_:arguments:)-(String,_)``: the
 /// column names and every row's typed values, NULLs in place.
 ///
 /// ```swift

@@ -25,8 +25,14 @@ extension SQLiteValue {
                 self = .text("")
                 return
             }
-            let count = Int(sqlite3_value_bytes(value))
-            self = .text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self))
+            let bytes = UnsafeBufferPointer(start: text, count: Int(sqlite3_value_bytes(value)))
+            // As a TEXT column reads: text that is not valid UTF-8 keeps its
+            // bytes, as a blob, instead of being repaired.
+            if let string = String(validUTF8: bytes) {
+                self = .text(string)
+            } else {
+                self = .blob(Data(buffer: bytes))
+            }
         case SQLITE_BLOB:
             let bytes = sqlite3_value_blob(value)
             let count = Int(sqlite3_value_bytes(value))

@@ -38,7 +38,7 @@ import Foundation
 ///     Person.self, "SELECT * FROM \(identifier: table) WHERE \(adult) AND id IN \(ids) ORDER BY \(order)")
 /// ```
 ///
-/// Fragments also combine with `+` and ``Swift/Sequence/joined(separator:)``.
+/// Fragments also combine with `+` and `joined(separator:)` on a sequence of fragments.
 ///
 /// An `SQL` carries positional values only. A constant literal keeps
 /// working as before, `arguments:` included (positional or named), as long

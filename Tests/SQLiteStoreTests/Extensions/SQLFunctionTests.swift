@@ -43,6 +43,17 @@ struct SQLFunctionTests {
         #expect(try db.fetchOne(Int.self, "SELECT length(CAST(twice(?) AS BLOB))", arguments: [text]) == 6)
     }
 
+    @Test("Text that is not valid UTF-8 reaches the closure as its stored bytes, not repaired")
+    func invalidUTF8TextArgument() throws {
+        let db = try Database.inMemory()
+        try db.createFunction("bytes", argumentCount: 1) { (arguments: [SQLiteValue]) -> Data? in
+            guard case .blob(let data) = arguments[0] else { return nil }
+            return data
+        }
+        let stored = try db.fetchOne(Data.self, "SELECT bytes(CAST(x'41FF42C0' AS TEXT))")
+        #expect(stored == Data([0x41, 0xFF, 0x42, 0xC0]))
+    }
+
     @Test("Each kind of return value comes back with its storage class")
     func returnValues() throws {
         let db = try Database.inMemory()
