@@ -28,7 +28,7 @@ final class AccessCancellation: Sendable {
     /// moment of a cancellation.
     private let cancelled = Locked(false)
     /// The connection running the access closure, while it runs.
-    private let running = Locked<InterruptibleConnection?>(nil)
+    private let running = InterruptibleHandle()
 
     /// Whether the task awaiting the access was cancelled.
     var isCancelled: Bool { cancelled.withLock { $0 } }
@@ -36,11 +36,9 @@ final class AccessCancellation: Sendable {
     /// Marks the access cancelled and interrupts its running statement.
     func cancel() {
         cancelled.withLock { $0 = true }
-        running.withLock { connection in
-            // Under the lock, so that the connection cannot be handed to
-            // another access between this check and the interrupt.
-            if let connection { sqlite3_interrupt(connection.handle) }
-        }
+        // Under the handle's lock, so that the connection cannot be handed
+        // to another access, nor closed, between the check and the interrupt.
+        running.interrupt()
     }
 
     /// Runs a whole access on `db`, its `BEGIN` included, so that a
@@ -77,10 +75,10 @@ final class AccessCancellation: Sendable {
         // comes after the check is caught by the handler.
         let context = Unmanaged.passUnretained(self).toOpaque()
         sqlite3_progress_handler(handle, Self.progressInterval, accessProgressHandler, context)
-        running.withLock { $0 = InterruptibleConnection(handle: handle) }
+        running.publish(db)
         defer {
-            running.withLock { $0 = nil }
-            sqlite3_progress_handler(handle, 0, nil, nil)
+            running.withdraw(from: db)
+            if !db.isClosed { sqlite3_progress_handler(handle, 0, nil, nil) }
         }
         do {
             try check()
@@ -92,13 +90,48 @@ final class AccessCancellation: Sendable {
     }
 }
 
+/// The `sqlite3*` handle of a connection, published so that other threads
+/// may interrupt it: the only safe use of a connection from a thread that
+/// does not own it.
+///
+/// The handle is read and interrupted under a lock, and cleared under the
+/// same lock just before the connection closes (a close handler of the
+/// connection, so a close by an access closure counts too), so
+/// ``interrupt()`` never reaches a closed handle. A connection's owner
+/// publishes and withdraws it; any thread interrupts.
+final class InterruptibleHandle: Sendable {
+    private let handle = Locked<InterruptibleConnection?>(nil)
+
+    /// Publishes `db`'s handle until `db` closes or ``withdraw(from:)``.
+    /// Only on the thread that owns `db`.
+    func publish(_ db: Database) {
+        guard let raw = db.sqliteConnection else { return }
+        handle.withLock { $0 = InterruptibleConnection(handle: raw) }
+        db.connection.closeHandlers[ObjectIdentifier(self)] = { [handle] in
+            handle.withLock { $0 = nil }
+        }
+    }
+
+    /// Stops publishing `db`'s handle. Only on the thread that owns `db`.
+    func withdraw(from db: Database) {
+        handle.withLock { $0 = nil }
+        db.connection.closeHandlers[ObjectIdentifier(self)] = nil
+    }
+
+    /// Calls `sqlite3_interrupt` on the published handle, if any. Any thread.
+    func interrupt() {
+        handle.withLock { connection in
+            if let connection { sqlite3_interrupt(connection.handle) }
+        }
+    }
+}
+
 /// A `sqlite3*` handle that another thread may interrupt.
 ///
 /// `@unchecked Sendable` because the handle is a C pointer. It is safe: the
 /// only use from another thread is `sqlite3_interrupt`, which SQLite
-/// documents as callable from any thread, and it is made only while the
-/// access that owns the connection runs (``AccessCancellation`` clears it
-/// under its lock before the access ends), so the connection is open.
+/// documents as callable from any thread, and only under the lock of an
+/// ``InterruptibleHandle``, which clears it before the connection closes.
 struct InterruptibleConnection: @unchecked Sendable {
     let handle: OpaquePointer
 }

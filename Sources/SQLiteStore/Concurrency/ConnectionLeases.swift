@@ -218,6 +218,12 @@ final class ConnectionLeases: Sendable {
         for slot in slots { slot.close() }
     }
 
+    /// Interrupts the statements every open connection is running. Any
+    /// thread.
+    func interruptConnections() {
+        for slot in slots { slot.interrupt() }
+    }
+
     // MARK: - For tests
 
     /// How many accesses wait for a connection.

@@ -10,6 +10,8 @@ import Dispatch
 /// leases' lock (then a semaphore or the dispatch queue that follows it), which
 /// orders one holder's accesses before the next holder's. ``close()`` is
 /// only called once the leases are drained, so no access holds the slot.
+/// The one use from other threads, ``interrupt()``, goes through an
+/// ``InterruptibleHandle``, which has its own lock.
 final class ConnectionSlot: @unchecked Sendable {
     /// Runs this connection's `async` accesses, off the Swift cooperative
     /// thread pool.
@@ -20,6 +22,8 @@ final class ConnectionSlot: @unchecked Sendable {
     /// cannot take its place (an in-memory database, gone with it); nil
     /// when a new connection to the same file is opened instead.
     private let lostConnectionMessage: String?
+    /// The open connection's handle, for ``interrupt()`` from any thread.
+    private let interruptible = InterruptibleHandle()
 
     /// A slot whose connection is opened by `open` on first use, or is
     /// `database` when one is given.
@@ -34,6 +38,7 @@ final class ConnectionSlot: @unchecked Sendable {
     ) {
         self.queue = DispatchQueue(label: label)
         self.database = database
+        if let database { interruptible.publish(database) }
         self.lostConnectionMessage = lostConnectionMessage
         self.open = open
     }
@@ -50,7 +55,14 @@ final class ConnectionSlot: @unchecked Sendable {
         }
         let database = try open()
         self.database = database
+        interruptible.publish(database)
         return database
+    }
+
+    /// Interrupts the statements the connection is running, if it is open.
+    /// Any thread.
+    func interrupt() {
+        interruptible.interrupt()
     }
 
     /// Closes the connection if it was opened. Only once the leases are

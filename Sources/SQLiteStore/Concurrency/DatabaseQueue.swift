@@ -121,6 +121,27 @@ public final class DatabaseQueue: DatabaseWriter {
         }
     }
 
+    // MARK: - Interrupting
+
+    /// Makes the statements the queue's connection is running right now
+    /// stop as soon as possible. Safe to call from any thread or task, and
+    /// while the queue closes.
+    ///
+    /// The interrupted access throws a ``SQLiteError`` with the code
+    /// ``ResultCode/interrupt`` (unless its closure catches it); a write is
+    /// rolled back. The queue stays usable.
+    ///
+    /// Only what runs at the moment of the call is affected, as with
+    /// `sqlite3_interrupt`: a statement running then stops, and so does any
+    /// statement the same connection starts before all of those have
+    /// finished. An access that is waiting for its turn, or whose closure is
+    /// between two statements, is not interrupted, and neither is any
+    /// access that starts later. With nothing running the call does nothing.
+    /// To stop one `async` access whenever it runs, cancel its task instead.
+    public func interrupt() {
+        leases.interruptConnections()
+    }
+
     // MARK: - Closing
 
     /// Waits for the accesses already started or waiting, then closes the

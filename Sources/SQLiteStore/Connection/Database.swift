@@ -184,9 +184,13 @@ public final class Database {
     }
 
     /// Makes the running statement, if any, stop as soon as possible with
-    /// ``ResultCode/interrupt``. The one method that may be called from
-    /// another thread while the connection is in use.
-    public func interrupt() {
+    /// ``ResultCode/interrupt``.
+    ///
+    /// Internal: a `Database` is not `Sendable`, so this may only be called
+    /// on the thread that uses the connection (from a progress handler, for
+    /// instance). To interrupt from another thread, use
+    /// ``DatabaseQueue/interrupt()`` or ``DatabasePool/interrupt()``.
+    func interrupt() {
         guard let handle = connection.handle else { return }
         sqlite3_interrupt(handle)
     }

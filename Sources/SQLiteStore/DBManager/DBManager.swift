@@ -3,13 +3,13 @@ import Foundation
 /// The easy entry point: one database file, opened once, shared safely by
 /// the whole app.
 ///
-/// `DBManager` is the seeds' database class done right. Created with a file
+/// `DBManager` is the original tutorials' database class done right. Created with a file
 /// name, it installs the app's bundled template database on first run
 /// (atomically, see ``DatabaseTemplate``), upgrades it with your
 /// ``Migrator``, and keeps one connection open until ``close()``. Every call
 /// is serialized, so a single manager can be used from any thread or task.
 ///
-/// The people app of the seeds, with bound values instead of SQL built from
+/// The People app of the original tutorials, with bound values instead of SQL built from
 /// strings:
 ///
 /// ```swift
@@ -39,11 +39,17 @@ import Foundation
 ///
 /// Errors are thrown as ``SQLiteError`` (and ``DatabaseFileError`` or
 /// ``MigrationError`` when opening), never printed and ignored. For a log of
-/// every statement and error, as seed 004's debug switch, set ``debugLog``.
+/// every statement and error, like the Users app's debug switch, set
+/// ``debugLog``.
 ///
 /// For several statements that must succeed or fail together, use
 /// ``transaction(_:_:)``; for anything else the ``Database`` API offers,
 /// ``withConnection(_:)``.
+///
+/// The manager may be called again from inside one of its own closures
+/// (``transaction(_:_:)``, ``withConnection(_:)``): the nested call runs at
+/// once on the same connection, inside the closure's transaction if there
+/// is one, rather than waiting for itself.
 public final class DBManager: Sendable {
     /// The database file's path, or `:memory:` for ``inMemory(migrator:configuration:debugLog:)``.
     public let path: String
