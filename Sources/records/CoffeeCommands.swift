@@ -4,7 +4,7 @@ import RecordsApp
 /// The default picture size limit, in MiB, for help texts.
 private let pictureLimitMiB = CoffeeRules.defaultPictureSizeLimit >> 20
 
-/// `records coffee ...`: seed 001's Coffee app.
+/// `records coffee ...`: the original tutorial's Coffee app.
 let coffeeCommands = CommandFamily(
     name: "coffee",
     summary: "coffees with an exact price and a picture stored in the database",

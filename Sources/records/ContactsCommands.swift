@@ -1,6 +1,6 @@
 import RecordsApp
 
-/// `records contacts ...`: seed 003's Contacts app.
+/// `records contacts ...`: the original tutorial's Contacts app.
 let contactsCommands = CommandFamily(
     name: "contacts",
     summary: "contacts with a name, address and phone, email or URL",

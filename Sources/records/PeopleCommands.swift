@@ -1,6 +1,6 @@
 import RecordsApp
 
-/// `records people ...`: seed 000's People app.
+/// `records people ...`: the original tutorial's People app.
 let peopleCommands = CommandFamily(
     name: "people",
     summary: "people with a first name, last name and age",

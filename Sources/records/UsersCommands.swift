@@ -49,7 +49,7 @@ private let profileOptions: [ProfileOption] = [
 private let registerPasswordStdin = Command.Option.flag(
     "password-stdin", "Read the password(s) from standard input, one per line, instead of the terminal")
 
-/// `records users ...`: seed 004's registration app.
+/// `records users ...`: the original tutorial's registration app.
 let usersCommands = CommandFamily(
     name: "users",
     summary: "registered users: sign-up, login, profiles; passwords stored as scrypt hashes",

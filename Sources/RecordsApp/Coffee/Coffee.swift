@@ -1,14 +1,14 @@
 import Foundation
 
-/// A coffee of the Coffee app (seed 001): a row of `coffee`.
+/// A coffee of the Coffee app: a row of `coffee`.
 ///
-/// The model keeps the seed's two states:
+/// The model keeps the original tutorial's two states:
 ///
-/// - **Hydrated or not** (the seed's `isDetailViewHydrated`). The list loads
+/// - **Hydrated or not** (the original tutorial's `isDetailViewHydrated`). The list loads
 ///   only the ID and name, which is all it shows; ``price`` and ``picture``
 ///   are loaded when the detail is opened (``CoffeeStore/hydrate(_:reload:)``).
 ///   Until then they are nil and ``isHydrated`` is false.
-/// - **Dirty or not** (the seed's `isDirty`): ``isDirty`` is true when the
+/// - **Dirty or not** (the original tutorial's `isDirty`): ``isDirty`` is true when the
 ///   name or price differs from what was last read from or written to the
 ///   database. ``CoffeeStore/save(_:)`` writes only the fields that differ,
 ///   and nothing at all for a model that is not dirty. Setting a field back
@@ -33,7 +33,7 @@ public struct Coffee: Sendable, Identifiable, Hashable {
     /// The coffee's name.
     public var name: String
     /// The price, exact; nil when the coffee is not hydrated yet, or has no
-    /// price (the seed's table allows NULL).
+    /// price (the original tutorial's table allows NULL).
     public var price: Decimal?
     /// The stored picture's size and format; nil when there is none or the
     /// coffee is not hydrated yet.

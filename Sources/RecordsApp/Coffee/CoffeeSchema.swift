@@ -1,7 +1,7 @@
 import Foundation
 import SQLiteStore
 
-/// The Coffee app's table: seed 001's `coffee`, with prices in millionths
+/// The Coffee app's table: the original tutorial's `coffee`, with prices in millionths
 /// and pictures stored in the row.
 ///
 /// ```sql

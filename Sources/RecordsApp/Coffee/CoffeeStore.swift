@@ -149,7 +149,7 @@ public struct CoffeeStore: Sendable {
         try database.read(for: .coffee) { db in try Self.details(db, id: id) }.map { $0.coffee(id: id) }
     }
 
-    /// Loads a coffee's details (the seed's `hydrateDetailViewData`): price,
+    /// Loads a coffee's details (the original tutorial's `hydrateDetailViewData`): price,
     /// picture size and format. Edits not saved yet are kept.
     ///
     /// - Parameters:
@@ -360,7 +360,7 @@ public struct CoffeeStore: Sendable {
         try readList(db, sql) { row in
             let id: Int64 = try row[0]
             var reader = RowReader(row, table: "coffee")
-            // The seed's table allows a NULL name; it reads as empty.
+            // The original tutorial's table allows a NULL name; it reads as empty.
             let name = try reader.text("coffeeName", field: "name") ?? ""
             try reader.check(kind: "coffee", id: id)
             return Coffee(id: id, name: name)

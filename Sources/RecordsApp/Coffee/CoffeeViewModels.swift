@@ -1,8 +1,8 @@
 import Foundation
 import Observation
 
-/// The coffee list screen's state (seed 001's root view): names only, as
-/// the seed's "fetch only the data required to show on the screen".
+/// The coffee list screen's state (the original tutorial's root view): names only, as
+/// the original tutorial's "fetch only the data required to show on the screen".
 ///
 /// ```swift
 /// let list = CoffeeListViewModel(store: CoffeeStore(database: database))
@@ -56,7 +56,7 @@ public final class CoffeeListViewModel: ListViewModel {
     }
 
     /// The detail screen of a coffee of the list. Saving or deleting there
-    /// refreshes this list, as the seed's detail view did.
+    /// refreshes this list, as the original tutorial's detail view did.
     public func detail(for coffee: Coffee) -> CoffeeDetailViewModel {
         CoffeeDetailViewModel(coffee: coffee, store: store) { [weak self] in self?.refresh() }
     }
@@ -137,7 +137,7 @@ public final class CoffeeDetailViewModel: ErrorReporting {
     /// Whether there are edits not saved yet.
     public var isDirty: Bool { coffee.isDirty }
 
-    /// Hydrates the coffee if it is not yet (the seed's
+    /// Hydrates the coffee if it is not yet (the original tutorial's
     /// `hydrateDetailViewData`); unsaved edits are kept. A failure is left
     /// in ``errorMessage``.
     public func load() {

@@ -1,6 +1,6 @@
 import Foundation
 
-/// A contact of the Contacts app (seed 003): a row of `CONTACTS`.
+/// A contact of the Contacts app: a row of `CONTACTS`.
 public struct Contact: Sendable, Equatable, Hashable, Identifiable, Codable {
     /// The row's ID, assigned by the database.
     public let id: Int64
@@ -19,7 +19,7 @@ public struct Contact: Sendable, Equatable, Hashable, Identifiable, Codable {
         self.contact = contact
     }
 
-    /// The seed's list subtitle: "address | contact".
+    /// The original tutorial's list subtitle: "address | contact".
     public var details: String { "\(address) | \(contact)" }
 }
 
@@ -105,7 +105,7 @@ public enum ContactSort: String, Sendable, CaseIterable, Codable {
     case newest
 }
 
-/// The seed's status line after saving or finding a contact.
+/// The original tutorial's status line after saving or finding a contact.
 public enum ContactStatus: Sendable, Equatable, CustomStringConvertible {
     /// A contact was saved.
     case added

@@ -1,7 +1,7 @@
 import SQLiteStore
 
-/// The Contacts app's table: seed 003's `CONTACTS`, kept as the seed made it
-/// so that the seed's own `contact.db` opens unchanged.
+/// The Contacts app's table: the original tutorial's `CONTACTS`, kept as the seed made it
+/// so that the original tutorial's own `contact.db` opens unchanged.
 enum ContactsSchema {
     /// In order; append, never edit a shipped one.
     static let migrations: [Migrator.Migration] = [

@@ -6,7 +6,7 @@ import SQLiteStore
 /// ```swift
 /// let store = ContactsStore(database: database)
 /// try store.add(ContactDraft(name: "Jane Doe", address: "12 Main St", contact: "+1 555 0100"))
-/// let matches = try store.find(name: "jane doe")   // the seed's "Find Contact"
+/// let matches = try store.find(name: "jane doe")   // the original tutorial's "Find Contact"
 /// ```
 public struct ContactsStore: Sendable {
     private let database: AppDatabase
@@ -36,7 +36,7 @@ public struct ContactsStore: Sendable {
     }
 
     /// The contacts whose name is `name`, ignoring case, accents and
-    /// surrounding spaces (the seed's "Find Contact").
+    /// surrounding spaces (the original tutorial's "Find Contact").
     ///
     /// - Throws: ``ValidationError`` when `name` is blank;
     ///   ``UnreadableRowError`` for the first match that cannot be read.
@@ -151,7 +151,7 @@ public struct ContactsStore: Sendable {
     private static func contact(_ row: Row, strict: Bool = true) throws -> Contact {
         let id: Int64 = try row["ID"]
         var reader = RowReader(row, table: "CONTACTS")
-        // The seed's table allows NULL in every column; they read as empty.
+        // The original tutorial's table allows NULL in every column; they read as empty.
         let contact = Contact(
             id: id, name: try reader.text("NAME", field: "name") ?? "",
             address: try reader.text("ADDRESS", field: "address") ?? "",

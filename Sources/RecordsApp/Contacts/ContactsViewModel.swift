@@ -1,11 +1,11 @@
 import Foundation
 import Observation
 
-/// The Contacts screens' state (seed 003): the list, the add form's status
+/// The Contacts screens' state: the list, the add form's status
 /// line, and "Find Contact".
 ///
 /// The list refreshes itself after every change made through the view
-/// model, as the seed's `record_saved:` delegate call did:
+/// model, as the original tutorial's `record_saved:` delegate call did:
 ///
 /// ```swift
 /// let model = ContactsViewModel(store: ContactsStore(database: database))
@@ -25,7 +25,7 @@ public final class ContactsViewModel: ListViewModel {
         didSet { if sort != oldValue { refresh() } }
     }
 
-    /// The seed's status line after the last add or find.
+    /// The original tutorial's status line after the last add or find.
     public private(set) var status: ContactStatus?
 
     /// What the last ``find(name:)`` found.
@@ -70,7 +70,7 @@ public final class ContactsViewModel: ListViewModel {
         }
     }
 
-    /// Finds contacts by name (the seed's "Find Contact"); the status says
+    /// Finds contacts by name (the original tutorial's "Find Contact"); the status says
     /// "Match found" or "Match not found". A matching row that cannot be
     /// read still counts as found; ``errorMessage`` names it.
     @discardableResult

@@ -1,7 +1,7 @@
 import SQLiteStore
 
-/// The People app's tables: seed 000's `peopleInfo`, kept as the seed made
-/// it so that the seed's own database files open unchanged.
+/// The People app's tables: the original tutorial's `peopleInfo`, kept as the seed made
+/// it so that the original tutorial's own database files open unchanged.
 enum PeopleSchema {
     /// In order; append, never edit a shipped one.
     static let migrations: [Migrator.Migration] = [

@@ -171,7 +171,7 @@ public struct PeopleStore: Sendable {
     private static func person(_ row: Row, strict: Bool = true) throws -> Person {
         let id: Int64 = try row["peopleInfoID"]
         var reader = RowReader(row, table: "peopleInfo")
-        // The seed's table allows NULL names; they read as empty.
+        // The original tutorial's table allows NULL names; they read as empty.
         let person = Person(
             id: id, firstName: try reader.text("firstname", field: "first name") ?? "",
             lastName: try reader.text("lastname", field: "last name") ?? "",

@@ -1,11 +1,11 @@
 import Foundation
 import Observation
 
-/// The People screen's state (seed 000's list and edit screens), for
+/// The People screen's state (the original tutorial's list and edit screens), for
 /// SwiftUI on Apple platforms or any other front-end.
 ///
 /// The list refreshes itself after every change made through the view
-/// model, as the seed's delegate callback reloaded the table:
+/// model, as the original tutorial's delegate callback reloaded the table:
 ///
 /// ```swift
 /// let model = PeopleViewModel(store: PeopleStore(database: database))
@@ -60,7 +60,7 @@ public final class PeopleViewModel: ListViewModel {
         refresh()
     }
 
-    /// The person with that ID, to fill an edit form (the seed's
+    /// The person with that ID, to fill an edit form (the original tutorial's
     /// `recordIDToEdit`).
     public func person(id: Int64) throws -> Person? {
         try reportingErrors { try store.person(id: id) }

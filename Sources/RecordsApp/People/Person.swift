@@ -1,6 +1,6 @@
 import Foundation
 
-/// A person of the People app (seed 000): a row of `peopleInfo`.
+/// A person of the People app: a row of `peopleInfo`.
 public struct Person: Sendable, Equatable, Hashable, Identifiable, Codable {
     /// The row's ID (`peopleInfoID`), assigned by the database.
     public let id: Int64
@@ -8,7 +8,7 @@ public struct Person: Sendable, Equatable, Hashable, Identifiable, Codable {
     public var firstName: String
     /// The last name.
     public var lastName: String
-    /// The age, nil when the row has none (the seed's table allows NULL).
+    /// The age, nil when the row has none (the original tutorial's table allows NULL).
     public var age: Int?
 
     /// Creates a person.

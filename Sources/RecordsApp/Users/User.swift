@@ -1,6 +1,6 @@
 import Foundation
 
-/// A registered user of the Users app (seed 004): a row of `User_Master`,
+/// A registered user of the Users app: a row of `User_Master`,
 /// without its password hash, which never leaves ``UsersStore``.
 public struct User: Sendable, Equatable, Hashable, Identifiable, Codable {
     /// The row's ID (`UID`), assigned by the database.
@@ -24,7 +24,7 @@ public struct User: Sendable, Equatable, Hashable, Identifiable, Codable {
     /// The gender (`USER_GENDER`).
     public var gender: Gender
     /// The date of birth as `YYYY-MM-DD` (`USER_DOB`). A row imported from
-    /// the seed's own database keeps the text the seed stored.
+    /// the original tutorial's own database keeps the text the seed stored.
     public var dateOfBirth: String
     /// The profile picture's file name (`USER_IMAGENAME`).
     public var imageName: String
@@ -54,7 +54,7 @@ public struct User: Sendable, Equatable, Hashable, Identifiable, Codable {
     }
 }
 
-/// The genders a user can give: a fixed set, stored as the seed's one-digit
+/// The genders a user can give: a fixed set, stored as the original tutorial's one-digit
 /// `USER_GENDER` code.
 ///
 /// Codes 0-2 are those of ISO/IEC 5218 (0 not known, 1 male, 2 female), the

@@ -35,7 +35,7 @@ public enum UserField: String, Sendable, CaseIterable {
 
 /// The rules for a user's fields.
 public enum UserRules {
-    /// The longest first or last name, in characters (the seed's `VARCHAR(30)`).
+    /// The longest first or last name, in characters (the original tutorial's `VARCHAR(30)`).
     public static let maxNameLength = 30
     /// The longest email address (RFC 5321's limit on a path).
     public static let maxEmailLength = 254
@@ -87,7 +87,7 @@ public struct UserProfile: Sendable, Equatable {
     public var imageName: String
 }
 
-/// The registration form's fields, as typed: seed 004's form.
+/// The registration form's fields, as typed: the original tutorial's form.
 ///
 /// ```swift
 /// var form = RegistrationForm()

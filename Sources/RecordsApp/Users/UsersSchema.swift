@@ -1,7 +1,7 @@
 import PasswordHashing
 import SQLiteStore
 
-/// The Users app's table: seed 004's `User_Master`, with its columns and
+/// The Users app's table: the original tutorial's `User_Master`, with its columns and
 /// names, except where the seed was wrong:
 ///
 /// - `USER_PASS` holds only a PHC string (`$scrypt$ln=17,r=8,p=1$salt$hash`,
@@ -49,7 +49,7 @@ enum UsersSchema {
     static let tableName = "User_Master"
 
     /// This app's `CREATE TABLE`, under `name` (the import builds the new
-    /// table beside the seed's, then renames it).
+    /// table beside the original tutorial's, then renames it).
     static func createTableSQL(name: String) -> String {
         """
         CREATE TABLE \(name) (
@@ -101,7 +101,7 @@ enum UsersSchema {
         let primaryKey: Bool
     }
 
-    /// The seed's `CREATE TABLE IF NOT EXISTS User_Master (UID INTEGER PRIMARY
+    /// The original tutorial's `CREATE TABLE IF NOT EXISTS User_Master (UID INTEGER PRIMARY
     /// KEY AUTOINCREMENT,USER_IMAGENAME TEXT NOT NULL, USER_FNAME VARCHAR(30)
     /// NOT NULL, ...)`, column by column.
     private static let seedColumns: [Column] =
@@ -149,9 +149,9 @@ enum UsersSchema {
         return .unknown(columns: columns.map(\.name))
     }
 
-    // MARK: - Importing the seed's table
+    // MARK: - Importing the original tutorial's table
 
-    /// Replaces seed 004's `User_Master` by this app's, in the caller's
+    /// Replaces the original tutorial's `User_Master` by this app's, in the caller's
     /// transaction (the migration's): every plain-text `USER_PASS` is
     /// replaced by its hash, `USER_CPASS` is dropped, every other value and
     /// every `UID` is kept, and `AUTOINCREMENT` never hands out an old
@@ -159,7 +159,7 @@ enum UsersSchema {
     ///
     /// It refuses, changing nothing, a table this app cannot hold: two
     /// users whose emails differ only in case, or a `USER_GENDER` outside
-    /// ``Gender``'s codes. The seed's codes are read as ISO/IEC 5218's.
+    /// ``Gender``'s codes. The original tutorial's codes are read as ISO/IEC 5218's.
     ///
     /// `PRAGMA secure_delete` is on while it runs, so the pages that held
     /// the plain passwords are overwritten with zeros, not just freed.
@@ -225,7 +225,7 @@ enum UsersSchema {
         case .blob(let bytes): return try hasher.hash(passwordBytes: Array(bytes))
         case .integer(let number): return try hasher.hash(String(number))
         case .real(let number): return try hasher.hash(String(number))
-        // NOT NULL in the seed's table; an empty password is what NULL
+        // NOT NULL in the original tutorial's table; an empty password is what NULL
         // would have meant.
         case .null: return try hasher.hash("")
         }
@@ -240,7 +240,7 @@ public enum UsersImportError: Error, Sendable, Equatable, CustomStringConvertibl
     case duplicateEmails(userIDs: [String])
     /// Users whose `USER_GENDER` is not one of ``Gender``'s codes.
     case unknownGender(userIDs: [Int64])
-    /// The table is neither seed 004's nor this app's; its columns.
+    /// The table is neither the original tutorial's nor this app's; its columns.
     case unknownLayout(columns: [String])
 
     public var description: String {

@@ -320,7 +320,7 @@ public struct UsersStore: Sendable {
                     genderValue, column: "USER_GENDER", field: UserField.gender.rawValue, expected: "one of \(codes)")
             }
         }
-        // The seed's DATE column may hold a number a tool stored; its text.
+        // The original tutorial's DATE column may hold a number a tool stored; its text.
         let dateOfBirth = try reader.textOrNumber("USER_DOB", field: UserField.dateOfBirth.rawValue) ?? ""
         let imageName = try text("USER_IMAGENAME", .imageName)
         if strict { try reader.check(kind: "user", id: id) }

@@ -16,7 +16,7 @@ private func splitProblems(_ error: ValidationError) -> (fields: [UserField: Str
     return (fields, other.isEmpty ? nil : other.joined(separator: "; "))
 }
 
-/// The registration screen's state (seed 004's form): the fields as typed,
+/// The registration screen's state (the original tutorial's form): the fields as typed,
 /// one error message per field at fault, and the user once registered.
 ///
 /// ```swift
@@ -162,7 +162,7 @@ public struct ProfileForm: Sendable, Equatable {
     }
 }
 
-/// The profile screen's state (seed 004's edit mode): the user's fields to
+/// The profile screen's state (the original tutorial's edit mode): the user's fields to
 /// edit, and the password change, which needs the current password.
 ///
 /// ```swift
