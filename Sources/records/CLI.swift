@@ -130,7 +130,7 @@ private func printHelp(for words: [String]) throws {
         return
     }
     if let command = topLevelCommand(named: familyName) {
-        try Console.out(Help.topLevel(command))
+        try Console.out(Help.command(command, after: []))
         return
     }
     guard let family = commandFamilies.first(where: { $0.name == familyName }) else {

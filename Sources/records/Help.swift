@@ -53,10 +53,17 @@ enum Help {
     }
 
     static func command(_ command: Command, in family: CommandFamily) -> String {
-        var text = """
-            records \(family.name) \(command.name) - \(command.summary)
+        Self.command(command, after: [family.name])
+    }
 
-            Usage: records [--database PATH] \(family.name) \(command.synopsis)
+    /// The help of a command, given the words before it (its app, or none
+    /// for a top-level command such as `records backup`).
+    static func command(_ command: Command, after words: [String]) -> String {
+        let prefix = words.map { $0 + " " }.joined()
+        var text = """
+            records \(prefix)\(command.name) - \(command.summary)
+
+            Usage: records [--database PATH] \(prefix)\(command.synopsis)
             """
         if !command.positionals.isEmpty {
             text += "\n\nArguments:\n" + columns(command.positionals.map { ($0.name, $0.help) })
