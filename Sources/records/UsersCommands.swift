@@ -224,12 +224,13 @@ let usersCommands = CommandFamily(
         Command(
             name: "delete", summary: "Delete a user",
             positionals: [Command.Positional(name: "ID", help: "The user's ID, as listed")],
+            options: [.json],
             examples: ["records users delete 3"],
             run: { invocation in
                 let id = try invocation.recordID()
                 let user = try UsersStore(database: invocation.database()).delete(id: id)
                 try invocation.afterChange("user \(id) was deleted") {
-                    try Console.out("Deleted \(describe(user)).")
+                    try invocation.emit(user, text: "Deleted \(describe(user)).")
                 }
             }),
     ])

@@ -174,12 +174,12 @@ struct CoffeeCLITests {
         #expect(flagged.stdout == "Total of 7 coffees: 17.30. 1 coffee has no readable price and is not counted.\n")
     }
 
-    @Test("add prints the new ID alone; show has the exact price and the picture's format and size")
+    @Test("add confirms with the name and new ID; show has the exact price and the picture's format and size")
     func addAndShow() throws {
         let sandbox = try Sandbox()
         let add = try sandbox.run("coffee", "add", "--name", "Cortado", "--price", "3.10")
         #expect(add.status == 0, "\(add)")
-        #expect(add.stdout == "7\n")
+        #expect(add.stdout == "Added Cortado (ID 7).\n")
         let show = try sandbox.run("coffee", "show", "7")
         #expect(show.stdout == "ID:       7\nName:     Cortado\nPrice:    3.10\nPicture:  none\n")
         let espresso = try sandbox.run("coffee", "show", "1")
