@@ -188,7 +188,7 @@ let coffeeCommands = CommandFamily(
                 """,
             examples: [
                 "records coffee picture set 1 espresso.png",
-                "curl -s https://example.com/latte.jpg | records coffee picture set 3 -",
+                "records coffee picture set 3 - < latte.jpg",
             ],
             run: { invocation in
                 let id = try invocation.recordID()
@@ -226,7 +226,10 @@ let coffeeCommands = CommandFamily(
                 partial file, and an existing file as it was. An existing file is kept unless
                 --force is given; a device or FIFO (/dev/stdout) is written to without it.
                 """,
-            examples: ["records coffee picture get 1 espresso.png", "records coffee picture get 1 - | file -"],
+            examples: [
+                "records coffee picture get 1 espresso-copy.png", "records coffee picture get 1 espresso.png --force",
+                "records coffee picture get 1 - | file -",
+            ],
             run: { invocation in
                 let id = try invocation.recordID()
                 let file = invocation.arguments.positionals[1]
