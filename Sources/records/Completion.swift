@@ -72,7 +72,9 @@ private struct CompletedCommand {
 @MainActor
 private var allCommands: [CompletedCommand] {
     commandFamilies.flatMap { family in
-        family.commands.map { CompletedCommand(words: [family.name] + $0.name.split(separator: " ").map(String.init), command: $0) }
+        family.commands.map {
+            CompletedCommand(words: [family.name] + $0.name.split(separator: " ").map(String.init), command: $0)
+        }
     } + topLevelCommands.map { CompletedCommand(words: [$0.name], command: $0) }
 }
 
@@ -125,7 +127,8 @@ enum Completion {
             """
         for entry in allCommands where !entry.command.options.isEmpty {
             let names = entry.command.options.map { "--" + $0.name }.filter { !globalOptionWords.contains($0) }
-            script += "        \(shellQuoted(entry.key))) echo \(shellQuoted(names.joined(separator: " "))) \"$globals\" ;;\n"
+            script +=
+                "        \(shellQuoted(entry.key))) echo \(shellQuoted(names.joined(separator: " "))) \"$globals\" ;;\n"
         }
         script += """
                     *) echo "$globals" ;;
@@ -140,7 +143,8 @@ enum Completion {
             """
         for global in GlobalOptions.definitions {
             guard let valueName = global.valueName else { continue }
-            script += "        --\(global.name)) echo \(shellQuoted(describe(ValueKind(placeholder: valueName)))); return ;;\n"
+            script +=
+                "        --\(global.name)) echo \(shellQuoted(describe(ValueKind(placeholder: valueName)))); return ;;\n"
         }
         script += """
                 esac
@@ -278,7 +282,8 @@ enum Completion {
                 let description =
                     summary ?? groupSummary ?? familySummary ?? (word == "help" ? "Show help" : "commands")
                 lines.append(
-                    "complete -c records -n \(fishQuoted(condition)) -a \(fishQuoted(word)) -d \(fishQuoted(description))")
+                    "complete -c records -n \(fishQuoted(condition)) -a \(fishQuoted(word)) -d \(fishQuoted(description))"
+                )
             }
         }
         for entry in allCommands {
@@ -291,7 +296,9 @@ enum Completion {
             for positional in entry.command.positionals {
                 switch ValueKind(placeholder: positional.name) {
                 case .choice(let words):
-                    lines.append("complete -c records -n \(fishQuoted(condition)) -a \(fishQuoted(words.joined(separator: " ")))")
+                    lines.append(
+                        "complete -c records -n \(fishQuoted(condition)) -a \(fishQuoted(words.joined(separator: " ")))"
+                    )
                 case .file: lines.append("complete -c records -n \(fishQuoted(condition)) -F")
                 case .text: break
                 }

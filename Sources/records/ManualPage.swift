@@ -28,8 +28,9 @@ enum ManualPage {
                     + "with \u{2026}; --wide and --json print them whole, and so does output to a pipe or file. "
                     + "JSON output is one compact document per command."),
             ".SH GLOBAL OPTIONS",
-            text("Accepted before the app, between the app and the command, and among the command's options. "
-                + "The word after an option that takes a value is that value, whatever it looks like."),
+            text(
+                "Accepted before the app, between the app and the command, and among the command's options. "
+                    + "The word after an option that takes a value is that value, whatever it looks like."),
         ]
         for global in GlobalOptions.definitions {
             page += [".TP", optionTerm(global.name, global.valueName), text(global.help)]

@@ -75,7 +75,8 @@ struct CompletionCLITests {
         #expect(run.status == 0, "\(run)")
     }
 
-    @Test("bash completes the apps, and each app's commands, from the command tables",
+    @Test(
+        "bash completes the apps, and each app's commands, from the command tables",
         .enabled(if: bash != nil, "bash is not installed"))
     @MainActor
     func bashCompletesCommands() throws {
@@ -90,19 +91,23 @@ struct CompletionCLITests {
         #expect(try bashCompletions(["records", "--json", "people", "se"], sandbox: sandbox) == ["search"])
     }
 
-    @Test("bash completes options, choice values and file names",
+    @Test(
+        "bash completes options, choice values and file names",
         .enabled(if: bash != nil, "bash is not installed"))
     func bashCompletesOptionsAndValues() throws {
         let sandbox = try Sandbox()
-        #expect(try bashCompletions(["records", "people", "list", "--sort", ""], sandbox: sandbox)
-            == ["name", "age", "newest"])
+        #expect(
+            try bashCompletions(["records", "people", "list", "--sort", ""], sandbox: sandbox)
+                == ["name", "age", "newest"])
         #expect(try bashCompletions(["records", "users", "register", "--gender", "f"], sandbox: sandbox) == ["female"])
-        #expect(try bashCompletions(["records", "coffee", "picture", "get", "1", "--f"], sandbox: sandbox)
-            == ["--force"])
+        #expect(
+            try bashCompletions(["records", "coffee", "picture", "get", "1", "--f"], sandbox: sandbox)
+                == ["--force"])
         #expect(try bashCompletions(["records", "completion", ""], sandbox: sandbox) == ["bash", "zsh", "fish"])
         try Data().write(to: URL(fileURLWithPath: sandbox.path("espresso.png")))
-        #expect(try bashCompletions(["records", "coffee", "picture", "set", "1", "espr"], sandbox: sandbox)
-            == ["espresso.png"])
+        #expect(
+            try bashCompletions(["records", "coffee", "picture", "set", "1", "espr"], sandbox: sandbox)
+                == ["espresso.png"])
         // A free-text value proposes nothing, not file names.
         #expect(try bashCompletions(["records", "people", "add", "--first", "espr"], sandbox: sandbox).isEmpty)
     }
@@ -127,7 +132,8 @@ struct CompletionCLITests {
         let script = try Sandbox().runRaw(["completion", "fish"]).stdout
         for family in commandFamilies {
             for word in family.commandWords {
-                #expect(script.contains("__fish_seen_subcommand_from \(family.name);") && script.contains("-a '\(word)'"))
+                #expect(
+                    script.contains("__fish_seen_subcommand_from \(family.name);") && script.contains("-a '\(word)'"))
             }
         }
     }

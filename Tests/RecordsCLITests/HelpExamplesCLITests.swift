@@ -95,9 +95,12 @@ struct HelpExamplesCLITests {
                 try #require(registered.status == 0, "\(registered)")
             }
             let environment = [
-                "HOME": sandbox.path("home"), "XDG_DATA_HOME": sandbox.path("xdg"), "RECORDS_DATABASE": sandbox.database,
+                "HOME": sandbox.path("home"), "XDG_DATA_HOME": sandbox.path("xdg"),
+                "RECORDS_DATABASE": sandbox.database,
                 "PATH": bin + ":/usr/bin:/bin", "LANG": "C.UTF-8", "SHELL": "/bin/sh", "TERM": "dumb",
                 "PW": examplePassword, "OLD": examplePassword, "NEW": newPassword,
+                // A pager would wait for a key on the terminal (records man | man -l -).
+                "PAGER": "cat", "MANPAGER": "cat",
             ]
             let run = try runOnTerminal(example, in: sandbox.root, environment: environment)
             #expect(run.status == 0, "\(example)\n\(run.output)")

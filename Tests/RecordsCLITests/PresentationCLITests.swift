@@ -43,9 +43,13 @@ struct TerminalWidthCLITests {
     @Test("The widest column shrinks first: a short column keeps its text")
     func widestColumnShrinksFirst() throws {
         let sandbox = try Sandbox()
-        #expect(try sandbox.run("people", "add", "--first", "Al", "--last", String(repeating: "x", count: 60),
-            "--age", "5").status == 0)
-        let run = try sandbox.runRaw(["--database", sandbox.database, "people", "list"], environment: ["COLUMNS": "50"])
+        #expect(
+            try sandbox.run(
+                "people", "add", "--first", "Al", "--last", String(repeating: "x", count: 60),
+                "--age", "5"
+            ).status == 0)
+        let run = try sandbox.runRaw(
+            ["--database", sandbox.database, "people", "list"], environment: ["COLUMNS": "50"])
         let row = try #require(run.lines.first { $0.contains("Al ") }, "\(run)")
         #expect(row.contains("xxx…"))
         #expect(row.hasSuffix("  5"))
@@ -57,7 +61,8 @@ struct TerminalWidthCLITests {
         let sandbox = try Sandbox()
         let name = String(repeating: "東京", count: 20)
         #expect(try sandbox.run("people", "add", "--first", name, "--last", "Tanaka", "--age", "30").status == 0)
-        let run = try sandbox.runRaw(["--database", sandbox.database, "people", "list"], environment: ["COLUMNS": "45"])
+        let run = try sandbox.runRaw(
+            ["--database", sandbox.database, "people", "list"], environment: ["COLUMNS": "45"])
         let row = try #require(run.lines.first { $0.contains("東") }, "\(run)")
         #expect(row.contains("…"))
         for line in run.lines { #expect(displayWidth(line) <= 45, "too wide: \(line)") }
@@ -112,7 +117,9 @@ struct TerminalWidthCLITests {
         let sandbox = try Sandbox()
         for (columns, limit) in [("50", 50), (nil, 80)] as [(String?, Int)] {
             let environment = columns.map { ["COLUMNS": $0] } ?? [:]
-            for words in [["--help"], ["users", "--help"], ["users", "register", "--help"], ["coffee", "total", "--help"]] {
+            for words in [
+                ["--help"], ["users", "--help"], ["users", "register", "--help"], ["coffee", "total", "--help"],
+            ] {
                 let run = try sandbox.runRaw(words, environment: environment)
                 #expect(run.status == 0, "\(run)")
                 for line in run.stdout.split(separator: "\n") {
@@ -163,7 +170,9 @@ struct GlobalOptionsCLITests {
     func databaseAfterCommand() throws {
         let sandbox = try Sandbox()
         let other = sandbox.path("other.sqlite")
-        let run = try sandbox.runRaw(["people", "add", "--first", "A", "--last", "B", "--age", "1", "--database", other])
+        let run = try sandbox.runRaw([
+            "people", "add", "--first", "A", "--last", "B", "--age", "1", "--database", other,
+        ])
         #expect(run.status == 0, "\(run)")
         let list = try sandbox.runRaw(["people", "list", "--wide", "--database=\(other)"])
         #expect(list.stdout.contains(" A  "), "\(list)")
@@ -226,8 +235,10 @@ struct JSONOutputCLITests {
         "add, edit and delete confirm alike in People, Contacts and Coffee, in text and as one JSON object",
         arguments: [
             (["people", "add", "--first", "Alan", "--last", "Turing", "--age", "41"], ["--age", "42"], "Alan Turing"),
-            (["contacts", "add", "--name", "Alan Turing", "--address", "a", "--contact", "c"], ["--address", "b"],
-             "Alan Turing"),
+            (
+                ["contacts", "add", "--name", "Alan Turing", "--address", "a", "--contact", "c"], ["--address", "b"],
+                "Alan Turing"
+            ),
             (["coffee", "add", "--name", "Alan Turing", "--price", "3"], ["--price", "4"], "Alan Turing"),
         ])
     func uniformConfirmations(add: [String], edit: [String], name: String) throws {
@@ -245,11 +256,13 @@ struct JSONOutputCLITests {
         let object = try #require(try json.json() as? [String: Any])
         let newID = try #require(object["id"] as? Int)
         #expect(json.lines.count == 1)
-        let editedJSON = try #require(try sandbox.run([app, "edit", String(newID)] + edit + ["--json"]).json()
-            as? [String: Any])
+        let editedJSON = try #require(
+            try sandbox.run([app, "edit", String(newID)] + edit + ["--json"]).json()
+                as? [String: Any])
         #expect(editedJSON["id"] as? Int == newID)
-        let deletedJSON = try #require(try sandbox.run(app, "delete", String(newID), "--json").json()
-            as? [String: Any])
+        let deletedJSON = try #require(
+            try sandbox.run(app, "delete", String(newID), "--json").json()
+                as? [String: Any])
         #expect(deletedJSON["id"] as? Int == newID)
     }
 
@@ -277,8 +290,13 @@ struct ExitStatusCLITests {
     @Test(
         "Each app: 0 on success or no hits, 1 for a missing record or no find match, 2 for invalid input",
         arguments: [
-            (["people", "search", "zzz"], 0), (["people", "show", "99"], 1), (["people", "add", "--first", "A",
-            "--last", "B", "--age", "old"], 2), (["people", "show", "x"], 2),
+            (["people", "search", "zzz"], 0), (["people", "show", "99"], 1),
+            (
+                [
+                    "people", "add", "--first", "A",
+                    "--last", "B", "--age", "old",
+                ], 2
+            ), (["people", "show", "x"], 2),
             (["contacts", "find", "Nobody Here"], 1), (["contacts", "show", "99"], 1),
             (["contacts", "delete", "0"], 2), (["contacts", "list"], 0),
             (["coffee", "search", "zzz"], 0), (["coffee", "show", "99"], 1),
