@@ -106,9 +106,12 @@ struct Command {
     let run: @MainActor (Invocation) throws -> Void
 
     /// `show ID [--json]`
-    var synopsis: String {
-        ([name] + positionals.map { $0.takesRest ? "\($0.name)..." : $0.name } + options.map(\.synopsis))
-            .joined(separator: " ")
+    var synopsis: String { synopsisUnits.joined(separator: " ") }
+
+    /// The parts of ``synopsis`` that help never splits across lines:
+    /// `show`, `ID`, `[--json]`.
+    var synopsisUnits: [String] {
+        [name] + positionals.map { $0.takesRest ? "\($0.name)..." : $0.name } + options.map(\.synopsis)
     }
 
     func option(named name: String) -> Option? { options.first { $0.name == name } }
@@ -140,8 +143,9 @@ struct ParsedArguments {
     private(set) var wantsHelp = false
 
     /// Parses `words` for `command`; `path` is the family and command, for
-    /// messages.
-    init(_ words: [String], for command: Command, path: [String]) throws {
+    /// messages. Global options among them (`--json` where the command has
+    /// no such option of its own, `--database PATH`, ...) go to `globals`.
+    init(_ words: [String], for command: Command, path: [String], globals: inout GlobalOptions) throws {
         func usage(_ message: String) -> UsageError { UsageError(message: message, helpPath: path) }
         var index = 0
         var onlyPositionals = false
@@ -172,6 +176,11 @@ struct ParsedArguments {
                 name = String(name[..<equals])
             }
             guard let option = command.option(named: name) else {
+                let used = try globals.consume(words, at: index - 1)
+                if used > 0 {
+                    index += used - 1
+                    continue
+                }
                 throw usage("unknown option '--\(name)'\(Self.suggestion(for: name, in: command))")
             }
             if values[name] != nil || flags.contains(name) {

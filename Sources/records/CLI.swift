@@ -20,15 +20,20 @@ enum ExitStatus: Int32 {
 @MainActor
 func runRecords(_ arguments: [String], environment: [String: String]) -> ExitStatus {
     StandardStream.prepare()
+    Presentation.configure(wide: false, environment: environment)
     do {
         try RawArguments.check()
-        let globals = try GlobalOptions(arguments)
-        if globals.version {
+        try dispatch(arguments, environment: environment)
+        return .success
+    } catch is GlobalOptions.VersionRequest {
+        do {
             try Console.out(Help.version)
             return .success
+        } catch {
+            let (message, status) = report(error)
+            if let message { Console.error(message) }
+            return status
         }
-        try dispatch(globals, environment: environment)
-        return .success
     } catch {
         let (message, status) = report(error)
         if let message { Console.error(message) }
@@ -70,8 +75,9 @@ private func report(_ error: any Error) -> (message: String?, status: ExitStatus
 let standardOutputName = "standard output"
 
 @MainActor
-private func dispatch(_ globals: GlobalOptions, environment: [String: String]) throws {
-    var words = globals.words
+private func dispatch(_ arguments: [String], environment: [String: String]) throws {
+    var globals = GlobalOptions()
+    var words = try globals.consumeLeading(arguments)
     let wantsHelp = words.first == "-h" || words.first == "--help"
     if words.first == "help" || wantsHelp {
         words.removeFirst()
@@ -81,6 +87,9 @@ private func dispatch(_ globals: GlobalOptions, environment: [String: String]) t
     guard let familyName = words.first else {
         Console.error(Help.main)
         throw UsageError(message: "missing app: choose \(familyNames)", helpPath: [])
+    }
+    if familyName.hasPrefix("-") && familyName != "-" {
+        throw UsageError(message: "unknown option '\(familyName)'", helpPath: [])
     }
     if let command = topLevelCommand(named: familyName) {
         try runTopLevelCommand(command, words: words, globals: globals, environment: environment)
@@ -92,6 +101,8 @@ private func dispatch(_ globals: GlobalOptions, environment: [String: String]) t
                 "unknown app '\(familyName)': choose \(familyNames)\(suggestion(familyName, commandFamilies.map(\.name)))",
             helpPath: [])
     }
+    // Global options between the app's name and the command's.
+    words = [familyName] + (try globals.consumeLeading(Array(words.dropFirst())))
     guard words.count > 1 else {
         Console.error(Help.family(family))
         throw UsageError(message: "missing command for '\(family.name)'", helpPath: [family.name])
@@ -115,7 +126,8 @@ private func dispatch(_ globals: GlobalOptions, environment: [String: String]) t
         command = found
         path = [family.name] + words.dropFirst().prefix(wordCount)
     }
-    let arguments = try ParsedArguments(Array(words.dropFirst(path.count)), for: command, path: path)
+    let arguments = try ParsedArguments(
+        Array(words.dropFirst(path.count)), for: command, path: path, globals: &globals)
     if arguments.wantsHelp {
         try Console.out(Help.command(command, in: family))
         return

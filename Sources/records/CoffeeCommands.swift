@@ -60,7 +60,7 @@ let coffeeCommands = CommandFamily(
                 try invocation.emit(total, text: totalSummary(total))
             }),
         Command(
-            name: "add", summary: "Add a coffee and print its ID",
+            name: "add", summary: "Add a coffee",
             options: [
                 Command.Option(name: "name", valueName: "NAME", help: "Name (1-100 characters)", isRequired: true),
                 Command.Option(
@@ -69,8 +69,10 @@ let coffeeCommands = CommandFamily(
                     isRequired: true),
                 .json,
             ],
-            discussion:
-                "Prints only the new coffee's ID, for scripts:\n  id=$(records coffee add --name Doppio --price 3)",
+            discussion: """
+                Prints "Added NAME (ID N).", as every app's add does; scripts read the ID from
+                the JSON (--json prints {"id":N,...}).
+                """,
             examples: [
                 "records coffee add --name \"Caffè Latte\" --price 3.45",
                 "records coffee add --name Ristretto --price 2.20 --json",
@@ -80,7 +82,7 @@ let coffeeCommands = CommandFamily(
                     name: invocation.required("name"), price: invocation.required("price"))
                 let coffee = try CoffeeStore(database: invocation.database()).add(draft)
                 try invocation.afterChange("coffee \(coffee.id) was added", lost: "its ID") {
-                    try invocation.emit(coffee, text: String(coffee.id))
+                    try invocation.emit(coffee, text: "Added \(describe(coffee)).")
                 }
             }),
         Command(
@@ -135,12 +137,14 @@ let coffeeCommands = CommandFamily(
         Command(
             name: "delete", summary: "Delete a coffee, with its picture",
             positionals: [Command.Positional(name: "ID", help: "The coffee's ID, as listed")],
+            options: [.json],
             examples: ["records coffee delete 3"],
             run: { invocation in
                 let id = try invocation.recordID()
                 let coffee = try CoffeeStore(database: invocation.database()).delete(id: id)
                 try invocation.afterChange("coffee \(id) was deleted") {
-                    try Console.out("Deleted \(describe(coffee))\(coffee.picture == nil ? "" : " and its picture").")
+                    try invocation.emit(
+                        coffee, text: "Deleted \(describe(coffee))\(coffee.picture == nil ? "" : " and its picture").")
                 }
             }),
         Command(
@@ -184,7 +188,7 @@ let coffeeCommands = CommandFamily(
                 """,
             examples: [
                 "records coffee picture set 1 espresso.png",
-                "curl -s https://example.com/latte.jpg | records coffee picture set 3 -",
+                "records coffee picture set 3 - < latte.jpg",
             ],
             run: { invocation in
                 let id = try invocation.recordID()
@@ -214,13 +218,18 @@ let coffeeCommands = CommandFamily(
             positionals: [
                 Command.Positional(name: "ID", help: "The coffee's ID, as listed"),
                 Command.Positional(
-                    name: "FILE", help: "Where to write it (replaced if it exists); - for standard output"),
+                    name: "FILE", help: "Where to write it; - for standard output"),
             ],
+            options: [.flag("force", "Replace FILE if it is an existing file")],
             discussion: """
                 The file appears only once the whole picture is written: a failure leaves no
-                partial file, and an existing file as it was.
+                partial file, and an existing file as it was. An existing file is kept unless
+                --force is given; a device or FIFO (/dev/stdout) is written to without it.
                 """,
-            examples: ["records coffee picture get 1 espresso.png", "records coffee picture get 1 - | file -"],
+            examples: [
+                "records coffee picture get 1 espresso-copy.png", "records coffee picture get 1 espresso.png --force",
+                "records coffee picture get 1 - | file -",
+            ],
             run: { invocation in
                 let id = try invocation.recordID()
                 let file = invocation.arguments.positionals[1]
@@ -235,6 +244,7 @@ let coffeeCommands = CommandFamily(
                     return
                 }
                 guard let coffee = try store.coffee(id: id) else { throw RecordNotFoundError(kind: "coffee", id: id) }
+                try refuseToReplace(file, force: invocation.arguments.flag("force"))
                 let picture = try store.writePicture(id: id, to: .file(path: file))
                 try Console.out(
                     "Wrote the picture of \(describe(coffee)) to \(Terminal.clean(file)): \(picture.summary).")

@@ -51,7 +51,7 @@ let contactsCommands = CommandFamily(
                 ).validated()
                 let contact = try ContactsStore(database: invocation.database()).add(draft)
                 try invocation.afterChange("contact \(contact.id) was added", lost: "its ID") {
-                    try invocation.emit(contact, text: "\(ContactStatus.added): \(describe(contact)).")
+                    try invocation.emit(contact, text: "Added \(describe(contact)).")
                 }
             }),
         Command(
@@ -117,12 +117,13 @@ let contactsCommands = CommandFamily(
         Command(
             name: "delete", summary: "Delete a contact",
             positionals: [Command.Positional(name: "ID", help: "The contact's ID, as listed")],
+            options: [.json],
             examples: ["records contacts delete 2"],
             run: { invocation in
                 let id = try invocation.recordID()
                 let contact = try ContactsStore(database: invocation.database()).delete(id: id)
                 try invocation.afterChange("contact \(id) was deleted") {
-                    try Console.out("Deleted \(describe(contact)).")
+                    try invocation.emit(contact, text: "Deleted \(describe(contact)).")
                 }
             }),
     ])

@@ -2,48 +2,86 @@ import Foundation
 import RecordsApp
 import SQLiteStore
 
-/// The global options, read from anywhere on the command line before `--`.
+/// The global options: accepted before the app's name, between it and the
+/// command, and among the command's own arguments (`records --json people
+/// list`, `records people --json list`, `records people list --json`).
+///
+/// They are recognised only where an option may stand: the word after an
+/// option that takes a value is that value, whatever it looks like, so
+/// `records contacts add --name --version ...` names a contact "--version";
+/// and every word after `--` is an argument.
 struct GlobalOptions {
+    /// One global option, for help, completion and the manual.
+    struct Definition {
+        let name: String
+        /// The placeholder of its value; nil for a flag.
+        let valueName: String?
+        let help: String
+    }
+
+    /// Every global option, in the order help lists them (`-h, --help` is
+    /// handled with the commands, see ``ParsedArguments``).
+    static let definitions = [
+        Definition(name: "database", valueName: "PATH", help: "Use this database file (or set RECORDS_DATABASE)"),
+        Definition(name: "json", valueName: nil, help: "Print JSON (one compact document) instead of text"),
+        Definition(
+            name: "wide", valueName: nil, help: "Print tables' cells whole, however wide the terminal"),
+        Definition(
+            name: "adopt", valueName: nil,
+            help: "Open another application's SQLite file anyway, adding the apps' tables to it"),
+        Definition(name: "debug", valueName: nil, help: "Log every SQL statement and error to standard error"),
+        Definition(name: "version", valueName: nil, help: "Show the version"),
+    ]
+
     var databasePath: String?
     /// `--adopt`: open another application's SQLite file all the same.
     var adopt = false
     var debug = false
-    var version = false
-    /// The words left for the app and command.
-    var words: [String] = []
+    /// `--json` given outside the command's own options.
+    var json = false
+    /// `--wide`: no table is cut to the terminal's width.
+    var wide = false
 
-    init(_ arguments: [String]) throws {
-        var index = 0
-        var passThrough = false
-        while index < arguments.count {
-            let word = arguments[index]
-            index += 1
-            if passThrough {
-                words.append(word)
-                continue
+    /// `--version` was given where an option may stand.
+    struct VersionRequest: Error {}
+
+    /// Reads the global option at `words[index]`, if it is one.
+    ///
+    /// - Returns: How many words it took (2 for `--database PATH`), or 0
+    ///   when `words[index]` is no global option.
+    /// - Throws: ``VersionRequest`` for `--version`; ``UsageError`` for a
+    ///   missing or repeated database path.
+    mutating func consume(_ words: [String], at index: Int) throws -> Int {
+        let word = words[index]
+        switch word {
+        case "--database":
+            guard index + 1 < words.count else {
+                throw UsageError(message: "option '--database' needs a value (PATH)", helpPath: [])
             }
-            switch word {
-            case "--":
-                passThrough = true
-                words.append(word)
-            case "--database":
-                guard index < arguments.count else {
-                    throw UsageError(message: "option '--database' needs a value (PATH)", helpPath: [])
-                }
-                try setDatabase(arguments[index])
-                index += 1
-            case _ where word.hasPrefix("--database="):
-                try setDatabase(String(word.dropFirst("--database=".count)))
-            case "--adopt":
-                adopt = true
-            case "--debug":
-                debug = true
-            case "--version":
-                version = true
-            default:
-                words.append(word)
-            }
+            try setDatabase(words[index + 1])
+            return 2
+        case _ where word.hasPrefix("--database="):
+            try setDatabase(String(word.dropFirst("--database=".count)))
+        case "--adopt": adopt = true
+        case "--debug": debug = true
+        case "--json": json = true
+        case "--wide": wide = true
+        case "--version": throw VersionRequest()
+        default: return 0
         }
+        return 1
+    }
+
+    /// Reads the global options at the start of `words` (before the app's
+    /// name, or before a command's name) and returns the words after them.
+    mutating func consumeLeading(_ words: [String]) throws -> [String] {
+        var index = 0
+        while index < words.count {
+            let used = try consume(words, at: index)
+            if used == 0 { break }
+            index += used
+        }
+        return Array(words[index...])
     }
 
     private mutating func setDatabase(_ path: String) throws {
@@ -140,8 +178,8 @@ final class Invocation {
         try ParsedArguments.recordID(arguments.positionals.first ?? "", path: path)
     }
 
-    /// `--json` was given.
-    var wantsJSON: Bool { arguments.flag("json") }
+    /// `--json` was given, as the command's option or a global one.
+    var wantsJSON: Bool { arguments.flag("json") || globals.json }
 
     /// Prints `value` as JSON when `--json` was given, else `text`.
     func emit<T: Encodable>(_ value: T, text: @autoclosure () -> String) throws {
@@ -154,6 +192,13 @@ final class Invocation {
 
     /// Runs the command, naming the database file in its database errors.
     func run(_ command: Command) throws {
+        if globals.json && command.option(named: "json") == nil {
+            throw UsageError(
+                message: "'records \(path.joined(separator: " "))' has no JSON output: leave out --json",
+                helpPath: path)
+        }
+        // Full values for --wide, and nothing cut in JSON.
+        if globals.wide || wantsJSON { Presentation.tableWidth = nil }
         do {
             try command.run(self)
         } catch let error as SQLiteError {

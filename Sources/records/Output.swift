@@ -36,12 +36,13 @@ enum Console {
         _ = StandardStream.write(Terminal.clean(text), to: STDERR_FILENO)
     }
 
-    /// Prints a value as JSON: pretty, keys sorted, slashes unescaped, and
-    /// control characters and bidirectional overrides as `\uXXXX` escapes
+    /// Prints a value as JSON: compact (one line: `{"id":1,...}`, `[]` for
+    /// an empty list), keys sorted, slashes unescaped, and control
+    /// characters and bidirectional overrides as `\uXXXX` escapes
     /// (JSONEncoder leaves DEL, C1 controls and overrides raw).
     static func json<T: Encodable>(_ value: T) throws {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         try out(Terminal.jsonEscaped(String(decoding: try encoder.encode(value), as: UTF8.self)))
     }
 }
@@ -139,19 +140,36 @@ private func posixWrite(_ descriptor: Int32, _ buffer: UnsafeRawPointer, _ count
 /// ID  FIRST NAME  LAST NAME  AGE
 ///  1  Ada         Lovelace    36
 /// ```
+///
+/// When ``maximumWidth`` is set (a terminal, see ``Presentation``), long
+/// cells are cut to fit with `…`: the widest column shrinks first, and
+/// right-aligned columns (IDs, ages, numbers) never do. Without it (a
+/// pipe, `--wide`) every cell is printed whole.
 struct Table {
     enum Alignment { case left, right }
 
     struct Column {
         let title: String
         var alignment: Alignment = .left
+
+        /// Whether cells may be cut to fit the width: numbers never are.
+        var canShrink: Bool { alignment == .left }
     }
 
     let columns: [Column]
     var rows: [[String]] = []
+    /// The widest line, in terminal columns; nil for no limit.
+    var maximumWidth: Int?
 
+    /// A table as wide as the output allows (``Presentation/tableWidth``).
+    @MainActor
     init(_ columns: [Column]) {
+        self.init(columns, maximumWidth: Presentation.tableWidth)
+    }
+
+    init(_ columns: [Column], maximumWidth: Int?) {
         self.columns = columns
+        self.maximumWidth = maximumWidth
     }
 
     mutating func append(_ row: [String]) {
@@ -159,18 +177,102 @@ struct Table {
         rows.append(row.map(Terminal.clean))
     }
 
+    /// The layout the rows so far need: for rendering later rows one at a
+    /// time with the same widths (a list read in chunks).
+    func layout() -> TableLayout {
+        let widths = columns.indices.map { column in rows.map { Terminal.width(of: $0[column]) }.max() ?? 0 }
+        return TableLayout(columns, contentWidths: widths, maximumWidth: maximumWidth)
+    }
+
+    /// The header and every row.
     func render() -> String {
-        let all = [columns.map(\.title)] + rows
-        let widths = columns.indices.map { column in all.map { Terminal.width(of: $0[column]) }.max() ?? 0 }
-        return all.map { cells in
-            var line = ""
-            for (index, cell) in cells.enumerated() {
-                let padding = String(repeating: " ", count: widths[index] - Terminal.width(of: cell))
-                if index > 0 { line += "  " }
-                line += columns[index].alignment == .right ? padding + cell : cell + padding
+        let layout = layout()
+        return ([layout.header()] + rows.map(layout.line)).joined(separator: "\n")
+    }
+}
+
+/// The column widths of a ``Table``, fixed in advance, so that rows can be
+/// printed as they are read: a list streamed in chunks prints its header
+/// and first chunk, then each later chunk, all aligned alike.
+///
+/// With a maximum width, a cell longer than its column is cut with `…`;
+/// without one a longer cell is printed whole (and pushes its line's later
+/// cells right), since pipes get full values.
+struct TableLayout {
+    let columns: [Table.Column]
+    /// Each column's width, in terminal columns.
+    let widths: [Int]
+    /// Whether cells are cut to ``widths``.
+    let truncates: Bool
+
+    /// Fits columns whose cells are up to `contentWidths` wide (titles
+    /// are counted too) into `maximumWidth`, if any.
+    init(_ columns: [Table.Column], contentWidths: [Int], maximumWidth: Int?) {
+        precondition(contentWidths.count == columns.count, "a table layout needs one width per column")
+        self.columns = columns
+        var widths = zip(columns, contentWidths).map { max(Terminal.width(of: $0.title), $1) }
+        truncates = maximumWidth != nil
+        if let maximumWidth {
+            let separators = 2 * max(0, columns.count - 1)
+            // The narrowest a shrinking column gets: room for a letter or two and "…".
+            let narrowest = 4
+            while widths.reduce(separators, +) > maximumWidth {
+                let candidates = widths.indices.filter { columns[$0].canShrink && widths[$0] > narrowest }
+                guard let widest = candidates.max(by: { widths[$0] < widths[$1] }) else { break }
+                widths[widest] -= 1
             }
-            return line.replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression)
-        }.joined(separator: "\n")
+        }
+        self.widths = widths
+    }
+
+    /// The titles, as a line.
+    func header() -> String { line(columns.map(\.title)) }
+
+    /// One row as a line: cells cleaned of control characters, padded,
+    /// and cut to their column when the layout truncates.
+    func line(_ row: [String]) -> String {
+        precondition(row.count == columns.count, "a table row needs one cell per column")
+        var line = ""
+        for (index, raw) in row.enumerated() {
+            var cell = Terminal.clean(raw)
+            if truncates { cell = Terminal.truncate(cell, toWidth: widths[index]) }
+            let padding = String(repeating: " ", count: max(0, widths[index] - Terminal.width(of: cell)))
+            if index > 0 { line += "  " }
+            line += columns[index].alignment == .right ? padding + cell : cell + padding
+        }
+        while line.last == " " { line.removeLast() }
+        return line
+    }
+
+    /// Several rows, one line each.
+    func render(_ rows: [[String]]) -> String { rows.map(line).joined(separator: "\n") }
+}
+
+/// How wide the output may be, decided once per run from the environment,
+/// the terminal and the global options.
+///
+/// - Tables: `--wide` (or `--json`) means no limit; otherwise `COLUMNS`
+///   when it is set to a positive whole number (even for a pipe: setting it
+///   asks for that width), else the width of the terminal standard output
+///   is (`TIOCGWINSZ`); standard output that is no terminal gets no limit,
+///   so pipes and files get full values.
+/// - Help: the same width, or 80 when none is known (a pipe), and at most
+///   100, since longer lines are hard to read.
+@MainActor
+enum Presentation {
+    /// The widest table line; nil for no limit.
+    static var tableWidth: Int?
+    /// The width help text is wrapped to.
+    static var helpWidth = defaultHelpWidth
+
+    static let defaultHelpWidth = 80
+    static let maximumHelpWidth = 100
+
+    /// Sets the widths for this run.
+    static func configure(wide: Bool, environment: [String: String]) {
+        let width = Terminal.outputWidth(environment: environment)
+        tableWidth = wide ? nil : width
+        helpWidth = min(width ?? defaultHelpWidth, maximumHelpWidth)
     }
 }
 
@@ -239,6 +341,42 @@ enum Terminal {
     private static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
         scalar.properties.generalCategory == .control || (0x202A...0x202E).contains(scalar.value)
             || (0x2066...0x2069).contains(scalar.value)
+    }
+
+    /// `text` cut to at most `width` terminal columns, ending in `…` when
+    /// anything was cut.
+    static func truncate(_ text: String, toWidth limit: Int) -> String {
+        guard width(of: text) > limit else { return text }
+        guard limit > 0 else { return "" }
+        var result = ""
+        var used = 0
+        for character in text {
+            let characterWidth = width(of: String(character))
+            if used + characterWidth > limit - 1 { break }
+            result.append(character)
+            used += characterWidth
+        }
+        return result + "…"
+    }
+
+    /// The width of the output: `COLUMNS` when set to a positive whole
+    /// number, else the terminal's (`TIOCGWINSZ`) when standard output is
+    /// one, else nil.
+    static func outputWidth(environment: [String: String]) -> Int? {
+        if let text = environment["COLUMNS"], let columns = Int(text.trimmingCharacters(in: .whitespaces)),
+            columns > 0
+        {
+            return columns
+        }
+        return terminalWidth(of: STDOUT_FILENO)
+    }
+
+    /// The width of the terminal `descriptor` is, if it is one.
+    static func terminalWidth(of descriptor: Int32) -> Int? {
+        guard isatty(descriptor) == 1 else { return nil }
+        var size = winsize()
+        guard ioctl(descriptor, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return nil }
+        return Int(size.ws_col)
     }
 
     /// How many terminal columns `text` takes: two for East Asian wide and

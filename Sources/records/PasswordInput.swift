@@ -114,13 +114,15 @@ enum PasswordInput {
         // No echo, but the Enter key still moves to the next line.
         silent.c_lflag &= ~tcflag_t(ECHO)
         silent.c_lflag |= tcflag_t(ECHONL)
-        Console.prompt(name.prefix(1).uppercased() + name.dropFirst() + ": ")
         TerminalRestorer.arm(original)
         defer { TerminalRestorer.disarm() }
+        // Echo goes off (and what was typed before is dropped) before the
+        // prompt shows: what is typed once it shows is kept, and not echoed.
         guard tcsetattr(STDIN_FILENO, TCSAFLUSH, &silent) == 0 else {
             throw UsageError(
                 message: "cannot turn off the terminal's echo: \(String(cString: strerror(errno)))", helpPath: path)
         }
+        Console.prompt(name.prefix(1).uppercased() + name.dropFirst() + ": ")
         var line: [UInt8] = []
         defer { wipe(&line) }
         var byte: UInt8 = 0

@@ -82,12 +82,13 @@ let peopleCommands = CommandFamily(
         Command(
             name: "delete", summary: "Delete a person",
             positionals: [Command.Positional(name: "ID", help: "The person's ID, as listed")],
+            options: [.json],
             examples: ["records people delete 3"],
             run: { invocation in
                 let id = try invocation.recordID()
                 let person = try PeopleStore(database: invocation.database()).delete(id: id)
                 try invocation.afterChange("person \(id) was deleted") {
-                    try Console.out("Deleted \(describe(person)).")
+                    try invocation.emit(person, text: "Deleted \(describe(person)).")
                 }
             }),
         Command(

@@ -15,7 +15,8 @@ func runTopLevelCommand(_ command: Command, words: [String], globals: GlobalOpti
     throws
 {
     let path = [command.name]
-    let arguments = try ParsedArguments(Array(words.dropFirst()), for: command, path: path)
+    var globals = globals
+    let arguments = try ParsedArguments(Array(words.dropFirst()), for: command, path: path, globals: &globals)
     if arguments.wantsHelp {
         try Console.out(Help.command(command, after: []))
         return

@@ -70,8 +70,11 @@ let usersCommands = CommandFamily(
             examples: [
                 "records users register --first Ada --last Lovelace --email ada@example.com --mobile 9876543210 "
                     + "--state Surrey --city London --pincode 110001 --address \"12 St James's Sq\" "
-                    + "--gender female --dob 1815-12-10 --image ada.png",
-                "printf '%s\\n%s\\n' \"$PW\" \"$PW\" | records users register ... --password-stdin",
+                    + "--gender female --dob 1990-12-10 --image ada.png",
+                "printf '%s\\n%s\\n' \"$PW\" \"$PW\" | records users register --first Alan --last Turing "
+                    + "--email alan@example.com --mobile +447700900123 --state Cheshire --city Wilmslow "
+                    + "--pincode 625 --address \"43 Adlington Rd\" --gender male --dob 1990-06-23 --image alan.png "
+                    + "--password-stdin",
             ],
             run: { invocation in
                 var form = RegistrationForm()
@@ -224,12 +227,13 @@ let usersCommands = CommandFamily(
         Command(
             name: "delete", summary: "Delete a user",
             positionals: [Command.Positional(name: "ID", help: "The user's ID, as listed")],
-            examples: ["records users delete 3"],
+            options: [.json],
+            examples: ["records users delete 1"],
             run: { invocation in
                 let id = try invocation.recordID()
                 let user = try UsersStore(database: invocation.database()).delete(id: id)
                 try invocation.afterChange("user \(id) was deleted") {
-                    try Console.out("Deleted \(describe(user)).")
+                    try invocation.emit(user, text: "Deleted \(describe(user)).")
                 }
             }),
     ])

@@ -100,7 +100,7 @@ struct BackupCLITests {
         for arguments in [["backup", "--help"], ["help", "backup"]] {
             let run = try sandbox.runRaw(arguments)
             #expect(run.status == 0, "\(run)")
-            #expect(run.stdout.contains("Usage: records [--database PATH] backup FILE [--force]"))
+            #expect(run.stdout.contains("Usage: records [global options] backup FILE [--force]"))
             #expect(run.stdout.contains("--force"))
         }
         let main = try sandbox.runRaw(["--help"])

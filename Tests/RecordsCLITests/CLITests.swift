@@ -257,14 +257,14 @@ struct CLITests {
         #expect(json.count == 3)
     }
 
-    @Test("contacts add says \"Contact added\"; find says \"Match found\" with the fields")
+    @Test("contacts add says \"Added\"; find says \"Match found\" with the fields")
     func contactsAddAndFind() throws {
         let sandbox = try Sandbox()
         let url = "http://example.com/a:b?c=d"
         let add = try sandbox.run(
             "contacts", "add", "--name", "Bob O'Neil", "--address", "1 High St; Room 2", "--contact", url)
         #expect(add.status == 0, "\(add)")
-        #expect(add.stdout == "Contact added: Bob O'Neil (ID 4).\n")
+        #expect(add.stdout == "Added Bob O'Neil (ID 4).\n")
         let find = try sandbox.run("contacts", "find", "bob", "o'neil")
         #expect(find.status == 0)
         #expect(find.lines.first == "Match found")

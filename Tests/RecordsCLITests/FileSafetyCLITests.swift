@@ -190,7 +190,7 @@ struct FileSafetyCLITests {
         #expect(Node.type(fifo) == mode_t(S_IFIFO))
     }
 
-    @Test("picture get through a symbolic link replaces the file it points to; the link stays")
+    @Test("picture get --force through a symbolic link replaces the file it points to; the link stays")
     func pictureThroughLink() throws {
         let sandbox = try Sandbox()
         let real = sandbox.path("real.png")
@@ -198,7 +198,7 @@ struct FileSafetyCLITests {
             FileManager.default.createFile(
                 atPath: real, contents: Data("old".utf8), attributes: [.posixPermissions: 0o640]))
         try FileManager.default.createSymbolicLink(atPath: sandbox.path("link.png"), withDestinationPath: "real.png")
-        let run = try sandbox.run("coffee", "picture", "get", "1", sandbox.path("link.png"))
+        let run = try sandbox.run("coffee", "picture", "get", "1", sandbox.path("link.png"), "--force")
         #expect(run.status == 0, "\(run)")
         #expect(Node.type(sandbox.path("link.png")) == mode_t(S_IFLNK))
         #expect(fileSize(real) == 135)

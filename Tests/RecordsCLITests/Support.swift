@@ -76,6 +76,19 @@ final class Sandbox: Sendable {
         try runRaw(["--database", database] + arguments)
     }
 
+    /// Runs `records --database <sandbox db>` with these arguments.
+    @discardableResult
+    func run(_ arguments: [String]) throws -> RecordsRun {
+        try runRaw(["--database", database] + arguments)
+    }
+
+    /// Runs `records --database <sandbox db>` with these arguments and
+    /// `input` as standard input.
+    @discardableResult
+    func run(input: String, _ arguments: [String]) throws -> RecordsRun {
+        try runRaw(["--database", database] + arguments, input: Data(input.utf8))
+    }
+
     /// Runs `records --database <sandbox db> arguments...` with `input` as
     /// its standard input.
     @discardableResult
