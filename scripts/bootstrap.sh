@@ -15,6 +15,12 @@ if ! pkg-config --exists 'libcrypto >= 3' 2>/dev/null || [ ! -f /usr/include/ope
 fi
 # The sqlite3 shell, with which scripts/crash-test.sh inspects databases.
 command -v sqlite3 >/dev/null 2>&1 || missing+=(sqlite3)
+# The records tests check the man page with groff and man, identify
+# pictures with file, and drive password prompts on a terminal with script.
+command -v groff >/dev/null 2>&1 || missing+=(groff-base)
+command -v man >/dev/null 2>&1 || missing+=(man-db)
+command -v file >/dev/null 2>&1 || missing+=(file)
+command -v script >/dev/null 2>&1 || missing+=(bsdutils)
 
 if [ ${#missing[@]} -gt 0 ]; then
     echo "bootstrap: installing ${missing[*]}" >&2
