@@ -1,6 +1,7 @@
 import Foundation
 import RecordsApp
 import SQLiteStore
+import SQLiteStoreAppSupport
 
 /// The global options, read from anywhere on the command line before `--`.
 struct GlobalOptions {
