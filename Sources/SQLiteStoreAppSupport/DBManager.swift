@@ -324,7 +324,8 @@ public final class DBManager: Sendable {
 
     private func closedConnectionError() -> SQLiteError {
         SQLiteError(
-            code: .misuse, message: "the connection to \(path) was closed inside the closure; the manager is closed now")
+            code: .misuse, message: "the connection to \(path) was closed inside the closure; the manager is closed now"
+        )
     }
 
     /// Throws when ``close()`` was called from inside the closure running

@@ -21,7 +21,7 @@ public enum TemplateInstallation: Sendable, Equatable {
 ///   sees it, flushed to disk, and only then given the destination's name.
 ///   On Linux it has no name at all until then (`O_TMPFILE`), so even a
 ///   killed process leaves nothing behind; elsewhere it is a hidden
-///   temporary file (see ``TemporaryFileCleanup``). A missing or corrupt
+///   temporary file (see SQLiteStore's `TemporaryFileCleanup`). A missing or corrupt
 ///   template, a full disk or a crash never leaves a half-written or empty
 ///   file under the destination's name, so the next attempt is not blocked
 ///   by it.
@@ -47,7 +47,7 @@ public enum TemplateInstallation: Sendable, Equatable {
 /// ```
 ///
 /// Upgrading a database installed from an older template is the job of a
-/// ``Migrator``, not of a new copy.
+/// `Migrator`, not of a new copy.
 public enum DatabaseTemplate {
     /// Whether a database is installed at `destination`: a regular file
     /// that is not empty (symbolic links followed).

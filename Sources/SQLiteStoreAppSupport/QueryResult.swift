@@ -12,7 +12,7 @@ import SQLiteStore
 /// }
 /// ```
 ///
-/// Unlike a ``Row`` read from a ``Database``, a result is a value that can
+/// Unlike a `Row` read from a `Database`, a result is a value that can
 /// be kept and sent across threads.
 public struct QueryResult: Sendable, Equatable, RandomAccessCollection {
     /// The column names, in order.

@@ -1,7 +1,7 @@
 import Foundation
+import SQLiteStore
 import Testing
 
-import SQLiteStore
 @testable import SQLiteStoreAppSupport
 
 /// The seed's sample database: the peopleInfo table with two people.
@@ -270,7 +270,9 @@ struct DBManagerNestingTests {
         return manager
     }
 
-    @Test("Calling the manager from inside its transaction throws a misuse error naming the call", arguments: ManagerCall.allCases)
+    @Test(
+        "Calling the manager from inside its transaction throws a misuse error naming the call",
+        arguments: ManagerCall.allCases)
     func nestedInTransaction(call: ManagerCall) throws {
         let manager = try makeManager()
         let error = sqliteError {

@@ -11,7 +11,9 @@ private let isProbe = ProcessInfo.processInfo.environment[probeDirectoryVariable
 /// kills it. Skipped otherwise.
 @Suite("Interrupted install probe")
 struct InterruptedInstallProbe {
-    @Test("Child process: a template install that the parent kills", .enabled(if: isProbe, "run by InterruptedInstallTests"))
+    @Test(
+        "Child process: a template install that the parent kills",
+        .enabled(if: isProbe, "run by InterruptedInstallTests"))
     func install() throws {
         let directory = try #require(ProcessInfo.processInfo.environment[probeDirectoryVariable])
         try DatabaseTemplate.install(
@@ -46,7 +48,8 @@ private func hasFileOpen(in directory: String, pid: Int32) -> Bool {
     }
 }
 
-@Suite("An interrupted template install leaves no file behind", .enabled(if: isLinux && !isProbe, "needs Linux's /proc"))
+@Suite(
+    "An interrupted template install leaves no file behind", .enabled(if: isLinux && !isProbe, "needs Linux's /proc"))
 struct InterruptedInstallTests {
     @Test("SIGKILL during a template install leaves nothing in the destination directory")
     func killedInstall() throws {
