@@ -2,7 +2,7 @@ import Foundation
 
 /// A failed system call, with the system's explanation (`strerror`).
 package struct SystemCallError: Error {
-    package let code: Int32
+    let code: Int32
     package let message: String
 
     /// The error of the last failed system call (`errno`).
@@ -16,8 +16,10 @@ package struct SystemCallError: Error {
 /// and short writes completed. POSIX rather than `FileHandle` so that
 /// errors carry the system's reason (`Permission denied`, `No space left on
 /// device`) and chunks go straight from SQLite's buffer to the file.
+///
+/// `package`: the app-support module's `DatabaseTemplate` installs through it.
 package struct FileDescriptor {
-    package let rawValue: Int32
+    let rawValue: Int32
 
     /// Opens `path`; `mode` applies when the file is created.
     package static func opening(_ path: String, flags: Int32, mode: mode_t = 0o666) throws -> FileDescriptor {
@@ -85,7 +87,7 @@ package struct FileStatus {
         case regular, directory, characterDevice, blockDevice, fifo, socket, symbolicLink, unknown
 
         /// "a character device", "a FIFO", ...: for messages.
-        package var description: String {
+        var description: String {
             switch self {
             case .regular: "a regular file"
             case .directory: "a directory"

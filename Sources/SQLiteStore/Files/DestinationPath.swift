@@ -36,6 +36,10 @@ package struct ResolvedDestination {
     }
 }
 
+/// Turns paths and URLs into destinations, explaining the ones that cannot
+/// hold a file.
+///
+/// `package`: the app-support module's `DatabaseTemplate` installs through it.
 package enum DestinationPath {
     /// Links followed before the chain counts as a loop, as Linux does.
     static let maximumLinkDepth = 40

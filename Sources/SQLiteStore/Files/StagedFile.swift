@@ -9,6 +9,8 @@ import Foundation
 /// (Apple platforms, file systems that refuse them) it is a hidden file,
 /// `.NAME.sqlitestore-UUID.tmp`, registered with ``TemporaryFileCleanup``
 /// for the signal handlers and swept by later copies once stale.
+///
+/// `package`: the app-support module's `DatabaseTemplate` installs through it.
 package final class StagedFile {
     let descriptor: FileDescriptor
     /// The path the content will take.
