@@ -24,6 +24,7 @@ let package = Package(
     platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10), .visionOS(.v1)],
     products: [
         .library(name: "SQLiteStore", targets: ["SQLiteStore"]),
+        .library(name: "SQLiteStoreAppSupport", targets: ["SQLiteStoreAppSupport"]),
         .library(name: "PasswordHashing", targets: ["PasswordHashing"]),
         .library(name: "RecordsApp", targets: ["RecordsApp"]),
         .executable(name: "records", targets: ["records"]),
@@ -48,17 +49,25 @@ let package = Package(
             name: "SQLiteStore",
             dependencies: sqliteDependency
         ),
+        // The original tutorials' easy API (DBManager) and the app-file
+        // helpers (data directory, atomic template install), above the core
+        // library: SQLiteStore's public API plus a few `package` file
+        // primitives, never the SQLite C API.
+        .target(
+            name: "SQLiteStoreAppSupport",
+            dependencies: ["SQLiteStore"]
+        ),
         // The seeds' apps as UI-independent logic. The sample database is
         // built from Resources/sampledb.sql by scripts/make-sample-database.sh.
         .target(
             name: "RecordsApp",
-            dependencies: ["SQLiteStore", "PasswordHashing"],
+            dependencies: ["SQLiteStore", "SQLiteStoreAppSupport", "PasswordHashing"],
             exclude: ["Resources/sampledb.sql"],
             resources: [.copy("Resources/sampledb.sqlite")]
         ),
         .executableTarget(
             name: "records",
-            dependencies: ["RecordsApp", "SQLiteStore"]
+            dependencies: ["RecordsApp", "SQLiteStore", "SQLiteStoreAppSupport"]
         ),
         // Development tool behind scripts/make-sample-database.sh.
         .executableTarget(
@@ -76,12 +85,16 @@ let package = Package(
             dependencies: ["SQLiteStore"]
         ),
         .testTarget(
+            name: "SQLiteStoreAppSupportTests",
+            dependencies: ["SQLiteStoreAppSupport", "SQLiteStore"]
+        ),
+        .testTarget(
             name: "PasswordHashingTests",
             dependencies: ["PasswordHashing"]
         ),
         .testTarget(
             name: "RecordsAppTests",
-            dependencies: ["RecordsApp", "SQLiteStore", "PasswordHashing"]
+            dependencies: ["RecordsApp", "SQLiteStore", "SQLiteStoreAppSupport", "PasswordHashing"]
         ),
         .testTarget(
             name: "RecordsCLITests",

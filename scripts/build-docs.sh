@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Builds SQLiteStore's documentation (Sources/SQLiteStore/SQLiteStore.docc
-# plus the `///` comments) with the toolchain's own `docc`, without the
-# swift-docc-plugin package: build the module, extract its public symbol
-# graph with swift-symbolgraph-extract, then `docc convert` the catalog with
-# that graph. Any DocC warning (a broken ``link``, an undocumented or
-# misnamed parameter, a topic that names nothing) fails the script.
+# Builds the documentation of SQLiteStore and of SQLiteStoreAppSupport (each
+# module's Sources/NAME/NAME.docc plus its `///` comments) with the
+# toolchain's own `docc`, without the swift-docc-plugin package: build the
+# modules, extract each one's public symbol graph with
+# swift-symbolgraph-extract, then `docc convert` its catalog with that graph.
+# Any DocC warning (a broken ``link``, an undocumented or misnamed parameter,
+# a topic that names nothing) fails the script. A module documents only its
+# own symbols: SQLiteStoreAppSupport names SQLiteStore's types in code font,
+# not as links.
 #
-# Output: .build/docs/SQLiteStore.doccarchive (static-hosting layout).
+# Output: .build/docs/NAME.doccarchive (static-hosting layout).
 # Environment: DOCC, SWIFT_SYMBOLGRAPH_EXTRACT override the tools' paths.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,15 +30,10 @@ find_tool() {
 docc="${DOCC:-$(find_tool docc DOCC)}"
 extract="${SWIFT_SYMBOLGRAPH_EXTRACT:-$(find_tool swift-symbolgraph-extract SWIFT_SYMBOLGRAPH_EXTRACT)}"
 
-echo "build-docs: building the SQLiteStore module" >&2
-swift build --target SQLiteStore
+echo "build-docs: building the SQLiteStore and SQLiteStoreAppSupport modules" >&2
+swift build --target SQLiteStoreAppSupport
 modules="$(swift build --show-bin-path)/Modules"
 triple="$(swift -print-target-info | sed -n 's/^ *"triple": "\(.*\)",*$/\1/p' | head -n 1)"
-
-graphs=.build/symbol-graphs
-output=.build/docs/SQLiteStore.doccarchive
-rm -rf "$graphs" "$output"
-mkdir -p "$graphs" "$(dirname "$output")"
 
 # On Linux the C module is the CSQLite system-library target; on Apple
 # platforms the SDK's SQLite3 module is found without it.
@@ -43,15 +41,25 @@ extra=()
 if [ "$(uname -s)" = Darwin ]; then
     extra+=(-sdk "$(xcrun --show-sdk-path)")
 fi
-"$extract" -module-name SQLiteStore -target "$triple" \
-    -I "$modules" -I Sources/CSQLite ${extra[@]+"${extra[@]}"} \
-    -minimum-access-level public -skip-inherited-docs \
-    -output-dir "$graphs"
 
-"$docc" convert Sources/SQLiteStore/SQLiteStore.docc \
-    --additional-symbol-graph-dir "$graphs" \
-    --fallback-display-name SQLiteStore \
-    --fallback-bundle-identifier org.sqlitestore.SQLiteStore \
-    --output-path "$output" \
-    --warnings-as-errors
-echo "build-docs: documentation in $output" >&2
+document() {
+    local module="$1"
+    local graphs=".build/symbol-graphs/$module"
+    local output=".build/docs/$module.doccarchive"
+    rm -rf "$graphs" "$output"
+    mkdir -p "$graphs" "$(dirname "$output")"
+    "$extract" -module-name "$module" -target "$triple" \
+        -I "$modules" -I Sources/CSQLite ${extra[@]+"${extra[@]}"} \
+        -minimum-access-level public -skip-inherited-docs \
+        -output-dir "$graphs"
+    "$docc" convert "Sources/$module/$module.docc" \
+        --additional-symbol-graph-dir "$graphs" \
+        --fallback-display-name "$module" \
+        --fallback-bundle-identifier "org.sqlitestore.$module" \
+        --output-path "$output" \
+        --warnings-as-errors
+    echo "build-docs: documentation in $output" >&2
+}
+
+document SQLiteStore
+document SQLiteStoreAppSupport

@@ -1,5 +1,6 @@
 import Foundation
 import SQLiteStore
+import SQLiteStoreAppSupport
 
 /// The records app's database: where it lives, its schema and migrations,
 /// and the sample database it starts from.

@@ -1,5 +1,6 @@
 import Foundation
 import SQLiteStore
+import SQLiteStoreAppSupport
 
 /// What a SQLite file holds, as far as records is concerned: whether it is
 /// records' own, or another application's.

@@ -1,6 +1,7 @@
 import Foundation
 import RecordsApp
 import SQLiteStore
+import SQLiteStoreAppSupport
 
 /// The global options: accepted before the app's name, between it and the
 /// command, and among the command's own arguments (`records --json people

@@ -1,5 +1,6 @@
 import Foundation
 import SQLiteStore
+import SQLiteStoreAppSupport
 import Testing
 
 @testable import RecordsApp

@@ -487,63 +487,6 @@ struct CloseInsideAccessTests {
         try pool.close()
         _ = dir
     }
-
-    @Test("A DBManager transaction that closes its Database throws, keeps nothing, and the manager is closed")
-    func dbManager() throws {
-        let (dir, path) = try makeFile()
-        let manager = try DBManager(databaseURL: URL(fileURLWithPath: path))
-        let error = sqliteError {
-            _ = try manager.transaction { db in
-                try db.execute("INSERT INTO t VALUES (1)")
-                db.close()
-            }
-        }
-        #expect(error?.code == .misuse)
-        #expect(!manager.isConnected)
-        let later = sqliteError { _ = try manager.loadData("SELECT * FROM t") }
-        #expect(later?.message.contains("is closed") == true)
-        #expect(try Database(path: path).fetchOne(Int.self, "SELECT COUNT(*) FROM t") == 0)
-        _ = dir
-    }
-
-    @Test("Calling a DBManager from inside its own transaction runs on the same connection instead of trapping")
-    func dbManagerReentrant() throws {
-        let manager = try DBManager.inMemory()
-        try manager.executeQuery("CREATE TABLE t (a INTEGER)")
-        let seen = try manager.transaction { db in
-            try manager.executeQuery("INSERT INTO t VALUES (1)")
-            #expect(manager.isConnected)
-            #expect(try manager.withConnection { db in db.isInsideTransaction })
-            return try manager.loadData("SELECT a FROM t").rows.count
-        }
-        #expect(seen == 1)
-        // Transactions do not nest: the inner one throws, the outer rolls back.
-        #expect(throws: SQLiteError.self) {
-            try manager.transaction { _ in
-                try manager.executeQuery("INSERT INTO t VALUES (2)")
-                try manager.transaction { _ in }
-            }
-        }
-        #expect(try manager.loadData("SELECT a FROM t").rows.count == 1)
-    }
-
-    @Test("The DBManager's close() called inside its closure closes it, and the closure's call throws")
-    func dbManagerCloseInside() throws {
-        let log = LogLines()
-        let manager = try DBManager.inMemory(debugLog: log.sink)
-        #expect(throws: SQLiteError.self) { try manager.withConnection { _ in manager.close() } }
-        #expect(!manager.isConnected)
-        #expect(log.all.filter { $0.hasPrefix("closed") }.count == 1)
-        manager.close()
-        #expect(throws: SQLiteError.self) { try manager.loadData("SELECT 1") }
-    }
-
-    @Test("DBManager.withConnection whose closure closes the Database throws")
-    func dbManagerWithConnection() throws {
-        let manager = try DBManager.inMemory()
-        #expect(throws: SQLiteError.self) { try manager.withConnection { db in db.close() } }
-        #expect(!manager.isConnected)
-    }
 }
 
 @Suite("Waiting for another connection's lock")

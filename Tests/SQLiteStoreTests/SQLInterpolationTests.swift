@@ -233,17 +233,6 @@ struct SQLInterpolationTests {
         #expect(try db.cachedStatement(query).fetchAll(arguments: query.arguments).count == 2)
     }
 
-    @Test("DBManager's loadData and executeQuery accept SQL")
-    func managerAcceptsSQL() throws {
-        let manager = try DBManager.inMemory()
-        try manager.executeQuery("CREATE TABLE people (name TEXT)")
-        let result = try manager.executeQuery("INSERT INTO people (name) VALUES (\("O'Hopper"))")
-        #expect(result.affectedRows == 1)
-        let loaded = try manager.loadData("SELECT name FROM people WHERE name = \("O'Hopper")")
-        #expect(loaded.rows.count == 1)
-        #expect(try loaded.rows.first?.decode(String.self, at: 0) == "O'Hopper")
-    }
-
     @Test("SQL of the same shape shares one cached statement whatever the values")
     func cacheHitForSameShape() throws {
         try insertLetters()

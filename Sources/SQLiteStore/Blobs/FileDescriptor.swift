@@ -1,12 +1,12 @@
 import Foundation
 
 /// A failed system call, with the system's explanation (`strerror`).
-struct SystemCallError: Error {
+package struct SystemCallError: Error {
     let code: Int32
-    let message: String
+    package let message: String
 
     /// The error of the last failed system call (`errno`).
-    static func current() -> SystemCallError {
+    package static func current() -> SystemCallError {
         let code = errno
         return SystemCallError(code: code, message: String(cString: strerror(code)))
     }
@@ -16,11 +16,13 @@ struct SystemCallError: Error {
 /// and short writes completed. POSIX rather than `FileHandle` so that
 /// errors carry the system's reason (`Permission denied`, `No space left on
 /// device`) and chunks go straight from SQLite's buffer to the file.
-struct FileDescriptor {
+///
+/// `package`: the app-support module's `DatabaseTemplate` installs through it.
+package struct FileDescriptor {
     let rawValue: Int32
 
     /// Opens `path`; `mode` applies when the file is created.
-    static func opening(_ path: String, flags: Int32, mode: mode_t = 0o666) throws -> FileDescriptor {
+    package static func opening(_ path: String, flags: Int32, mode: mode_t = 0o666) throws -> FileDescriptor {
         while true {
             let descriptor = open(path, flags | O_CLOEXEC, mode)
             if descriptor >= 0 { return FileDescriptor(rawValue: descriptor) }
@@ -29,7 +31,7 @@ struct FileDescriptor {
     }
 
     /// Reads at most `buffer.count` bytes; returns 0 at the end of the file.
-    func readSome(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+    package func readSome(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
         while true {
             let count = read(rawValue, base, buffer.count)
@@ -54,7 +56,7 @@ struct FileDescriptor {
     }
 
     /// What the descriptor refers to.
-    func status() throws -> FileStatus {
+    package func status() throws -> FileStatus {
         var info = stat()
         guard fstat(rawValue, &info) == 0 else { throw SystemCallError.current() }
         return FileStatus(info)
@@ -73,15 +75,15 @@ struct FileDescriptor {
 
     /// Closes the descriptor. Errors are reported (on some file systems a
     /// failed write only shows here) but the descriptor is gone either way.
-    func closeDescriptor() throws {
+    package func closeDescriptor() throws {
         if close(rawValue) != 0 && errno != EINTR { throw SystemCallError.current() }
     }
 }
 
 /// The parts of `stat` that the file copies need.
-struct FileStatus {
+package struct FileStatus {
     /// What kind of file it is.
-    enum FileType: Equatable {
+    package enum FileType: Equatable {
         case regular, directory, characterDevice, blockDevice, fifo, socket, symbolicLink, unknown
 
         /// "a character device", "a FIFO", ...: for messages.
@@ -99,16 +101,16 @@ struct FileStatus {
         }
     }
 
-    let type: FileType
-    let size: Int
+    package let type: FileType
+    package let size: Int
     let permissions: mode_t
     let owner: uid_t
     let group: gid_t
     /// The last modification, in seconds since 1970.
     let modificationTime: Int
 
-    var isRegularFile: Bool { type == .regular }
-    var isDirectory: Bool { type == .directory }
+    package var isRegularFile: Bool { type == .regular }
+    package var isDirectory: Bool { type == .directory }
 
     init(_ info: stat) {
         switch info.st_mode & mode_t(S_IFMT) {
@@ -134,7 +136,7 @@ struct FileStatus {
 
     /// The status of the file at `path`, following symbolic links; nil when
     /// there is none.
-    static func of(path: String) -> FileStatus? {
+    package static func of(path: String) -> FileStatus? {
         try? following(path)
     }
 

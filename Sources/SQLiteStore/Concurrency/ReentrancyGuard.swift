@@ -14,7 +14,10 @@
 /// at the one it hides. Frames are pushed and popped by the same thread,
 /// strictly nested, so the list never holds a dangling pointer, and no other
 /// thread ever reads it: no lock is needed.
-enum ReentrancyGuard {
+///
+/// `package`: the app-support module's `DBManager` marks its own accesses
+/// with it, to refuse a nested call with an error that names the manager.
+package enum ReentrancyGuard {
     private struct Frame {
         let owner: ObjectIdentifier
         let previous: UnsafeMutableRawPointer?
@@ -28,7 +31,7 @@ enum ReentrancyGuard {
     }()
 
     /// Whether the current thread is running an access closure of `owner`.
-    static func isInsideAccess(of owner: ObjectIdentifier) -> Bool {
+    package static func isInsideAccess(of owner: ObjectIdentifier) -> Bool {
         var pointer = pthread_getspecific(key)
         while let current = pointer {
             let frame = current.assumingMemoryBound(to: Frame.self).pointee
@@ -39,7 +42,7 @@ enum ReentrancyGuard {
     }
 
     /// Runs `body` marked as inside an access of `owner` on this thread.
-    static func withAccess<T>(of owner: ObjectIdentifier, _ body: () throws -> T) rethrows -> T {
+    package static func withAccess<T>(of owner: ObjectIdentifier, _ body: () throws -> T) rethrows -> T {
         let previous = pthread_getspecific(key)
         var frame = Frame(owner: owner, previous: previous)
         return try withUnsafeMutablePointer(to: &frame) { pointer in

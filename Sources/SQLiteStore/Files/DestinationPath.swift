@@ -3,8 +3,8 @@ import Foundation
 /// Why a path cannot be used as a destination, as the end of a sentence
 /// that names the path: "it is a directory", "the directory /x does not
 /// exist".
-struct PathProblem: Error {
-    let reason: String
+package struct PathProblem: Error {
+    package let reason: String
 }
 
 /// What a destination path names, once symbolic links are followed.
@@ -13,36 +13,40 @@ struct PathProblem: Error {
 /// to a file) follow symbolic links: a link is never replaced, what it
 /// points to is written, and a link whose target does not exist yet creates
 /// that target (as `cp` and the shell's `>` do).
-struct ResolvedDestination {
+package struct ResolvedDestination {
     /// The path as given.
     let path: String
     /// The file to create or replace: `path` with its symbolic links
     /// resolved, so that a replacement goes into the directory of the real
     /// file. Devices and FIFOs are opened through `path` itself.
-    let target: String
+    package let target: String
     /// What is at the target; nil when nothing is, and a new file will be
     /// created.
-    let status: FileStatus?
+    package let status: FileStatus?
     /// Whether `path` itself is a symbolic link.
     let isSymbolicLink: Bool
 
     /// The target's directory and name.
-    var targetDirectory: String { DestinationPath.directory(of: target) }
+    package var targetDirectory: String { DestinationPath.directory(of: target) }
 
     /// "it is a FIFO (named pipe)", or "it is a symbolic link to a FIFO
     /// (named pipe)": for messages about what is at the path.
-    func describe(_ type: FileStatus.FileType) -> String {
+    package func describe(_ type: FileStatus.FileType) -> String {
         isSymbolicLink ? "it is a symbolic link to \(type.description)" : "it is \(type.description)"
     }
 }
 
-enum DestinationPath {
+/// Turns paths and URLs into destinations, explaining the ones that cannot
+/// hold a file.
+///
+/// `package`: the app-support module's `DatabaseTemplate` installs through it.
+package enum DestinationPath {
     /// Links followed before the chain counts as a loop, as Linux does.
     static let maximumLinkDepth = 40
 
     /// Finds out what `path` names, following symbolic links, and explains
     /// a path that can hold no file.
-    static func resolve(_ path: String) throws(PathProblem) -> ResolvedDestination {
+    package static func resolve(_ path: String) throws(PathProblem) -> ResolvedDestination {
         if path.isEmpty { throw PathProblem(reason: "the path is empty") }
         if path.utf8.contains(0) { throw PathProblem(reason: "the path contains a NUL character") }
         if path.hasSuffix("/") {
@@ -93,7 +97,7 @@ enum DestinationPath {
     /// The path of a file URL, keeping the trailing slash of a URL that
     /// names a directory (`URL.path` drops it, and `dir/` would become the
     /// file `dir`).
-    static func path(of url: URL) -> String {
+    package static func path(of url: URL) -> String {
         url.hasDirectoryPath && url.path != "/" ? url.path + "/" : url.path
     }
 
@@ -106,7 +110,7 @@ enum DestinationPath {
     }
 
     /// The last component of `path`.
-    static func name(of path: String) -> String {
+    package static func name(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return path }
         return String(path[path.index(after: slash)...])
     }

@@ -9,7 +9,9 @@ import Foundation
 /// (Apple platforms, file systems that refuse them) it is a hidden file,
 /// `.NAME.sqlitestore-UUID.tmp`, registered with ``TemporaryFileCleanup``
 /// for the signal handlers and swept by later copies once stale.
-final class StagedFile {
+///
+/// `package`: the app-support module's `DatabaseTemplate` installs through it.
+package final class StagedFile {
     let descriptor: FileDescriptor
     /// The path the content will take.
     let target: String
@@ -39,7 +41,7 @@ final class StagedFile {
     ///   - allowsUnnamed: False forces the named temporary file used where
     ///     `O_TMPFILE` is not available (for tests).
     /// - Throws: ``SystemCallError``.
-    static func create(for target: String, mode: mode_t, allowsUnnamed: Bool = true) throws -> StagedFile {
+    package static func create(for target: String, mode: mode_t, allowsUnnamed: Bool = true) throws -> StagedFile {
         let directory = DestinationPath.directory(of: target)
         let name = DestinationPath.name(of: target)
         TemporaryNames.sweep(directory: directory, name: name)
@@ -64,7 +66,7 @@ final class StagedFile {
     }
 
     /// Writes all of `bytes`; throws ``SystemCallError``.
-    func write(_ bytes: UnsafeRawBufferPointer) throws {
+    package func write(_ bytes: UnsafeRawBufferPointer) throws {
         try descriptor.writeAll(bytes)
     }
 
@@ -72,7 +74,7 @@ final class StagedFile {
     /// another process doing the same, exactly one succeeds.
     ///
     /// - Returns: false, changing nothing, when the name is taken.
-    func publishIfAbsent() throws(SystemCallError) -> Bool {
+    package func publishIfAbsent() throws(SystemCallError) -> Bool {
         try flush()
         if let temporaryPath {
             if link(temporaryPath, target) != 0 {
@@ -105,7 +107,7 @@ final class StagedFile {
     ///
     /// - Parameter existing: What was at the target when the copy began;
     ///   nil for nothing.
-    func publishReplacing(_ existing: FileStatus?) throws(SystemCallError) {
+    package func publishReplacing(_ existing: FileStatus?) throws(SystemCallError) {
         if let existing { adopt(existing) }
         try flush()
         if isUnnamed, existing == nil {
@@ -143,7 +145,7 @@ final class StagedFile {
 
     /// Abandons the content: nothing of it stays. Safe to call more than
     /// once.
-    func discard() {
+    package func discard() {
         if isOpen {
             try? descriptor.closeDescriptor()
             isOpen = false

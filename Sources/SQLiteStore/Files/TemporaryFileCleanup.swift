@@ -6,7 +6,7 @@ import Synchronization
 ///
 /// A file the library writes (a blob copied to a file by
 /// ``Database/readBlob(table:column:rowID:schema:to:chunkSize:)``, a template
-/// installed by ``DatabaseTemplate``) is staged before it takes its name.
+/// installed by the app-support module's `DatabaseTemplate`) is staged before it takes its name.
 /// On Linux the staging file has no name at all (`O_TMPFILE`), so even
 /// `SIGKILL` leaves nothing behind. Elsewhere, and on file systems without
 /// unnamed files, it is a hidden file beside the destination,

@@ -110,28 +110,3 @@ extension Database {
         try fetchOne(type, sql.text, arguments: sql.resolvedArguments(arguments))
     }
 }
-
-extension DBManager {
-    /// Runs a query and returns all its rows, binding the values the SQL
-    /// interpolates.
-    ///
-    /// ```swift
-    /// let adults = try manager.loadData("SELECT * FROM peopleInfo WHERE age >= \(18)")
-    /// ```
-    public func loadData(_ sql: SQL, arguments: StatementArguments = StatementArguments()) throws -> QueryResult {
-        try loadData(sql.text, arguments: sql.resolvedArguments(arguments))
-    }
-
-    /// Runs SQL that changes the database, binding the values it
-    /// interpolates, and reports what it did.
-    ///
-    /// ```swift
-    /// try manager.executeQuery("DELETE FROM peopleInfo WHERE peopleInfoID = \(id)")
-    /// ```
-    @discardableResult
-    public func executeQuery(_ sql: SQL, arguments: StatementArguments = StatementArguments()) throws
-        -> ExecutionResult
-    {
-        try executeQuery(sql.text, arguments: sql.resolvedArguments(arguments))
-    }
-}

@@ -118,3 +118,8 @@ final class FIFOReader: @unchecked Sendable {
         return data
     }
 }
+
+/// The names in a test's temporary directory, sorted.
+func directoryEntries(_ dir: TemporaryDirectory) throws -> [String] {
+    try FileManager.default.contentsOfDirectory(atPath: dir.url.path).sorted()
+}

@@ -17,10 +17,6 @@ struct InterruptedCopyProbe {
         let mode = try #require(environment[probeModeVariable])
         let directory = try #require(environment[probeDirectoryVariable])
         switch mode {
-        case "install":
-            try DatabaseTemplate.install(
-                from: URL(fileURLWithPath: directory + "/template.sqlite"),
-                to: URL(fileURLWithPath: directory + "/out/app.sqlite"))
         case "stall":
             // The portable path, with a named temporary file, stopped
             // half-way until a signal ends the process.
@@ -70,37 +66,6 @@ private func hasFileOpen(in directory: String, pid: Int32) -> Bool {
 
 @Suite("Interrupted copies leave no file behind", .enabled(if: isLinux && !isProbe, "needs Linux's /proc"))
 struct InterruptedCopyTests {
-    @Test("SIGKILL during a template install leaves nothing in the destination directory")
-    func killedInstall() throws {
-        let dir = try TemporaryDirectory()
-        try FileManager.default.createDirectory(atPath: dir.path("out"), withIntermediateDirectories: false)
-        // Large enough that the copy and its flush take a while.
-        let template = try Database(path: dir.path("template.sqlite"))
-        try template.execute(
-            "CREATE TABLE t (a TEXT, b BLOB); INSERT INTO t VALUES ('from template', zeroblob(48000000))")
-        template.close()
-        let templateSize = fileSize(dir.path("template.sqlite"))
-
-        let process = try startProbe("install", directory: dir.url.path)
-        var sawCopy = false
-        // Bounded: at most about 30 s, usually a few milliseconds.
-        for _ in 0..<30_000 where process.isRunning {
-            let entries = try directoryEntries(dir, "out")
-            if hasFileOpen(in: dir.path("out"), pid: process.processIdentifier) || !entries.isEmpty {
-                sawCopy = true
-                break
-            }
-            usleep(1000)
-        }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-
-        #expect(sawCopy, "the copy was not seen in progress")
-        let left = try directoryEntries(dir, "out")
-        // Killed before publishing: nothing; a moment after: the whole file.
-        #expect(left.isEmpty || (left == ["app.sqlite"] && fileSize(dir.path("out/app.sqlite")) == templateSize))
-    }
-
     @Test(
         "A signal during a copy through a named temporary file removes it, then ends the process",
         arguments: [SIGINT, SIGTERM, SIGHUP])

@@ -1,4 +1,5 @@
 import Foundation
+import SQLiteStore
 
 /// Where an application keeps its data files on each platform.
 ///

@@ -1,9 +1,5 @@
 import Foundation
-#if canImport(SQLite3)
-    import SQLite3
-#else
-    import CSQLite
-#endif
+import SQLiteStore
 
 /// What ``DatabaseTemplate/install(from:to:)`` did.
 public enum TemplateInstallation: Sendable, Equatable {
@@ -25,7 +21,7 @@ public enum TemplateInstallation: Sendable, Equatable {
 ///   sees it, flushed to disk, and only then given the destination's name.
 ///   On Linux it has no name at all until then (`O_TMPFILE`), so even a
 ///   killed process leaves nothing behind; elsewhere it is a hidden
-///   temporary file (see ``TemporaryFileCleanup``). A missing or corrupt
+///   temporary file (see SQLiteStore's `TemporaryFileCleanup`). A missing or corrupt
 ///   template, a full disk or a crash never leaves a half-written or empty
 ///   file under the destination's name, so the next attempt is not blocked
 ///   by it.
@@ -51,7 +47,7 @@ public enum TemplateInstallation: Sendable, Equatable {
 /// ```
 ///
 /// Upgrading a database installed from an older template is the job of a
-/// ``Migrator``, not of a new copy.
+/// `Migrator`, not of a new copy.
 public enum DatabaseTemplate {
     /// Whether a database is installed at `destination`: a regular file
     /// that is not empty (symbolic links followed).
@@ -181,7 +177,7 @@ public enum DatabaseTemplate {
     /// written.
     private static func verifyDatabase(at path: String) throws {
         let result: [String]
-        switch quickCheck(path) {
+        switch QuickCheck.run(onFileAt: path) {
         case .success(let rows): result = rows
         case .failure(let error):
             throw DatabaseFileError(
@@ -194,43 +190,6 @@ public enum DatabaseTemplate {
                 .templateNotADatabase, path: path,
                 message: "cannot install the database template \(path): it is corrupt ("
                     + result.prefix(3).joined(separator: "; ") + ")")
-        }
-    }
-
-    /// `PRAGMA quick_check` on the file at `path`, opened read-only and
-    /// `immutable`: SQLite then takes no lock and creates no file beside it
-    /// (a WAL-mode template would otherwise get `-wal` and `-shm` files,
-    /// and a template in a read-only bundle could not be opened).
-    private static func quickCheck(_ path: String) -> Result<[String], SQLiteError> {
-        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
-        var uri = "file://"
-        for scalar in absolute.unicodeScalars {
-            switch scalar {
-            case "%": uri += "%25"
-            case "?": uri += "%3f"
-            case "#": uri += "%23"
-            default: uri.unicodeScalars.append(scalar)
-            }
-        }
-        uri += "?immutable=1"
-        var handle: OpaquePointer?
-        defer { sqlite3_close_v2(handle) }
-        let sql = "PRAGMA quick_check"
-        func failure(_ code: Int32) -> Result<[String], SQLiteError> {
-            .failure(SQLiteError.from(connection: handle, code: code, sql: sql))
-        }
-        let openCode = sqlite3_open_v2(uri, &handle, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nil)
-        guard openCode == SQLITE_OK else { return failure(openCode) }
-        var statement: OpaquePointer?
-        let prepareCode = sqlite3_prepare_v2(handle, sql, -1, &statement, nil)
-        defer { sqlite3_finalize(statement) }
-        guard prepareCode == SQLITE_OK else { return failure(prepareCode) }
-        var rows: [String] = []
-        while true {
-            let code = sqlite3_step(statement)
-            if code == SQLITE_DONE { return .success(rows) }
-            guard code == SQLITE_ROW else { return failure(code) }
-            rows.append(sqlite3_column_text(statement, 0).map { String(cString: $0) } ?? "")
         }
     }
 

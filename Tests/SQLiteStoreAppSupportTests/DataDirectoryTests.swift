@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import SQLiteStore
+@testable import SQLiteStoreAppSupport
 
 @Suite("Default data directory")
 struct DataDirectoryTests {

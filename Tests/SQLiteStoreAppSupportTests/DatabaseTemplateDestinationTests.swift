@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import SQLiteStore
+@testable import SQLiteStoreAppSupport
 
 /// Installs the template `dir/template.sqlite` at `destination`.
 private func install(_ dir: TemporaryDirectory, to destination: String, unnamed: Bool = true) throws

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import SQLiteStore
+@testable import SQLiteStoreAppSupport
 
 /// Writes a small valid database to `path` with one row in `t`.
 func makeTemplate(at path: String, value: String = "from template") throws {

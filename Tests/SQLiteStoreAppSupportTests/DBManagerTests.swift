@@ -1,7 +1,8 @@
 import Foundation
+import SQLiteStore
 import Testing
 
-@testable import SQLiteStore
+@testable import SQLiteStoreAppSupport
 
 /// The seed's sample database: the peopleInfo table with two people.
 func makePeopleTemplate(at path: String) throws {
@@ -12,12 +13,6 @@ func makePeopleTemplate(at path: String) throws {
         INSERT INTO peopleInfo (firstname, lastname, age) VALUES ('Ada', 'Lovelace', 36), ('Alan', 'Turing', 41);
         """)
     db.close()
-}
-
-final class LogLines: Sendable {
-    let lines = Locked<[String]>([])
-    var all: [String] { lines.withLock { $0 } }
-    var sink: @Sendable (String) -> Void { { line in self.lines.withLock { $0.append(line) } } }
 }
 
 @Suite("DBManager")
@@ -248,5 +243,206 @@ struct DBManagerTests {
         #expect(throws: ValueConversionError.self) { try row["missing"] as SQLiteValue }
         #expect(throws: ValueConversionError.self) { try row[2] as SQLiteValue }
         #expect(throws: ValueConversionError.self) { try row[-1] as SQLiteValue }
+    }
+}
+
+/// The manager's entry points, for calling one from inside another.
+enum ManagerCall: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case loadData, executeQuery, transaction, withConnection
+
+    var testDescription: String { rawValue }
+
+    func run(_ manager: DBManager) throws {
+        switch self {
+        case .loadData: _ = try manager.loadData("SELECT 1")
+        case .executeQuery: try manager.executeQuery("INSERT INTO t VALUES (2)")
+        case .transaction: try manager.transaction { db in try db.execute("INSERT INTO t VALUES (2)") }
+        case .withConnection: try manager.withConnection { db in try db.execute("INSERT INTO t VALUES (2)") }
+        }
+    }
+}
+
+@Suite("DBManager: nested calls and closing")
+struct DBManagerNestingTests {
+    private func makeManager(debugLog: (@Sendable (String) -> Void)? = nil) throws -> DBManager {
+        let manager = try DBManager.inMemory(debugLog: debugLog)
+        try manager.executeQuery("CREATE TABLE t (a INTEGER)")
+        return manager
+    }
+
+    @Test(
+        "Calling the manager from inside its transaction throws a misuse error naming the call",
+        arguments: ManagerCall.allCases)
+    func nestedInTransaction(call: ManagerCall) throws {
+        let manager = try makeManager()
+        let error = sqliteError {
+            try manager.transaction { db in
+                try db.execute("INSERT INTO t VALUES (1)")
+                try call.run(manager)
+            }
+        }
+        #expect(error?.code == .misuse)
+        #expect(error?.message.contains("DBManager.\(call.rawValue) was called from inside") == true)
+        #expect(error?.message.contains("use the Database that the closure received") == true)
+    }
+
+    @Test("Calling the manager from inside withConnection throws a misuse error", arguments: ManagerCall.allCases)
+    func nestedInWithConnection(call: ManagerCall) throws {
+        let manager = try makeManager()
+        let error = sqliteError { try manager.withConnection { _ in try call.run(manager) } }
+        #expect(error?.code == .misuse)
+        #expect(error?.message.contains("DBManager.\(call.rawValue)") == true)
+    }
+
+    @Test("A refused nested call rolls the outer transaction back when it propagates")
+    func nestedRollsBackOuter() throws {
+        let manager = try makeManager()
+        _ = sqliteError {
+            try manager.transaction { db in
+                try db.execute("INSERT INTO t VALUES (1)")
+                try manager.executeQuery("INSERT INTO t VALUES (2)")
+            }
+        }
+        #expect(try manager.loadData("SELECT a FROM t").isEmpty)
+    }
+
+    @Test("A refused nested call changes nothing: caught inside, the outer transaction commits its own work")
+    func nestedCaughtInside() throws {
+        let manager = try makeManager()
+        let refused = try manager.transaction { db in
+            try db.execute("INSERT INTO t VALUES (1)")
+            return sqliteError { try manager.executeQuery("INSERT INTO t VALUES (2)") } != nil
+        }
+        #expect(refused)
+        #expect(try manager.loadData("SELECT a FROM t").map { try $0[0] as Int } == [1])
+    }
+
+    @Test("After a refused nested call the manager keeps working, from this thread and others")
+    func usableAfterNestedCall() async throws {
+        let manager = try makeManager()
+        _ = sqliteError { try manager.withConnection { _ in _ = try manager.loadData("SELECT 1") } }
+        #expect(manager.isConnected)
+        try manager.executeQuery("INSERT INTO t VALUES (1)")
+        let count = try await Task.detached { try manager.loadData("SELECT COUNT(*) FROM t")[0][0] as Int }.value
+        #expect(count == 1)
+    }
+
+    @Test("A nested call's error is logged once, by the outer call that propagates it")
+    func nestedErrorLoggedOnce() throws {
+        let log = LogLines()
+        let manager = try makeManager(debugLog: log.sink)
+        _ = sqliteError { try manager.withConnection { _ in _ = try manager.loadData("SELECT 1") } }
+        #expect(log.all.filter { $0.hasPrefix("error: ") && $0.contains("DBManager.loadData") }.count == 1)
+    }
+
+    @Test("A transaction that closes its Database throws, keeps nothing, and the manager is closed")
+    func databaseClosedInTransaction() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("x.sqlite")
+        let manager = try DBManager(databaseURL: URL(fileURLWithPath: path))
+        try manager.executeQuery("CREATE TABLE t (a INTEGER)")
+        let error = sqliteError {
+            _ = try manager.transaction { db in
+                try db.execute("INSERT INTO t VALUES (1)")
+                db.close()
+            }
+        }
+        #expect(error?.code == .misuse)
+        #expect(error?.message.contains("closed inside the closure") == true)
+        #expect(!manager.isConnected)
+        let later = sqliteError { _ = try manager.loadData("SELECT * FROM t") }
+        #expect(later?.message.contains("is closed") == true)
+        #expect(try Database(path: path).fetchOne(Int.self, "SELECT COUNT(*) FROM t") == 0)
+    }
+
+    @Test("withConnection whose closure closes the Database throws, and the manager is closed")
+    func databaseClosedInWithConnection() throws {
+        let manager = try makeManager()
+        #expect(sqliteError { try manager.withConnection { db in db.close() } }?.code == .misuse)
+        #expect(!manager.isConnected)
+    }
+
+    @Test("close() inside a closure closes the manager when the closure ends, and that call throws")
+    func closeInsideClosure() throws {
+        let log = LogLines()
+        let manager = try makeManager(debugLog: log.sink)
+        let error = sqliteError { try manager.withConnection { _ in manager.close() } }
+        #expect(error?.code == .misuse)
+        #expect(error?.message.contains("close() was called inside the closure") == true)
+        #expect(!manager.isConnected)
+        #expect(log.all.filter { $0.hasPrefix("closed") }.count == 1)
+        manager.close()
+        #expect(log.all.filter { $0.hasPrefix("closed") }.count == 1)
+        #expect(sqliteError { _ = try manager.loadData("SELECT 1") }?.message.contains("is closed") == true)
+    }
+
+    @Test("close() inside a transaction rolls the transaction back")
+    func closeInsideTransactionRollsBack() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("x.sqlite")
+        let manager = try DBManager(databaseURL: URL(fileURLWithPath: path))
+        try manager.executeQuery("CREATE TABLE t (a INTEGER)")
+        _ = sqliteError {
+            try manager.transaction { db in
+                try db.execute("INSERT INTO t VALUES (1)")
+                manager.close()
+            }
+        }
+        #expect(try Database(path: path).fetchOne(Int.self, "SELECT COUNT(*) FROM t") == 0)
+    }
+
+    @Test("close() from another thread waits for the running closure, whose call succeeds")
+    func closeFromAnotherThreadWaits() async throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("x.sqlite")
+        let manager = try DBManager(databaseURL: URL(fileURLWithPath: path))
+        try manager.executeQuery("CREATE TABLE t (a INTEGER)")
+        let started = DispatchSemaphore(value: 0)
+        let closer = Thread {
+            started.wait()
+            manager.close()
+        }
+        closer.start()
+        let sawClosing = try manager.transaction { db in
+            try db.execute("INSERT INTO t VALUES (1)")
+            started.signal()
+            // close() marks the manager closed, then waits for this access.
+            for _ in 0..<10_000 where manager.isConnected { usleep(1000) }
+            return !manager.isConnected
+        }
+        #expect(sawClosing)
+        #expect(try Database(path: path).fetchOne(Int.self, "SELECT COUNT(*) FROM t") == 1)
+        #expect(sqliteError { _ = try manager.loadData("SELECT 1") }?.message.contains("is closed") == true)
+    }
+
+    @Test("executeQuery that leaves a transaction open throws and keeps nothing")
+    func executeQueryLeavingTransactionOpen() throws {
+        let manager = try makeManager()
+        let error = sqliteError { try manager.executeQuery("BEGIN; INSERT INTO t VALUES (1)") }
+        #expect(error?.code == .misuse)
+        #expect(try manager.loadData("SELECT a FROM t").isEmpty)
+        try manager.executeQuery("BEGIN; INSERT INTO t VALUES (2); COMMIT")
+        #expect(try manager.loadData("SELECT a FROM t").count == 1)
+    }
+
+    @Test("A debug log set after opening receives the next statements")
+    func debugLogSetLater() throws {
+        let log = LogLines()
+        let manager = try makeManager()
+        try manager.executeQuery("INSERT INTO t VALUES (1)")
+        manager.debugLog = log.sink
+        try manager.executeQuery("INSERT INTO t VALUES (2)")
+        #expect(log.all == ["SQL: INSERT INTO t VALUES (2)"])
+    }
+
+    @Test("loadData and executeQuery accept SQL with interpolated values")
+    func acceptsSQL() throws {
+        let manager = try DBManager.inMemory()
+        try manager.executeQuery("CREATE TABLE people (name TEXT)")
+        let result = try manager.executeQuery("INSERT INTO people (name) VALUES (\("O'Hopper"))")
+        #expect(result.affectedRows == 1)
+        let loaded = try manager.loadData("SELECT name FROM people WHERE name = \("O'Hopper")")
+        #expect(loaded.rows.count == 1)
+        #expect(try loaded.rows.first?.decode(String.self, at: 0) == "O'Hopper")
     }
 }

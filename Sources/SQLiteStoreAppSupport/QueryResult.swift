@@ -1,3 +1,5 @@
+import SQLiteStore
+
 /// The rows of a query loaded by ``DBManager/loadData(_:arguments:)-(String,_)``: the
 /// column names and every row's typed values, NULLs in place.
 ///
@@ -10,20 +12,20 @@
 /// }
 /// ```
 ///
-/// Unlike a ``Row`` read from a ``Database``, a result is a value that can
+/// Unlike a `Row` read from a `Database`, a result is a value that can
 /// be kept and sent across threads.
 public struct QueryResult: Sendable, Equatable, RandomAccessCollection {
     /// The column names, in order.
     public var columnNames: [String] { columns.names }
     /// The rows, in the order the query returned them.
     public let rows: [ResultRow]
-    let columns: ColumnNames
+    let columns: ResultColumns
 
     /// Creates a result from column names and rows of values; each row must
     /// have one value per column.
     public init(columnNames: [String], rows: [[SQLiteValue]]) {
         precondition(rows.allSatisfy { $0.count == columnNames.count }, "each row needs one value per column")
-        let columns = ColumnNames(columnNames)
+        let columns = ResultColumns(columnNames)
         self.columns = columns
         self.rows = rows.map { ResultRow(columns: columns, values: $0) }
     }
@@ -45,9 +47,9 @@ public struct QueryResult: Sendable, Equatable, RandomAccessCollection {
 public struct ResultRow: Sendable, Equatable, CustomStringConvertible {
     /// The values, in column order; always one per column.
     public let values: [SQLiteValue]
-    let columns: ColumnNames
+    let columns: ResultColumns
 
-    init(columns: ColumnNames, values: [SQLiteValue]) {
+    init(columns: ResultColumns, values: [SQLiteValue]) {
         self.columns = columns
         self.values = values
     }
@@ -86,8 +88,10 @@ public struct ResultRow: Sendable, Equatable, CustomStringConvertible {
         }
         do {
             return try Value(sqliteValue: values[index])
-        } catch let error as ValueConversionError {
-            throw error.located(column: columns.names[index], index: index)
+        } catch var error as ValueConversionError {
+            if error.column == nil { error.column = columns.names[index] }
+            if error.columnIndex == nil { error.columnIndex = index }
+            throw error
         }
     }
 
@@ -107,5 +111,28 @@ public struct ResultRow: Sendable, Equatable, CustomStringConvertible {
 
     public static func == (lhs: ResultRow, rhs: ResultRow) -> Bool {
         lhs.columnNames == rhs.columnNames && lhs.values == rhs.values
+    }
+}
+
+/// The column names of a ``QueryResult``, shared by all its rows.
+///
+/// Lookup by name is case-insensitive for ASCII letters, as SQLite compares
+/// identifiers, and finds the first column of that name.
+final class ResultColumns: Sendable {
+    let names: [String]
+
+    init(_ names: [String]) {
+        self.names = names
+    }
+
+    func index(of name: String) -> Int? {
+        if let exact = names.firstIndex(of: name) { return exact }
+        let wanted = Self.asciiLowercased(name)
+        return names.firstIndex { Self.asciiLowercased($0) == wanted }
+    }
+
+    /// `text` with only ASCII letters lowercased: SQLite folds no others.
+    private static func asciiLowercased(_ text: String) -> [UInt8] {
+        text.utf8.map { byte in (65...90).contains(byte) ? byte + 32 : byte }
     }
 }
