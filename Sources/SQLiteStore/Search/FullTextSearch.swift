@@ -251,9 +251,15 @@ struct FullTextQuery {
         guard offset >= 0 else { throw invalid("the offset must not be negative (\(offset))") }
 
         let fts: SQL = "\(identifier: index.name)"
-        var sql: SQL = "SELECT \(identifier: index.table).*, bm25(\(fts)"
-        for weight in columnWeights { sql += ", \(weight)" }
-        sql += ") AS sqlitestore_rank"
+        // The weights are written as numbers, not bound, so that ORDER BY
+        // can repeat the very same expression: SQLite then computes it once.
+        // (Ordering by an alias would pick a table column of that name
+        // that `table.*` brings in first.) A finite Double's description
+        // is a valid SQL number.
+        let rank = SQL(
+            unsafeLiteral: "bm25(\(quotedIdentifier(index.name))"
+                + columnWeights.map { ", \($0)" }.joined() + ")")
+        var sql: SQL = "SELECT \(identifier: index.table).*, \(rank)"
         switch snippet {
         case nil:
             break
@@ -272,7 +278,7 @@ struct FullTextQuery {
              FROM \(fts) JOIN \(identifier: index.table) \
             ON \(identifier: index.table, index.rowID) = \(fts).rowid \
             WHERE \(fts) MATCH \(pattern.fts5Query) \
-            ORDER BY sqlitestore_rank, \(fts).rowid
+            ORDER BY \(rank), \(fts).rowid
             """
         if let limit {
             sql += " LIMIT \(limit) OFFSET \(offset)"

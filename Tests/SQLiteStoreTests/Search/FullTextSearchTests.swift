@@ -123,14 +123,14 @@ struct FullTextSearchTests {
         }
         let db = try Database.inMemory()
         try db.execute("CREATE TABLE t (body TEXT, rank TEXT, sqlitestore_rank TEXT)")
-        try db.execute("INSERT INTO t VALUES ('first', 'a', 'zzz'), ('second first first', 'b', 'aaa')")
+        try db.execute("INSERT INTO t VALUES ('first second third fourth', 'a', 'aaa'), ('first first', 'b', 'zzz')")
         let index = FullTextIndex("t_search", on: "t", columns: ["body"])
         try db.create(index)
         let pattern = try #require(SearchPattern(typed: "first"))
         let matches = try db.search(Ranked.self, in: index, matching: pattern)
-        #expect(matches.map(\.record.body) == ["second first first", "first"])
+        #expect(matches.map(\.record.body) == ["first first", "first second third fourth"])
         #expect(matches.map(\.record.rank) == ["b", "a"])
-        #expect(matches.map(\.record.sqlitestoreRank) == ["aaa", "zzz"])
+        #expect(matches.map(\.record.sqlitestoreRank) == ["zzz", "aaa"])
     }
 
     @Test("Codable records work too")
