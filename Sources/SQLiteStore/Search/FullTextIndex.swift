@@ -193,13 +193,30 @@ extension Database {
     /// as it is. Dropping an index that does not exist does nothing.
     ///
     /// - Parameter name: The index's ``FullTextIndex/name``.
+    /// - Throws: ``FullTextSearchError`` (``FullTextSearchError/Kind/invalidIndex``)
+    ///   when `name` is a table that is not an FTS5 index: it is not
+    ///   dropped.
     public func dropFullTextIndex(named name: String) throws {
+        let definition = try fetchOne(
+            String.self, "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = \(name) COLLATE NOCASE")
+        if let definition, !Self.isFTS5Definition(definition) {
+            throw FullTextSearchError(
+                .invalidIndex,
+                message: "\(quotedIdentifier(name)) is a table, not a full-text index: it was not dropped")
+        }
         try savepoint { db in
             for trigger in FullTextIndex(name, on: "", columns: []).triggerNames {
                 try db.execute("DROP TRIGGER IF EXISTS \(identifier: trigger)")
             }
             try db.execute("DROP TABLE IF EXISTS \(identifier: name)")
         }
+    }
+
+    /// Whether a table's `CREATE` statement makes an FTS5 virtual table
+    /// (an ordinary table's never starts so).
+    private static func isFTS5Definition(_ sql: String) -> Bool {
+        let normalized = sql.uppercased().split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        return normalized.hasPrefix("CREATE VIRTUAL TABLE ") && normalized.contains(" USING FTS5")
     }
 
     /// Checks that the declaration fits the database, with messages that

@@ -92,6 +92,8 @@ public struct Snippet: Sendable, Hashable, CustomStringConvertible {
     /// still text for the caller to escape.
     static let openMark = "\u{F8F0}"
     static let closeMark = "\u{F8F1}"
+    private static let openScalar: Unicode.Scalar = "\u{F8F0}"
+    private static let closeScalar: Unicode.Scalar = "\u{F8F1}"
 
     init(marked text: String) {
         var segments: [Segment] = []
@@ -101,15 +103,15 @@ public struct Snippet: Sendable, Hashable, CustomStringConvertible {
             if !current.isEmpty { segments.append(Segment(text: current, isMatch: isMatch)) }
             current = ""
         }
-        for character in text.unicodeScalars {
-            if String(character) == Self.openMark {
+        for scalar in text.unicodeScalars {
+            if scalar == Self.openScalar {
                 flush()
                 isMatch = true
-            } else if String(character) == Self.closeMark {
+            } else if scalar == Self.closeScalar {
                 flush()
                 isMatch = false
             } else {
-                current.unicodeScalars.append(character)
+                current.unicodeScalars.append(scalar)
             }
         }
         flush()

@@ -138,6 +138,16 @@ struct FullTextIndexTests {
         try db.dropFullTextIndex(named: peopleSearch.name)  // a second time does nothing
     }
 
+    @Test("Dropping an ordinary table as a full-text index is refused and the table kept")
+    func dropRefusesOrdinaryTable() throws {
+        let db = try makeSearchablePeople()
+        let error = try #require(throws: FullTextSearchError.self) { try db.dropFullTextIndex(named: "PEOPLE") }
+        #expect(error.kind == .invalidIndex)
+        #expect(error.message.contains("not a full-text index"))
+        #expect(try db.fetchOne(Int.self, "SELECT count(*) FROM people") == 5)
+        #expect(try db.searchIDs("hopper") == [1])
+    }
+
     @Test("Names with quotes and spaces are quoted everywhere")
     func oddNames() throws {
         let db = try Database.inMemory()
