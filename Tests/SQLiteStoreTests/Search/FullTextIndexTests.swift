@@ -126,6 +126,40 @@ struct FullTextIndexTests {
         #expect(try db.searchIDs("katherine") == [6])
     }
 
+    @Test("A bulk change with the index rebuilt afterwards is searchable and keeps the triggers")
+    func bulkChangeRebuilds() throws {
+        let db = try makeSearchablePeople()
+        let count = try db.rebuilding(peopleSearch) { db in
+            for number in 1...50 {
+                try db.execute("INSERT INTO people (firstname, lastname) VALUES (\("Imported\(number)"), 'Bulk')")
+            }
+            try db.execute("DELETE FROM people WHERE id = 1")
+            return 50
+        }
+        #expect(count == 50)
+        #expect(try db.searchCount(in: peopleSearch, matching: #require(SearchPattern(typed: "bulk"))) == 50)
+        #expect(try db.searchIDs("hopper") == [])
+        try db.execute("INSERT INTO people (firstname) VALUES ('Katherine')")
+        #expect(try db.searchIDs("katherine") == [56])
+        try db.execute("INSERT INTO people_search(people_search, rank) VALUES ('integrity-check', 1)")
+    }
+
+    @Test("A bulk change that throws leaves the rows, the index and its triggers as they were")
+    func bulkChangeFailure() throws {
+        let db = try makeSearchablePeople()
+        struct Abort: Error {}
+        #expect(throws: Abort.self) {
+            try db.rebuilding(peopleSearch) { db in
+                try db.execute("INSERT INTO people (firstname) VALUES ('Imported')")
+                throw Abort()
+            }
+        }
+        #expect(try db.fetchOne(Int.self, "SELECT count(*) FROM people") == 5)
+        try db.execute("INSERT INTO people (firstname) VALUES ('Katherine')")
+        #expect(try db.searchIDs("katherine") == [6])
+        #expect(try db.searchIDs("imported") == [])
+    }
+
     @Test("Dropping an index removes its table and triggers and keeps the rows")
     func drop() throws {
         let db = try makeSearchablePeople()
