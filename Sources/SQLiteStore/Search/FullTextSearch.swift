@@ -45,6 +45,10 @@ public enum SnippetRequest: Sendable, Hashable {
 ///
 /// Do not insert HTML markers first and escape afterwards: escaping would
 /// undo the markers, and text that was never escaped would reach the page.
+///
+/// FTS5 builds snippets as C strings: in a column whose text holds a NUL
+/// character, the text after it comes out cut or misplaced (the search
+/// itself is not affected).
 public struct Snippet: Sendable, Hashable, CustomStringConvertible {
     /// A piece of the text, either a match or the text around matches.
     public struct Segment: Sendable, Hashable {
@@ -153,7 +157,7 @@ extension Database {
     ) throws -> [SearchMatch<Record>] {
         let query = try FullTextQuery(
             index: index, pattern: pattern, weights: weights, snippet: snippet, limit: limit, offset: offset)
-        return try runSearch(query, pattern: pattern, index: index) {
+        return try runSearch(pattern: pattern, index: index) {
             let cursor = try fetchCursor(query.sql)
             var matches: [SearchMatch<Record>] = []
             while let row = try cursor.next() {
@@ -168,7 +172,7 @@ extension Database {
     ///
     /// - Throws: ``FullTextSearchError`` for an invalid advanced pattern.
     public func searchCount(in index: FullTextIndex, matching pattern: SearchPattern) throws -> Int {
-        try runSearch(nil, pattern: pattern, index: index) {
+        try runSearch(pattern: pattern, index: index) {
             try fetchOne(
                 Int.self,
                 "SELECT count(*) FROM \(identifier: index.name) WHERE \(identifier: index.name) MATCH \(pattern.fts5Query)"
@@ -184,7 +188,7 @@ extension Database {
     public func validate(_ pattern: SearchPattern, in index: FullTextIndex) throws {
         // FTS5 parses the query when the statement first steps, not when
         // it is prepared: run it, for one row at most.
-        try runSearch(nil, pattern: pattern, index: index) {
+        try runSearch(pattern: pattern, index: index) {
             _ = try fetchOne(
                 "SELECT 1 FROM \(identifier: index.name) WHERE \(identifier: index.name) MATCH \(pattern.fts5Query) LIMIT 1"
             )
@@ -192,34 +196,30 @@ extension Database {
     }
 
     /// Runs a search, turning FTS5's complaints about an advanced pattern
-    /// into a ``FullTextSearchError``.
-    private func runSearch<T>(
-        _ query: FullTextQuery?, pattern: SearchPattern, index: FullTextIndex, _ body: () throws -> T
-    ) throws -> T {
+    /// into a ``FullTextSearchError``. The message is FTS5's, which names
+    /// the place (`syntax error near "AND"`); like ``SQLiteError``, it does
+    /// not repeat the searched text, which may be private.
+    private func runSearch<T>(pattern: SearchPattern, index: FullTextIndex, _ body: () throws -> T) throws -> T {
         do {
             return try body()
         } catch let error as SQLiteError where pattern.isAdvanced && Self.isPatternError(error) {
             throw FullTextSearchError(
                 .invalidPattern,
-                message: "invalid search pattern \(Self.quoted(pattern.fts5Query)) for the full-text index "
-                    + "\(quotedIdentifier(index.name)): \(error.message)")
+                message: "invalid search pattern for the full-text index \(quotedIdentifier(index.name)): "
+                    + error.message)
         }
     }
 
     /// FTS5's messages about a query: its syntax errors start with
-    /// "fts5:", an unclosed quote is an "unterminated string"; a column filter naming a column it does not have gives
-    /// "no such column"; a bare word that names a special query gives
-    /// "unknown special query".
+    /// "fts5:", an unclosed quote is an "unterminated string", a column
+    /// filter naming a column the index does not have gives "no such
+    /// column", and a word that names no special query gives "unknown
+    /// special query".
     private static func isPatternError(_ error: SQLiteError) -> Bool {
         guard error.code == .error else { return false }
         return error.message.hasPrefix("fts5:") || error.message.hasPrefix("unterminated string")
             || error.message.hasPrefix("no such column")
             || error.message.hasPrefix("unknown special query")
-    }
-
-    private static func quoted(_ text: String) -> String {
-        let shown = text.count > 80 ? String(text.prefix(80)) + "…" : text
-        return "'" + shown + "'"
     }
 }
 
