@@ -14,6 +14,7 @@
 #   cli      the records command line: global options, commands, options, help
 #   picture  the picture format sniffer and picture storage round trip
 #   phc      the PHC string parser of stored password hashes
+#   search   full-text search patterns built from typed text, and FTS5 syntax
 #
 # The sanitized library objects are built by SwiftPM in .build/fuzz (its
 # own scratch path, so the normal build is untouched), each target binary
@@ -25,7 +26,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
-targets=(sql rows cli picture phc)
+targets=(sql rows cli picture phc search)
 scratch=.build/fuzz
 bin=$scratch/bin
 
@@ -38,6 +39,7 @@ max_len() {
         cli) echo 1024 ;;
         picture) echo 4096 ;;
         phc) echo 512 ;;
+        search) echo 1024 ;;
     esac
 }
 
@@ -52,7 +54,7 @@ extra_sources() {
 }
 
 usage() {
-    sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 

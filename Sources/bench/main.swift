@@ -91,6 +91,7 @@ func main() -> Int32 {
         } else if let throughput = Report.throughput(results) {
             print("\n" + throughput)
         }
+        if !options.json, let speedUp = Report.searchSpeedUp(results) { print("\n" + speedUp) }
         return 0
     } catch {
         FileHandle.standardError.write(Data("bench: \(error)\n".utf8))
