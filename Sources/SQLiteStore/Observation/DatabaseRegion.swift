@@ -1,3 +1,4 @@
+import Foundation
 #if canImport(SQLite3)
     import SQLite3
 #else
@@ -78,6 +79,11 @@ final class ConnectionAuthorizer {
     /// The region of the observed fetch running now, which also gets what
     /// statements re-prepared while they run read.
     var regionRecorder: RegionRecorder?
+    /// Set while transaction observers may watch the connection: `DELETE`
+    /// statements prepared then are answered `SQLITE_IGNORE`, which makes
+    /// SQLite delete row by row instead of truncating the table, so that
+    /// the update hook reports every deleted row.
+    var reportsEveryDeletedRow = false
 
     /// Called before each prepare: forgets what an earlier prepare (or a
     /// re-prepare while stepping) recorded.
@@ -128,10 +134,17 @@ let libraryAuthorizerCallback:
         default:
             break
         }
-        guard let user = authorizer.user else { return SQLITE_OK }
+        // For a DELETE, SQLITE_IGNORE only turns off the truncate
+        // optimization: the rows are still deleted.
+        let code =
+            action == SQLITE_DELETE && authorizer.reportsEveryDeletedRow
+                && !(first.map { strncmp($0, "sqlite_", 7) == 0 } ?? true)
+            ? SQLITE_IGNORE : SQLITE_OK
+        guard let user = authorizer.user else { return code }
         let request = AuthorizerRequest(
             action: AuthorizerAction(rawValue: action), firstArgument: first.map { String(cString: $0) },
             secondArgument: second.map { String(cString: $0) }, schema: schema.map { String(cString: $0) },
             triggerOrView: triggerOrView.map { String(cString: $0) })
-        return user(request).code
+        let decision = user(request).code
+        return decision == SQLITE_OK ? code : decision
     }

@@ -130,6 +130,12 @@ extension Database {
         let recorder = ChangeRecorder(tracker: tracker, handle: handle)
         recorder.install()
         connection.changeRecorder = recorder
+        // Installing the authorizer again expires the prepared statements:
+        // a cached `DELETE FROM t` is prepared again without the truncate
+        // optimization, which would hide its rows from the update hook.
+        connection.authorizer.reportsEveryDeletedRow = true
+        sqlite3_set_authorizer(
+            handle, libraryAuthorizerCallback, Unmanaged.passUnretained(connection.authorizer).toOpaque())
         recorder.lastDataVersion = try? fetchOne(Int64.self, "PRAGMA data_version")
     }
 }
