@@ -180,12 +180,16 @@ final class ChangeTracker: Sendable {
     struct Snapshot: Sendable {
         let observers: [any CommitObserver]
         let interest: TableInterest
+        /// Changes whenever the interest may have: what was learnt from an
+        /// earlier snapshot of the same generation still holds.
+        let generation: UInt64
     }
 
     private struct State {
         var observers: [ObjectIdentifier: any CommitObserver] = [:]
         var valueObservationCount = 0
         var snapshot: Snapshot?
+        var generation: UInt64 = 0
     }
 
     private let state = Locked(State())
@@ -198,6 +202,7 @@ final class ChangeTracker: Sendable {
         state.withLock { state in
             state.observers[ObjectIdentifier(observer)] = observer
             state.snapshot = nil
+            state.generation += 1
             guard observer.isValueObservation else { return false }
             state.valueObservationCount += 1
             return state.valueObservationCount == 1
@@ -209,6 +214,7 @@ final class ChangeTracker: Sendable {
         state.withLock { state in
             guard state.observers.removeValue(forKey: ObjectIdentifier(observer)) != nil else { return false }
             state.snapshot = nil
+            state.generation += 1
             guard observer.isValueObservation else { return false }
             state.valueObservationCount -= 1
             return state.valueObservationCount == 0
@@ -217,13 +223,22 @@ final class ChangeTracker: Sendable {
 
     /// Forgets the cached snapshot: an observer's interest changed.
     func invalidate() {
-        state.withLock { $0.snapshot = nil }
+        state.withLock { state in
+            state.snapshot = nil
+            state.generation += 1
+        }
     }
+
+    /// The snapshot generation now: when it is the one of a snapshot the
+    /// caller holds, that snapshot is current.
+    var generation: UInt64 { state.withLock { $0.generation } }
 
     /// The observers and their interest, for the transaction starting now.
     func snapshot() -> Snapshot {
-        if let snapshot = state.withLock({ $0.snapshot }) { return snapshot }
-        let observers = state.withLock { Array($0.observers.values) }
+        let (cached, observers, generation) = state.withLock { state in
+            (state.snapshot, state.snapshot == nil ? Array(state.observers.values) : [], state.generation)
+        }
+        if let cached { return cached }
         // Interests are read outside the tracker's lock: each observer has
         // its own.
         var tables = Set<String>()
@@ -235,10 +250,11 @@ final class ChangeTracker: Sendable {
             }
             if isAll { break }
         }
-        let snapshot = Snapshot(observers: observers, interest: isAll ? .all : .tables(tables))
+        let snapshot = Snapshot(
+            observers: observers, interest: isAll ? .all : .tables(tables), generation: generation)
         state.withLock { state in
             // Only cached if nothing changed meanwhile.
-            if state.observers.count == observers.count { state.snapshot = snapshot }
+            if state.generation == generation { state.snapshot = snapshot }
         }
         return snapshot
     }
@@ -306,22 +322,28 @@ final class TransactionObserverEntry: CommitObserver {
 /// of a transaction (``statementDidEnd()``, or before the next statement
 /// runs); a commit that fails (`SQLITE_BUSY`) leaves the transaction open,
 /// and its changes are kept for the next try.
+///
+/// Its state is read and written on every change and commit, only by the
+/// connection's thread and never by two overlapping accesses, so dynamic
+/// exclusivity checks are turned off for it (`@exclusivity(unchecked)`).
 final class ChangeRecorder {
     let tracker: ChangeTracker
     private let handle: OpaquePointer
-    private var snapshot: ChangeTracker.Snapshot?
-    private var changes: [DatabaseChange] = []
+    @exclusivity(unchecked) private var snapshot: ChangeTracker.Snapshot?
+    @exclusivity(unchecked) private var changes: [DatabaseChange] = []
     /// Open savepoints, with how many changes were recorded before each.
-    private var savepoints: [(name: String, count: Int)] = []
+    @exclusivity(unchecked) private var savepoints: [(name: String, count: Int)] = []
     /// A transaction whose commit hook ran.
-    private var committing: (snapshot: ChangeTracker.Snapshot, changes: [DatabaseChange])?
+    @exclusivity(unchecked) private var committing: (snapshot: ChangeTracker.Snapshot, changes: [DatabaseChange])?
     /// The last table name seen by the update hook, and whether the
     /// interest holds it: consecutive changes mostly hit the same table.
-    private var lastTableName: [CChar] = []
-    private var lastTable = ""
-    private var isLastTableObserved = false
+    @exclusivity(unchecked) private var lastTableName: [CChar] = []
+    @exclusivity(unchecked) private var lastTable = ""
+    @exclusivity(unchecked) private var isLastTableObserved = false
+    /// The snapshot `isLastTableObserved` was found with.
+    @exclusivity(unchecked) private var lastSnapshot: ChangeTracker.Snapshot?
     /// Set when a value observation needs a refetch after this access.
-    var needsRefetch = false
+    @exclusivity(unchecked) var needsRefetch = false
     /// The connection's `PRAGMA data_version` when last checked, to notice
     /// commits from other connections.
     var lastDataVersion: Int64?
@@ -346,8 +368,16 @@ final class ChangeRecorder {
 
     fileprivate func didChange(_ operation: Int32, table: UnsafePointer<CChar>, rowID: Int64) {
         if snapshot == nil {
-            snapshot = tracker.snapshot()
-            lastTableName = []
+            // The last snapshot, and the last table's answer, hold while
+            // the tracker's generation is the same.
+            if let lastSnapshot, lastSnapshot.generation == tracker.generation {
+                snapshot = lastSnapshot
+            } else {
+                let current = tracker.snapshot()
+                lastTableName = []
+                lastSnapshot = current
+                snapshot = current
+            }
         }
         if lastTableName.isEmpty || strcmp(table, lastTableName) != 0 {
             lastTable = String(cString: table)
@@ -380,8 +410,8 @@ final class ChangeRecorder {
 
     private func resetTransaction() {
         snapshot = nil
-        changes = []
-        savepoints = []
+        if !changes.isEmpty { changes = [] }
+        if !savepoints.isEmpty { savepoints = [] }
     }
 
     /// Before a statement runs: settles a pending commit, then applies a
