@@ -55,7 +55,11 @@ private func observedInserts(_ run: Run, observations: Int, ofWrittenTable: Bool
         started.enter()
         let first = FirstValue(started)
         tokens.append(
-            queue.observe { db in try db.fetchOne(Int.self, sql) } onError: { _ in first.signal() } onChange: { _ in
+            queue.observe { db in
+                try db.fetchOne(Int.self, sql)
+            } onError: { _ in
+                first.signal()
+            } onChange: { _ in
                 first.signal()
             })
     }

@@ -304,7 +304,8 @@ struct ValueObservationTests {
         try setUp(queue)
         let received = Locked<[Int]>([])
         let first = Gate("first value")
-        let token = queue.observe(countPeople(FetchCounter())) { _ in } onChange: { value in
+        let token = queue.observe(countPeople(FetchCounter())) { _ in
+        } onChange: { value in
             received.withLock { $0.append(value) }
             first.open()
         }
@@ -323,7 +324,8 @@ struct ValueObservationTests {
         let first = Gate("first value")
         let token = try await queue.write { db in
             try db.execute("INSERT INTO people (name) VALUES ('Ada')")
-            return queue.observe(countPeople(FetchCounter())) { _ in } onChange: { value in
+            return queue.observe(countPeople(FetchCounter())) { _ in
+            } onChange: { value in
                 received.withLock { $0.append(value) }
                 first.open()
             }
