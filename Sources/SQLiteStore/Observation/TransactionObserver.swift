@@ -106,8 +106,11 @@ extension Database {
     /// ``DatabasePool``, use ``DatabaseWriter/addTransactionObserver(tables:_:)``
     /// instead, which survives a connection replaced by the queue or pool.
     ///
-    /// - Parameter tables: the tables to report, by name (any case); nil
-    ///   for every table.
+    /// - Parameters:
+    ///   - tables: the tables to report, by name (any case); nil for every
+    ///     table.
+    ///   - body: called with each committed transaction's changes of those
+    ///     tables.
     public func addTransactionObserver(
         tables: Set<String>? = nil, _ body: @escaping @Sendable (CommittedTransaction) -> Void
     ) -> ObservationToken {

@@ -263,8 +263,11 @@ extension DatabaseWriter {
     /// Throws a ``ResultCode/misuse`` error when the writer is neither a
     /// ``DatabaseQueue`` nor a ``DatabasePool``.
     ///
-    /// - Parameter tables: the tables to report, by name (any case); nil
-    ///   for every table.
+    /// - Parameters:
+    ///   - tables: the tables to report, by name (any case); nil for every
+    ///     table.
+    ///   - body: called with each committed transaction's changes of those
+    ///     tables.
     public func addTransactionObserver(
         tables: Set<String>? = nil, _ body: @escaping @Sendable (CommittedTransaction) -> Void
     ) throws -> ObservationToken {
