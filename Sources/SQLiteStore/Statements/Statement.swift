@@ -297,7 +297,7 @@ public final class Statement {
     /// nothing is observed.
     func willRun() {
         if let recorder = connection.regionRecorder { recorder.region.formUnion(readRegion) }
-        if let savepointControl, let changes = connection.changeRecorder { changes.willRun(savepointControl) }
+        if let changes = connection.changeRecorder { changes.willRun(savepointControl) }
     }
 
     /// The column names of the current execution; refreshed when the schema

@@ -184,6 +184,19 @@ struct TransactionObserverTests {
         token.cancel()
     }
 
+    @Test func aCommitAtACursorsResetIsReportedBeforeTheNextTransaction() throws {
+        let db = try Database.inMemory()
+        try makePeople(db)
+        let log = TransactionLog()
+        let token = db.addTransactionObserver { log.record($0) }
+        // fetchOne stops before SQLite reports the statement done: the
+        // insert commits when the statement is reset.
+        _ = try db.fetchOne(Int.self, "INSERT INTO people (id, name) VALUES (1, 'Ada') RETURNING id")
+        try db.execute("BEGIN; INSERT INTO people (id, name) VALUES (2, 'Bob'); ROLLBACK")
+        #expect(log.all == [[DatabaseChange(kind: .insert, table: "people", rowID: 1)]])
+        token.cancel()
+    }
+
     @Test func queueObserverGetsEachTransactionOfAnAccess() throws {
         let directory = try TemporaryDirectory()
         let queue = try DatabaseQueue(path: directory.path("db.sqlite"))
