@@ -64,6 +64,8 @@ final class SQLiteConnection {
         sqlite3_trace_v2(handle, 0, nil, nil)
         sqlite3_busy_handler(handle, nil, nil)
         sqlite3_set_authorizer(handle, nil, nil)
+        // The user's closure, and what it captured, goes with the connection.
+        authorizer.user = nil
         changeRecorder?.uninstall(from: handle)
         changeRecorder = nil
         sqlite3_close_v2(handle)
