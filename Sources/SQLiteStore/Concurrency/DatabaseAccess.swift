@@ -14,9 +14,24 @@ struct AccessRunner: Sendable {
     private let owner = AccessOwner()
     /// The type's name for messages: "DatabaseQueue", "DatabasePool".
     let ownerName: String
+    /// The queue's or pool's observation center, told before and after each
+    /// access so that commits reach observers; nil in the center's own copy.
+    private var center: ObservationCenter?
 
     init(ownerName: String) {
         self.ownerName = ownerName
+    }
+
+    /// This runner, same owner, telling `center` about every access.
+    func observed(by center: ObservationCenter) -> AccessRunner {
+        var runner = self
+        runner.center = center
+        return runner
+    }
+
+    /// Runs `body` marked as inside an access of this owner.
+    func withReentrancyGuard<T>(_ body: () throws -> T) rethrows -> T {
+        try ReentrancyGuard.withAccess(of: ownerID, body)
     }
 
     private var ownerID: ObjectIdentifier { ObjectIdentifier(owner) }
@@ -47,13 +62,17 @@ struct AccessRunner: Sendable {
     /// ``ConnectionSlot/connection()``).
     func run<T>(on slot: ConnectionSlot, _ body: (Database) throws -> T) throws -> T {
         let db = try slot.connection()
-        let result = try ReentrancyGuard.withAccess(of: ownerID) { try body(db) }
+        center?.willAccess(db, on: slot)
+        // The observers hear about a commit even when the closure throws
+        // after it (writeWithoutTransaction).
+        let result = Result { try ReentrancyGuard.withAccess(of: ownerID) { try body(db) } }
         if db.isClosed {
             throw SQLiteError.misuse(
                 "an access closure closed the Database it was given; the \(ownerName) owns its connections "
                     + "(call its close() to close them)")
         }
-        return result
+        center?.didAccess(db, on: slot)
+        return try result.get()
     }
 
     /// An `async` access: waits in line without holding a thread, runs

@@ -38,7 +38,7 @@ import Foundation
 /// The pool owns its connections: an access whose closure calls
 /// ``Database/close()`` throws a ``ResultCode/misuse`` error (a write is
 /// rolled back), and the next access gets a new connection.
-public final class DatabasePool: DatabaseWriter {
+public final class DatabasePool: DatabaseWriter, ObservableWriter {
     /// The path of the database file.
     public let path: String
     /// The configuration of the writer; readers use it read-only.
@@ -48,7 +48,8 @@ public final class DatabasePool: DatabaseWriter {
     public let maximumReaderCount: Int
     private let writer: ConnectionLeases
     private let readers: ConnectionLeases
-    private let runner = AccessRunner(ownerName: "DatabasePool")
+    private let runner: AccessRunner
+    let observationCenter: ObservationCenter
 
     /// The reader count a pool gets unless told otherwise: one per
     /// processor, at least 4 (so that a few long reads do not hold up short
@@ -97,6 +98,11 @@ public final class DatabasePool: DatabaseWriter {
             }
         }
         readers = ConnectionLeases(slots: readerSlots, ownerName: "database pool")
+        let runner = AccessRunner(ownerName: "DatabasePool")
+        observationCenter = ObservationCenter(
+            writer: writer, readers: readers, runner: runner,
+            pollingInterval: configuration.observationPollingInterval, ownerName: "database pool")
+        self.runner = runner.observed(by: observationCenter)
     }
 
     private static func writerConfiguration(_ configuration: Configuration) -> Configuration {
@@ -295,11 +301,13 @@ public final class DatabasePool: DatabaseWriter {
         // The writer drains first: a write(_:thenRead:) still writing needs
         // a reader afterwards. It closes last, to checkpoint the WAL.
         try runner.close([writer, readers])
+        observationCenter.close()
     }
 
     /// Closes like `close()` without blocking a thread.
     public func close() async {
         await runner.close([writer, readers])
+        observationCenter.close()
     }
 
     /// How many accesses wait for a reader (for tests).

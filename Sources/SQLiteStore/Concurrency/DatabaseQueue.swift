@@ -27,13 +27,14 @@
 /// file. An in-memory or temporary database is gone with its connection,
 /// so every later access of such a queue throws a ``ResultCode/misuse``
 /// error saying so.
-public final class DatabaseQueue: DatabaseWriter {
+public final class DatabaseQueue: DatabaseWriter, ObservableWriter {
     /// The path the database was opened with.
     public let path: String
     /// The configuration of the connection.
     public let configuration: Configuration
     private let leases: ConnectionLeases
-    private let runner = AccessRunner(ownerName: "DatabaseQueue")
+    private let runner: AccessRunner
+    let observationCenter: ObservationCenter
 
     /// Opens (and by default creates) the database at `path`, as
     /// ``Database/init(path:configuration:)`` does, and shares its
@@ -57,6 +58,11 @@ public final class DatabaseQueue: DatabaseWriter {
             try Database(path: path, configuration: configuration)
         }
         self.leases = ConnectionLeases(slots: [slot], ownerName: "database queue")
+        let runner = AccessRunner(ownerName: "DatabaseQueue")
+        observationCenter = ObservationCenter(
+            writer: leases, readers: nil, runner: runner,
+            pollingInterval: configuration.observationPollingInterval, ownerName: "database queue")
+        self.runner = runner.observed(by: observationCenter)
     }
 
     /// A queue over a private in-memory database, gone when the queue closes.
@@ -149,11 +155,13 @@ public final class DatabaseQueue: DatabaseWriter {
     /// Throws that error too when called from inside an access closure.
     public func close() throws {
         try runner.close([leases])
+        observationCenter.close()
     }
 
     /// Closes like `close()` without blocking a thread.
     public func close() async {
         await runner.close([leases])
+        observationCenter.close()
     }
 
     /// How many accesses wait for the connection (for tests).

@@ -63,6 +63,15 @@ public struct Configuration: Sendable {
     /// of that name is registered.
     public var vfs: String?
 
+    /// How often a ``DatabaseQueue`` or ``DatabasePool`` with active value
+    /// observations checks whether another connection or process committed
+    /// a change (`PRAGMA data_version` on its writer connection): the
+    /// longest such a change waits before the observations refetch, plus
+    /// the time to get the writer. A quarter of a second by default; there
+    /// is no polling while nothing is observed. The writer's own commits
+    /// are seen at once, without polling.
+    public var observationPollingInterval: Duration = .milliseconds(250)
+
     /// The default configuration.
     public init() {}
 

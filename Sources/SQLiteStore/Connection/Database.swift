@@ -65,6 +65,11 @@ public final class Database {
         sqlite3_extended_result_codes(handle, 1)
         connection = SQLiteConnection(
             handle: handle, includesArgumentsInErrors: configuration.includesArgumentsInErrors)
+        // Installed once, before any statement is prepared, so that every
+        // statement knows what it reads (for observation) and installing it
+        // never expires cached statements later.
+        sqlite3_set_authorizer(
+            handle, libraryAuthorizerCallback, Unmanaged.passUnretained(connection.authorizer).toOpaque())
         do {
             try setUp()
         } catch {
@@ -223,6 +228,7 @@ public final class Database {
             try SQLScanner.checkLength(length, sql: sql)
             var tail: UnsafePointer<CChar>?
             var statement: OpaquePointer?
+            connection.authorizer.beginPrepare()
             let code = sqlite3_prepare_v3(handle, start, Int32(length), flags, &statement, &tail)
             guard code == SQLITE_OK else {
                 sqlite3_finalize(statement)
@@ -308,6 +314,7 @@ public final class Database {
                 var tail: UnsafePointer<CChar>?
                 var prepared: OpaquePointer?
                 let flags = isFirst && isCacheable ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0
+                connection.authorizer.beginPrepare()
                 let code = sqlite3_prepare_v3(handle, start + offset, Int32(end - offset), flags, &prepared, &tail)
                 guard code == SQLITE_OK else {
                     sqlite3_finalize(prepared)
@@ -339,6 +346,7 @@ public final class Database {
                 }
                 if statement.isTransactionControl { try statement.checkTransactionControlAllowed() }
                 if connection.isReadOnlyAccess { try statement.checkWriteAllowed() }
+                statement.willRun()
                 try statement.bind(
                     arguments, positionalOffset: &positionalOffset, usedNames: &usedNames, isLast: isLast)
                 try statement.runToCompletion(arguments)

@@ -35,6 +35,15 @@ final class SQLiteConnection {
     /// at run time, not at prepare time, so cached statements stay valid
     /// (an authorizer or `PRAGMA query_only` would expire them all).
     @usableFromInline var isReadOnlyAccess = false
+    /// The library's authorizer, installed when the connection opens (see
+    /// ``ConnectionAuthorizer``).
+    let authorizer = ConnectionAuthorizer()
+    /// Set while an observed fetch runs: the statements it runs add the
+    /// region they read.
+    var regionRecorder: RegionRecorder?
+    /// Installed while transaction observers or value observations watch
+    /// this connection's commits (see ``ChangeRecorder``).
+    var changeRecorder: ChangeRecorder?
 
     init(handle: OpaquePointer, includesArgumentsInErrors: Bool) {
         self.handle = handle
@@ -54,6 +63,11 @@ final class SQLiteConnection {
         self.handle = nil
         sqlite3_trace_v2(handle, 0, nil, nil)
         sqlite3_busy_handler(handle, nil, nil)
+        sqlite3_set_authorizer(handle, nil, nil)
+        // The user's closure, and what it captured, goes with the connection.
+        authorizer.user = nil
+        changeRecorder?.uninstall(from: handle)
+        changeRecorder = nil
         sqlite3_close_v2(handle)
         traceBox?.release()
         traceBox = nil

@@ -188,39 +188,19 @@ extension Database {
     /// replaced or the connection closes. It runs on the thread that
     /// prepares the statement and must not use the connection.
     ///
-    /// A connection has one authorizer: this replaces any other set on it,
-    /// through this method or through the C API. The library itself sets
-    /// none.
+    /// A connection has one authorizer closure: this replaces the one set
+    /// before. The library keeps an authorizer of its own installed, which
+    /// records what each statement reads for value observation (see
+    /// <doc:ObservingChanges>) and then asks this closure; do not install
+    /// one through the C API, which would disable observation on the
+    /// connection.
     public func setAuthorizer(_ authorizer: ((AuthorizerRequest) -> AuthorizerDecision)?) {
         guard let handle = connection.handle else { return }
-        let key = ObjectIdentifier(AuthorizerBox.self)
-        // Removes the previous authorizer, if any, and releases its closure.
-        connection.closeHandlers.removeValue(forKey: key)?()
-        guard let authorizer else { return }
-        let box = Unmanaged.passRetained(AuthorizerBox(authorizer))
-        sqlite3_set_authorizer(handle, authorizerCallback, box.toOpaque())
-        // Run by the next call, or when the connection closes.
-        connection.closeHandlers[key] = {
-            sqlite3_set_authorizer(handle, nil, nil)
-            box.release()
-        }
+        // The library's own authorizer (see ConnectionAuthorizer) stays
+        // installed and asks this closure; installing it again expires the
+        // prepared statements, so that they are authorized again.
+        connection.authorizer.user = authorizer
+        sqlite3_set_authorizer(
+            handle, libraryAuthorizerCallback, Unmanaged.passUnretained(connection.authorizer).toOpaque())
     }
-}
-
-private final class AuthorizerBox {
-    let body: (AuthorizerRequest) -> AuthorizerDecision
-    init(_ body: @escaping (AuthorizerRequest) -> AuthorizerDecision) { self.body = body }
-}
-
-private func authorizerCallback(
-    _ pointer: UnsafeMutableRawPointer?, _ action: Int32, _ first: UnsafePointer<CChar>?,
-    _ second: UnsafePointer<CChar>?, _ schema: UnsafePointer<CChar>?, _ triggerOrView: UnsafePointer<CChar>?
-) -> Int32 {
-    guard let pointer else { return SQLITE_OK }
-    let box = Unmanaged<AuthorizerBox>.fromOpaque(pointer).takeUnretainedValue()
-    let request = AuthorizerRequest(
-        action: AuthorizerAction(rawValue: action), firstArgument: first.map { String(cString: $0) },
-        secondArgument: second.map { String(cString: $0) }, schema: schema.map { String(cString: $0) },
-        triggerOrView: triggerOrView.map { String(cString: $0) })
-    return box.body(request).code
 }

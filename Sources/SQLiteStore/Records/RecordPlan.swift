@@ -244,6 +244,7 @@ final class ColumnLayout {
             throw error
         }
         sqlite3_reset(handle)
+        statement.didComplete()
     }
 
     private static func failure(_ statement: Statement, code: Int32, _ columns: RecordColumns, _ parameters: [Int32]?)

@@ -43,6 +43,12 @@ public final class Statement {
     /// Whether the statement begins, ends or nests a transaction (`BEGIN`,
     /// `COMMIT`, `END`, `ROLLBACK`, `SAVEPOINT`, `RELEASE`).
     @usableFromInline let isTransactionControl: Bool
+    /// What the statement reads, recorded by the authorizer when it was
+    /// prepared: a cached statement is not prepared again, so an observed
+    /// fetch that runs it learns its region from here.
+    let readRegion: DatabaseRegion
+    /// The savepoint operation of a `SAVEPOINT`, `RELEASE` or `ROLLBACK TO`.
+    let savepointControl: SavepointControl?
 
     init(connection: SQLiteConnection, sqliteStatement: OpaquePointer, sql: String) {
         self.connection = connection
@@ -68,6 +74,7 @@ public final class Statement {
             sqlite3_stmt_readonly(sqliteStatement) == 0
             && (keyword == "CREATE" || keyword == "ALTER" || keyword == "DROP")
         self.isTransactionControl = Self.transactionControlKeywords.contains(keyword)
+        (self.readRegion, self.savepointControl) = connection.authorizer.takeRecord()
         // SQLite counts a PRAGMA that only reports a setting, such as
         // `PRAGMA journal_mode`, as writing: one without an argument is a
         // query, and reads may run it.
@@ -163,6 +170,7 @@ public final class Statement {
         }
         if isTransactionControl { try checkTransactionControlAllowed() }
         if connection.isReadOnlyAccess { try checkWriteAllowed() }
+        willRun()
         guard valueCount == parameterCount else {
             throw argumentError(
                 "wrong number of arguments: the SQL has \(parameterCount) parameter\(parameterCount == 1 ? "" : "s"), "
@@ -209,6 +217,7 @@ public final class Statement {
         }
         if isTransactionControl { try checkTransactionControlAllowed() }
         if connection.isReadOnlyAccess { try checkWriteAllowed() }
+        willRun()
         var offset = 0
         var usedNames = Set<String>()
         try bind(arguments, positionalOffset: &offset, usedNames: &usedNames, isLast: true)
@@ -282,6 +291,15 @@ public final class Statement {
         didComplete()
     }
 
+    /// Tells observation that the statement is about to run: an observed
+    /// fetch adds what it reads, and a savepoint statement marks or undoes
+    /// the changes recorded for transaction observers. Two nil checks when
+    /// nothing is observed.
+    func willRun() {
+        if let recorder = connection.regionRecorder { recorder.region.formUnion(readRegion) }
+        if let changes = connection.changeRecorder { changes.willRun(savepointControl) }
+    }
+
     /// The column names of the current execution; refreshed when the schema
     /// may have changed since they were read: SQLite re-prepares the
     /// statement on its own when any connection changed the schema
@@ -304,6 +322,9 @@ public final class Statement {
     @usableFromInline
     func didComplete() {
         if changesSchema { connection.schemaGeneration &+= 1 }
+        // A statement that committed (COMMIT, RELEASE, or one outside a
+        // transaction) notifies the transaction observers now.
+        if let changes = connection.changeRecorder { changes.statementDidEnd() }
     }
 
     /// The error for a failed SQLite call on this statement.

@@ -23,6 +23,7 @@ enum Workloads {
             w6PeopleCodable,
             w7Streaming,
         ] + w8ConcurrentReads
+            + w9Observation
             + [w10Search, w10InsertIndexed]
     }
 }
