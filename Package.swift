@@ -75,6 +75,11 @@ let package = Package(
             name: "SQLiteStoreTests",
             dependencies: ["SQLiteStore"]
         ),
+        // The bench harness's arithmetic (medians, rates, rows read).
+        .testTarget(
+            name: "BenchTests",
+            dependencies: ["bench"]
+        ),
         .testTarget(
             name: "PasswordHashingTests",
             dependencies: ["PasswordHashing"]
