@@ -57,7 +57,7 @@ struct Outcome: Equatable, CustomStringConvertible {
 }
 
 /// The two sides of a workload.
-enum Side {
+enum Side: String {
     case raw
     case store
 }
@@ -68,16 +68,17 @@ final class Run {
     let path: String
     /// The workload's row count.
     let rows: Int
-    /// Which side is running.
-    let side: Side
+    /// Whether the timed part runs inside ``measuredPart(_:)``, for
+    /// callgrind to count (`--callgrind-side`).
+    let isCollected: Bool
     private(set) var elapsed: Duration = .zero
     private(set) var measured = false
     let memory = MemoryProbe()
 
-    init(path: String, rows: Int, side: Side) {
+    init(path: String, rows: Int, isCollected: Bool = false) {
         self.path = path
         self.rows = rows
-        self.side = side
+        self.isCollected = isCollected
     }
 
     /// Times `body`; only what runs inside counts. May be called more than
@@ -86,7 +87,7 @@ final class Run {
         memory.start()
         let clock = ContinuousClock()
         let start = clock.now
-        let result = try side == .raw ? measuredRawSide(body) : measuredStoreSide(body)
+        let result = try isCollected ? measuredPart(body) : body()
         elapsed += clock.now - start
         memory.sample()
         measured = true
@@ -94,16 +95,21 @@ final class Run {
     }
 }
 
-// The timed parts of each side run inside these two functions and nothing
-// else does, so that `scripts/bench-callgrind.sh` counts their instructions
-// with valgrind's `--toggle-collect=*measuredRawSide*` (and
-// `*measuredStoreSide*`). Never inlined: the names must stay in the binary.
-
-@inline(never)
-func measuredRawSide<T>(_ body: () throws -> T) rethrows -> T { try body() }
-
-@inline(never)
-func measuredStoreSide<T>(_ body: () throws -> T) rethrows -> T { try body() }
+/// Runs the timed part of the side named by `--callgrind-side`, and nothing
+/// else, so that `scripts/bench-callgrind.sh` counts its instructions with
+/// valgrind's `--toggle-collect=*measuredPart*`.
+///
+/// Left unoptimized so that there is exactly one such function, entered
+/// once per timed part by a call: the optimizer would otherwise make a copy
+/// per closure and merge look-alike copies into one another (a copy calling
+/// a copy turns the toggle off again), or jump to the closure instead of
+/// calling it (leaving the function, and the collection, before the body
+/// ran). One function for the side collected: two identical ones, one per
+/// side, could be merged too.
+@_optimize(none) @inline(never)
+func measuredPart<T>(_ body: () throws -> T) rethrows -> T {
+    try body()
+}
 
 /// Peak resident memory growth during a run, from Linux's `/proc`: the heap
 /// is trimmed and the kernel's high-water mark reset when measuring starts,
@@ -206,6 +212,8 @@ struct Runner {
     let directory: URL
     let rows: Int
     let repetitions: Int
+    /// The side whose timed parts run inside ``measuredPart(_:)``, if any.
+    var collectedSide: Side?
 
     func run(_ workload: Workload) throws -> Result {
         let rows = workload.rowCount(self.rows)
@@ -228,7 +236,8 @@ struct Runner {
                     try FileManager.default.copyItem(atPath: templatePath, toPath: path)
                 }
                 defer { removeDatabase(path) }
-                let run = Run(path: path, rows: rows, side: isRaw ? .raw : .store)
+                let run = Run(
+                    path: path, rows: rows, isCollected: collectedSide == (isRaw ? Side.raw : Side.store))
                 let outcome = try isRaw ? workload.raw(run) : workload.store(run)
                 guard run.measured else { throw BenchError("\(workload.id): a side measured nothing") }
                 if let expected, outcome != expected {
