@@ -84,6 +84,11 @@ let package = Package(
             name: "SQLiteStoreTests",
             dependencies: ["SQLiteStore"]
         ),
+        // The bench harness's arithmetic (medians, rates, rows read).
+        .testTarget(
+            name: "BenchTests",
+            dependencies: ["bench"]
+        ),
         .testTarget(
             name: "SQLiteStoreAppSupportTests",
             dependencies: ["SQLiteStoreAppSupport", "SQLiteStore"]

@@ -14,7 +14,9 @@ struct Workload {
     let title: String
     /// What "as fast as raw" means for this workload.
     let target: Target
-    /// The number of rows the workload handles for a `--rows` value.
+    /// The number of rows in the workload's table for a `--rows` value (W7
+    /// streams ten times as many). Rates divide by the rows a run really
+    /// handled, its ``Outcome/count``, not by this.
     var rowCount: (Int) -> Int = { $0 }
     /// Builds the database every run starts from (untimed, once per
     /// workload); each run gets a fresh copy. Nil: each run starts from an
@@ -47,9 +49,17 @@ enum Target {
 /// What a run computed: both sides of a workload must agree on it, so that
 /// they are known to have done the same work.
 struct Outcome: Equatable, CustomStringConvertible {
+    /// The rows the run handled (read, or in the table after inserting),
+    /// every reader's rows counted: what rates divide by.
     var count: Int
     var sum: Int
     var description: String { "count \(count), sum \(sum)" }
+}
+
+/// The two sides of a workload.
+enum Side: String {
+    case raw
+    case store
 }
 
 /// One timed execution of one side of a workload.
@@ -58,13 +68,17 @@ final class Run {
     let path: String
     /// The workload's row count.
     let rows: Int
+    /// Whether the timed part runs inside ``measuredPart(_:)``, for
+    /// callgrind to count (`--callgrind-side`).
+    let isCollected: Bool
     private(set) var elapsed: Duration = .zero
     private(set) var measured = false
     let memory = MemoryProbe()
 
-    init(path: String, rows: Int) {
+    init(path: String, rows: Int, isCollected: Bool = false) {
         self.path = path
         self.rows = rows
+        self.isCollected = isCollected
     }
 
     /// Times `body`; only what runs inside counts. May be called more than
@@ -73,12 +87,28 @@ final class Run {
         memory.start()
         let clock = ContinuousClock()
         let start = clock.now
-        let result = try body()
+        let result = try isCollected ? measuredPart(body) : body()
         elapsed += clock.now - start
         memory.sample()
         measured = true
         return result
     }
+}
+
+/// Runs the timed part of the side named by `--callgrind-side`, and nothing
+/// else, so that `scripts/bench-callgrind.sh` counts its instructions with
+/// valgrind's `--toggle-collect=*measuredPart*`.
+///
+/// Left unoptimized so that there is exactly one such function, entered
+/// once per timed part by a call: the optimizer would otherwise make a copy
+/// per closure and merge look-alike copies into one another (a copy calling
+/// a copy turns the toggle off again), or jump to the closure instead of
+/// calling it (leaving the function, and the collection, before the body
+/// ran). One function for the side collected: two identical ones, one per
+/// side, could be merged too.
+@_optimize(none) @inline(never)
+func measuredPart<T>(_ body: () throws -> T) rethrows -> T {
+    try body()
 }
 
 /// Peak resident memory growth during a run, from Linux's `/proc`: the heap
@@ -147,8 +177,16 @@ struct Result {
     var rawMedian: Double { Self.median(rawTimes) }
     var storeMedian: Double { Self.median(storeTimes) }
     var ratio: Double { storeMedian / rawMedian }
-    var rawRowsPerSecond: Double { Double(rows) / (rawMedian / 1000) }
-    var storeRowsPerSecond: Double { Double(rows) / (storeMedian / 1000) }
+    /// The rows one run handled, as both sides counted them: for W8 every
+    /// reader's rows, `rows` times the readers.
+    var rowsHandled: Int { outcome.count }
+    var rawRowsPerSecond: Double { Self.rate(rowsHandled, milliseconds: rawMedian) }
+    var storeRowsPerSecond: Double { Self.rate(rowsHandled, milliseconds: storeMedian) }
+
+    /// Rows per second; 0 when nothing was timed.
+    static func rate(_ rows: Int, milliseconds: Double) -> Double {
+        milliseconds > 0 ? Double(rows) / (milliseconds / 1000) : 0
+    }
 
     var isMet: Bool? {
         switch workload.target {
@@ -174,6 +212,8 @@ struct Runner {
     let directory: URL
     let rows: Int
     let repetitions: Int
+    /// The side whose timed parts run inside ``measuredPart(_:)``, if any.
+    var collectedSide: Side?
 
     func run(_ workload: Workload) throws -> Result {
         let rows = workload.rowCount(self.rows)
@@ -196,7 +236,8 @@ struct Runner {
                     try FileManager.default.copyItem(atPath: templatePath, toPath: path)
                 }
                 defer { removeDatabase(path) }
-                let run = Run(path: path, rows: rows)
+                let run = Run(
+                    path: path, rows: rows, isCollected: collectedSide == (isRaw ? Side.raw : Side.store))
                 let outcome = try isRaw ? workload.raw(run) : workload.store(run)
                 guard run.measured else { throw BenchError("\(workload.id): a side measured nothing") }
                 if let expected, outcome != expected {

@@ -8,13 +8,16 @@ import SQLiteStore
 // times and their ratio.
 
 let usage = """
-    usage: bench [--rows N] [--reps N] [--filter NAME] [--json]
+    usage: bench [--rows N] [--reps N] [--filter NAME] [--json] [--callgrind-side raw|store]
       --rows N       rows per workload (default 100000; W7 streams ten times as many)
       --reps N       timed runs per side, at least 5 (default 7); one warm-up run comes first
       --filter NAME  only the workloads whose id or title contains NAME (case-insensitive);
                      may be repeated
       --json         print the results as JSON instead of a table
       --list         list the workloads and exit
+      --callgrind-side raw|store
+                     run that side's timed parts in measuredPart(), for valgrind's
+                     --toggle-collect (scripts/bench-callgrind.sh)
     """
 
 struct Options {
@@ -23,6 +26,7 @@ struct Options {
     var filters: [String] = []
     var json = false
     var list = false
+    var collectedSide: Side?
 
     init(_ arguments: [String]) throws {
         var iterator = arguments.makeIterator()
@@ -41,6 +45,11 @@ struct Options {
                 filters.append(name.lowercased())
             case "--json": json = true
             case "--list": list = true
+            case "--callgrind-side":
+                guard let name = iterator.next(), let side = Side(rawValue: name) else {
+                    throw BenchError("--callgrind-side needs raw or store\n\(usage)")
+                }
+                collectedSide = side
             case "-h", "--help":
                 print(usage)
                 exit(0)
@@ -73,7 +82,9 @@ func main() -> Int32 {
             .appendingPathComponent("sqlitestore-bench-\(ProcessInfo.processInfo.processIdentifier)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let runner = Runner(directory: directory, rows: options.rows, repetitions: options.repetitions)
+        let runner = Runner(
+            directory: directory, rows: options.rows, repetitions: options.repetitions,
+            collectedSide: options.collectedSide)
         let widths = Report.widths(for: workloads)
         if !options.json {
             print(Report.header(rows: options.rows, repetitions: options.repetitions))

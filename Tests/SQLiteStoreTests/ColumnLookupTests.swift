@@ -37,4 +37,33 @@ struct ColumnLookupTests {
         #expect(try row["b"] as Int == 2)
         #expect(try row["C"] as Int == 3)
     }
+
+    @Test("Columns read in reverse order find each column")
+    func reverseOrderReads() throws {
+        let db = try Database.inMemory()
+        let cursor = try db.fetchCursor("SELECT 1 AS a, 2 AS b, 3 AS c, 4 AS d UNION ALL SELECT 5, 6, 7, 8")
+        var read: [[Int]] = []
+        while let row = try cursor.next() {
+            read.append([try row["d"], try row["c"], try row["B"], try row["a"]])
+        }
+        #expect(read == [[4, 3, 2, 1], [8, 7, 6, 5]])
+    }
+
+    @Test("A name read just after the column behind it finds the first column of that name, not a later duplicate")
+    func duplicateNameBeforeHint() throws {
+        let db = try Database.inMemory()
+        let row = try #require(try db.fetchOne("SELECT 1 AS a, 2 AS a, 3 AS c"))
+        // After c, the column before it is the second `a`, not the first.
+        #expect(try row["c"] as Int == 3)
+        #expect(try row["a"] as Int == 1)
+    }
+
+    @Test("A name not in the row is not found after a reverse-order read")
+    func missingNameAfterReverseRead() throws {
+        let db = try Database.inMemory()
+        let row = try #require(try db.fetchOne("SELECT 1 AS a, 2 AS b"))
+        #expect(try row["b"] as Int == 2)
+        #expect(throws: ValueConversionError.self) { try row["z"] as Int }
+        #expect(try row["a"] as Int == 1)
+    }
 }

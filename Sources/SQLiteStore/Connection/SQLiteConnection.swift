@@ -34,7 +34,11 @@ final class SQLiteConnection {
     /// (`sqlite3_stmt_readonly` false) are refused before they run. Checked
     /// at run time, not at prepare time, so cached statements stay valid
     /// (an authorizer or `PRAGMA query_only` would expire them all).
-    @usableFromInline var isReadOnlyAccess = false
+    ///
+    /// Read every time a statement runs, on the connection's thread, by
+    /// accesses that never overlap: unchecked, so that each read is a load
+    /// rather than a run-time exclusivity check (`swift_beginAccess`).
+    @usableFromInline @exclusivity(unchecked) var isReadOnlyAccess = false
     /// The library's authorizer, installed when the connection opens (see
     /// ``ConnectionAuthorizer``).
     let authorizer = ConnectionAuthorizer()

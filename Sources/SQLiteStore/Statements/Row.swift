@@ -119,14 +119,16 @@ public final class Row: CustomStringConvertible, Equatable {
     /// wrong type, out of range).
     @inlinable
     public subscript<Value: SQLiteValueConvertible>(index: Int) -> Value {
-        get throws { try decode(Value.self, at: index) }
+        // Inlined into the caller, like `decode`: called out of line, each
+        // read costs a call and its register spills (W4a).
+        @inline(__always) get throws { try decode(Value.self, at: index) }
     }
 
     /// The value of a column, converted. Throws when there is no such column
     /// or the value does not convert.
     @inlinable
     public subscript<Value: SQLiteValueConvertible>(name: String) -> Value {
-        get throws { try decode(Value.self, named: name) }
+        @inline(__always) get throws { try decode(Value.self, named: name) }
     }
 
     /// The value at a column index, converted to `type`.

@@ -48,6 +48,48 @@ extension Workloads {
     }
 }
 
+extension Workloads {
+    /// W3b: W3 with the names read in reverse order (`i9` first), so that
+    /// a lookup cannot count on columns being read in SELECT order. The
+    /// baseline resolves the reversed names once per statement.
+    static var w3bFetchByNameReversed: Workload {
+        Workload(
+            id: "W3b", title: "fetch rows, 10 ints by name, reverse order", target: .ratio(1.5),
+            template: makeTenIntegersTable,
+            raw: { run in
+                let connection = try RawConnection(path: run.path)
+                let statement = try connection.prepare(tenIntegersSelect)
+                defer { sqlite3_finalize(statement) }
+                return try run.measure {
+                    let indexes = try rawColumnIndexes(statement, names: tenColumnNames.reversed())
+                    var outcome = Outcome(count: 0, sum: 0)
+                    try connection.forEachRow(statement) {
+                        for index in indexes {
+                            outcome.sum &+= Int(sqlite3_column_int64(statement, index))
+                        }
+                        outcome.count += 1
+                    }
+                    return outcome
+                }
+            },
+            store: { run in
+                let db = try openStore(run.path)
+                return try run.measure {
+                    var outcome = Outcome(count: 0, sum: 0)
+                    let cursor = try db.fetchCursor(tenIntegersSelect)
+                    while let row = try cursor.next() {
+                        let sum: Int =
+                            try row["i9"] &+ row["i8"] &+ row["i7"] &+ row["i6"] &+ row["i5"] &+ row["i4"]
+                            &+ row["i3"] &+ row["i2"] &+ row["i1"] &+ row["i0"]
+                        outcome.sum &+= sum
+                        outcome.count += 1
+                    }
+                    return outcome
+                }
+            })
+    }
+}
+
 /// The index of each named column of a statement, found once (by `strcmp`
 /// on `sqlite3_column_name`).
 func rawColumnIndexes(_ statement: OpaquePointer, names: [String]) throws -> [Int32] {

@@ -14,6 +14,7 @@ enum Workloads {
             w1bInsertArrayLiteral,
             w2FetchByIndex,
             w3FetchByName,
+            w3bFetchByNameReversed,
             w4RecordsByIndex,
             w4RecordsByName,
             w4RecordsDecodable,
