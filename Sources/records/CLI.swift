@@ -18,7 +18,7 @@ enum ExitStatus: Int32 {
 /// `arguments` are `CommandLine.arguments` without the program's name;
 /// their raw bytes are checked too (see ``RawArguments``).
 @MainActor
-func runRecords(_ arguments: [String], environment: [String: String]) -> ExitStatus {
+func runRecords(_ arguments: [String], environment: [String: String]) async -> ExitStatus {
     StandardStream.prepare()
     do {
         try RawArguments.check()
@@ -27,7 +27,7 @@ func runRecords(_ arguments: [String], environment: [String: String]) -> ExitSta
             try Console.out(Help.version)
             return .success
         }
-        try dispatch(globals, environment: environment)
+        try await dispatch(globals, environment: environment)
         return .success
     } catch {
         let (message, status) = report(error)
@@ -70,7 +70,7 @@ private func report(_ error: any Error) -> (message: String?, status: ExitStatus
 let standardOutputName = "standard output"
 
 @MainActor
-private func dispatch(_ globals: GlobalOptions, environment: [String: String]) throws {
+private func dispatch(_ globals: GlobalOptions, environment: [String: String]) async throws {
     var words = globals.words
     let wantsHelp = words.first == "-h" || words.first == "--help"
     if words.first == "help" || wantsHelp {
@@ -83,7 +83,7 @@ private func dispatch(_ globals: GlobalOptions, environment: [String: String]) t
         throw UsageError(message: "missing app: choose \(familyNames)", helpPath: [])
     }
     if let command = topLevelCommand(named: familyName) {
-        try runTopLevelCommand(command, words: words, globals: globals, environment: environment)
+        try await runTopLevelCommand(command, words: words, globals: globals, environment: environment)
         return
     }
     guard let family = commandFamilies.first(where: { $0.name == familyName }) else {
@@ -120,7 +120,7 @@ private func dispatch(_ globals: GlobalOptions, environment: [String: String]) t
         try Console.out(Help.command(command, in: family))
         return
     }
-    try Invocation(arguments: arguments, path: path, globals: globals, environment: environment).run(command)
+    try await Invocation(arguments: arguments, path: path, globals: globals, environment: environment).run(command)
 }
 
 @MainActor

@@ -85,11 +85,8 @@ final class Invocation {
         var log: (@Sendable (String) -> Void)?
         if globals.debug { log = { @Sendable message in Console.error("records: debug: \(message)") } }
         log?("database \(location.url.path) (from \(location.source.rawValue))")
-        // The sample is only needed when there is no database yet, so an
-        // existing database opens even if the sample went missing.
-        let template = DatabaseTemplate.isInstalled(at: location.url) ? nil : try AppDatabase.bundledTemplateURL()
         let database = try AppDatabase(
-            url: location.url, template: template, adoptingForeignDatabase: globals.adopt, debugLog: log)
+            url: location.url, start: .sample, adoptingForeignDatabase: globals.adopt, debugLog: log)
         openDatabase = database
         return database
     }
@@ -153,9 +150,9 @@ final class Invocation {
     }
 
     /// Runs the command, naming the database file in its database errors.
-    func run(_ command: Command) throws {
+    func run(_ command: Command) async throws {
         do {
-            try command.run(self)
+            try await command.run(self)
         } catch let error as SQLiteError {
             guard let databaseFile else { throw error }
             throw DatabaseFailure(error: error, path: databaseFile)

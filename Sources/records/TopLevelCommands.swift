@@ -12,7 +12,7 @@ func topLevelCommand(named word: String) -> Command? {
 /// Runs a top-level command; `words` start with its name.
 @MainActor
 func runTopLevelCommand(_ command: Command, words: [String], globals: GlobalOptions, environment: [String: String])
-    throws
+    async throws
 {
     let path = [command.name]
     let arguments = try ParsedArguments(Array(words.dropFirst()), for: command, path: path)
@@ -20,5 +20,5 @@ func runTopLevelCommand(_ command: Command, words: [String], globals: GlobalOpti
         try Console.out(Help.command(command, after: []))
         return
     }
-    try Invocation(arguments: arguments, path: path, globals: globals, environment: environment).run(command)
+    try await Invocation(arguments: arguments, path: path, globals: globals, environment: environment).run(command)
 }
