@@ -7,14 +7,16 @@ import SQLiteStoreAppSupport
 ///
 /// ```swift
 /// let location = try AppDatabase.location(databasePath: nil)   // default place
-/// let database = try AppDatabase(url: location.url, template: AppDatabase.bundledTemplateURL())
-/// let people = try PeopleStore(database: database).all()
+/// let database = try AppDatabase(url: location.url, start: .sample)
+/// let people = try await PeopleStore(database: database).all()
 /// ```
 ///
 /// On first use the shipped sample database is installed (atomically) at the
 /// location, then the migrations bring it, or any older database of the
-/// app, up to date. One connection is kept open and shared safely by the
-/// stores.
+/// app, up to date. The file is shared through a `DatabasePool` (WAL): the
+/// stores' reads run on reader connections beside each other and beside
+/// the one write at a time, each on its connection's own thread, never the
+/// caller's.
 ///
 /// ## Whose database it is
 /// A file that is there already is opened only if it is records' own (it
@@ -68,14 +70,18 @@ public final class AppDatabase: Sendable {
     /// The environment variable that overrides the database location.
     public static let environmentVariable = "RECORDS_DATABASE"
 
-    /// The connection, serialized.
-    let manager: DBManager
+    /// The connections: a pool (WAL, readers beside the writer) for a
+    /// file, a queue for ``inMemory()``.
+    let writer: any DatabaseWriter
 
     /// The apps whose migration refused the tables it found, and why.
     let unavailableApps: [App: AppUnavailableError]
 
+    /// Receives every statement and error, when a log was asked for.
+    let debugLog: (@Sendable (String) -> Void)?
+
     /// The database file's path (`:memory:` for ``inMemory()``).
-    public var path: String { manager.path }
+    public let path: String
 
     /// The migrator with every app's migrations.
     public static var migrator: Migrator {
@@ -84,8 +90,46 @@ public final class AppDatabase: Sendable {
         return migrator
     }
 
+    /// What a new database starts from.
+    public enum Start: Sendable, Equatable {
+        /// The sample database that ships with records
+        /// (``bundledTemplateURL()``), looked for only when there is no
+        /// database at the location yet.
+        case sample
+        /// An empty database: the migrations make the apps' tables.
+        case empty
+    }
+
+    /// Opens the database at `url`, starting it from the sample or empty
+    /// if no database is there yet, then applying pending migrations.
+    ///
+    /// An existing database opens even if the sample is missing: the sample
+    /// is looked for only when it is needed.
+    ///
+    /// - Parameters:
+    ///   - url: The database file. Its directory must exist.
+    ///   - start: What a new database starts from.
+    ///   - adoptingForeignDatabase: See ``init(url:template:adoptingForeignDatabase:debugLog:)``.
+    ///   - debugLog: Receives every statement and error.
+    /// - Throws: What ``init(url:template:adoptingForeignDatabase:debugLog:)``
+    ///   throws, and ``DatabaseFileError`` when the sample is needed and
+    ///   missing.
+    public convenience init(
+        url: URL, start: Start, adoptingForeignDatabase: Bool = false, debugLog: (@Sendable (String) -> Void)? = nil
+    ) throws {
+        let template: URL?
+        switch start {
+        case .sample: template = DatabaseTemplate.isInstalled(at: url) ? nil : try Self.bundledTemplateURL()
+        case .empty: template = nil
+        }
+        try self.init(url: url, template: template, adoptingForeignDatabase: adoptingForeignDatabase, debugLog: debugLog)
+    }
+
     /// Opens the database at `url`, installing `template` there first if no
     /// database is there yet, then applying pending migrations.
+    ///
+    /// The file is shared through a `DatabasePool` in WAL mode: reads run
+    /// beside each other and beside the write.
     ///
     /// - Parameters:
     ///   - url: The database file. Its directory must exist.
@@ -104,21 +148,30 @@ public final class AppDatabase: Sendable {
         url: URL, template: URL?, adoptingForeignDatabase: Bool = false,
         debugLog: (@Sendable (String) -> Void)? = nil
     ) throws {
-        if !adoptingForeignDatabase { try Self.refuseForeignDatabase(at: url) }
-        try self.init(
-            manager: DBManager(
-                databaseURL: url, template: template, configuration: Self.configuration, debugLog: debugLog))
+        do {
+            if !adoptingForeignDatabase { try Self.refuseForeignDatabase(at: url) }
+            if let template {
+                let outcome = try DatabaseTemplate.install(from: template, to: url)
+                if outcome == .installed { debugLog?("installed \(template.path) at \(url.path)") }
+            }
+            let pool = try DatabasePool(path: url.path, configuration: Self.configuration(debugLog: debugLog))
+            try self.init(writer: pool, path: url.path, debugLog: debugLog)
+        } catch {
+            debugLog?("error: \(error)")
+            throw error
+        }
     }
 
-    /// Takes the open connection and migrates it; closes it on failure.
-    private init(manager: DBManager) throws {
-        self.manager = manager
+    /// Takes the open connections and migrates the database; closes them on
+    /// failure.
+    private init(writer: any DatabaseWriter, path: String, debugLog: (@Sendable (String) -> Void)?) throws {
+        self.writer = writer
+        self.path = path
+        self.debugLog = debugLog
         do {
-            // Read outside the connection's lock, which guards it too.
-            let log = manager.debugLog
-            unavailableApps = try manager.withConnection { db in try Self.migrate(db, log: log) }
+            unavailableApps = try writer.writeWithoutTransaction { db in try Self.migrate(db, log: debugLog) }
         } catch {
-            manager.close()
+            try? writer.close()
             throw error
         }
     }
@@ -126,7 +179,9 @@ public final class AppDatabase: Sendable {
     /// A private, in-memory database with the app's schema and no rows, for
     /// tests and previews.
     public static func inMemory() throws -> AppDatabase {
-        try AppDatabase(manager: DBManager.inMemory(configuration: configuration))
+        try AppDatabase(
+            writer: DatabaseQueue.inMemory(configuration: configuration(debugLog: nil)), path: ":memory:",
+            debugLog: nil)
     }
 
     /// Why an app cannot use this database (its migration refused the
@@ -172,50 +227,78 @@ public final class AppDatabase: Sendable {
     /// with ``ResultCode/busy``.
     public static let lockWaitLimit: Duration = .seconds(60)
 
-    /// The connection settings: every connection gets the search function,
-    /// and waits up to a minute for another process's lock (the library's
-    /// default is five seconds): a command that only has to wait its turn
-    /// behind other writers, such as a large picture being stored, should
-    /// wait, not fail.
-    static var configuration: Configuration {
+    /// The connection settings: every connection (the writer and each
+    /// reader) gets the search function, and waits up to a minute for
+    /// another process's lock (the library's default is five seconds): a
+    /// command that only has to wait its turn behind other writers, such as
+    /// a large picture being stored, should wait, not fail. With a log,
+    /// every connection reports its statements (never the bound values).
+    static func configuration(debugLog: (@Sendable (String) -> Void)?) -> Configuration {
         var configuration = Configuration()
         configuration.label = applicationName
         configuration.busyTimeout = lockWaitLimit
-        configuration.prepareDatabase = { db in try SearchFolding.register(on: db) }
+        configuration.prepareDatabase = { db in
+            try SearchFolding.register(on: db)
+            if let debugLog { db.trace { event in debugLog("SQL: \(event.sql)") } }
+        }
         return configuration
     }
 
-    /// Closes the connection; the stores throw afterwards.
-    public func close() { manager.close() }
+    /// Closes the connections; the stores throw afterwards.
+    public func close() { try? writer.close() }
 
     // MARK: - Access for the stores
 
-    /// Runs `body` with the connection, for reads.
-    func read<T: Sendable>(_ body: (Database) throws -> T) throws -> T {
-        try manager.withConnection(body)
+    /// Runs `body` with a connection, for reads, on the calling thread (for
+    /// tests and the migrations' checks).
+    func read<T>(_ body: (Database) throws -> T) throws -> T {
+        try logged { try writer.read(body) }
     }
 
-    /// Runs `body` in a transaction: all of its changes or none.
-    func write<T: Sendable>(_ body: (Database) throws -> T) throws -> T {
-        try manager.transaction(.immediate, body)
+    /// Runs `body` in a transaction on the calling thread: all of its
+    /// changes or none.
+    func write<T>(_ body: (Database) throws -> T) throws -> T {
+        try logged { try writer.write(body) }
     }
 
-    /// Runs `body` with the connection for one app's reads.
+    /// Runs `body` for one app's reads, on a reader connection's own
+    /// thread, never the caller's: it sees one committed state of the
+    /// database throughout.
     ///
     /// - Throws: ``AppUnavailableError`` when the app's migration refused
     ///   its table.
-    func read<T: Sendable>(for app: App, _ body: (Database) throws -> T) throws -> T {
+    func read<T: Sendable>(for app: App, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         if let reason = unavailableApps[app] { throw reason }
-        return try read(body)
+        do {
+            return try await writer.read(body)
+        } catch {
+            debugLog?("error: \(error)")
+            throw error
+        }
     }
 
-    /// Runs `body` in a transaction for one app's changes.
+    /// Runs `body` in a transaction for one app's changes, on the writer
+    /// connection's own thread, never the caller's.
     ///
     /// - Throws: ``AppUnavailableError`` when the app's migration refused
     ///   its table.
-    func write<T: Sendable>(for app: App, _ body: (Database) throws -> T) throws -> T {
+    func write<T: Sendable>(for app: App, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         if let reason = unavailableApps[app] { throw reason }
-        return try write(body)
+        do {
+            return try await writer.write(body)
+        } catch {
+            debugLog?("error: \(error)")
+            throw error
+        }
+    }
+
+    private func logged<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch {
+            debugLog?("error: \(error)")
+            throw error
+        }
     }
 }
 

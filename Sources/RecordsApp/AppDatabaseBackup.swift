@@ -19,7 +19,7 @@ extension AppDatabase {
     public func backup(
         to url: URL, replace: Bool = false, progress: ((BackupProgress) throws -> Void)? = nil
     ) throws -> BackupResult {
-        try manager.withConnection { db in
+        try writer.writeWithoutTransaction { db in
             try db.backup(toPath: url.path, replace: replace, progress: progress)
         }
     }

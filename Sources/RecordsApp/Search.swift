@@ -25,18 +25,34 @@ public enum SearchFolding {
         text.folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil)
     }
 
-    /// Adds `records_fold` to a connection. Text keeps its embedded NUL
-    /// characters; numbers and blobs fold as their text, as SQLite would
-    /// convert them; NULL gives NULL.
+    /// The SQL function that gives ``nameKey(_:)``.
+    public static let nameKeyFunctionName = "records_name_key"
+
+    /// A name as it is matched: folded (see ``fold(_:)``), without
+    /// surrounding white space, each run of white space inside made one
+    /// space: "  Jane   DOE " and "jane doe" have the same key.
+    public static func nameKey(_ name: String) -> String {
+        fold(name).split(whereSeparator: { $0.isWhitespace }).joined(separator: " ")
+    }
+
+    /// Adds `records_fold` and `records_name_key` to a connection. Text
+    /// keeps its embedded NUL characters; numbers and blobs fold as their
+    /// text, as SQLite would convert them; NULL gives NULL.
     static func register(on db: Database) throws {
-        try db.createFunction(functionName, argumentCount: 1, options: [.deterministic, .innocuous]) {
-            (arguments: [SQLiteValue]) -> String? in
-            switch arguments[0] {
-            case .null: nil
-            case .text(let text): fold(text)
-            case .integer(let integer): String(integer)
-            case .real(let real): String(real)
-            case .blob(let bytes): fold(String(decoding: bytes, as: UTF8.self))
+        let functions: [(name: String, transform: @Sendable (String) -> String)] = [
+            (functionName, { fold($0) }), (nameKeyFunctionName, { nameKey($0) }),
+        ]
+        for function in functions {
+            let transform = function.transform
+            try db.createFunction(function.name, argumentCount: 1, options: [.deterministic, .innocuous]) {
+                (arguments: [SQLiteValue]) -> String? in
+                switch arguments[0] {
+                case .null: nil
+                case .text(let text): transform(text)
+                case .integer(let integer): String(integer)
+                case .real(let real): String(real)
+                case .blob(let bytes): transform(String(decoding: bytes, as: UTF8.self))
+                }
             }
         }
     }

@@ -103,7 +103,7 @@ struct Command {
     /// More explanation for the command's own help, if any.
     var discussion: String?
     var examples: [String] = []
-    let run: @MainActor (Invocation) throws -> Void
+    let run: @MainActor (Invocation) async throws -> Void
 
     /// `show ID [--json]`
     var synopsis: String { synopsisUnits.joined(separator: " ") }

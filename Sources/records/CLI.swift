@@ -18,12 +18,12 @@ enum ExitStatus: Int32 {
 /// `arguments` are `CommandLine.arguments` without the program's name;
 /// their raw bytes are checked too (see ``RawArguments``).
 @MainActor
-func runRecords(_ arguments: [String], environment: [String: String]) -> ExitStatus {
+func runRecords(_ arguments: [String], environment: [String: String]) async -> ExitStatus {
     StandardStream.prepare()
     Presentation.configure(wide: false, environment: environment)
     do {
         try RawArguments.check()
-        try dispatch(arguments, environment: environment)
+        try await dispatch(arguments, environment: environment)
         return .success
     } catch is GlobalOptions.VersionRequest {
         do {
@@ -75,7 +75,7 @@ private func report(_ error: any Error) -> (message: String?, status: ExitStatus
 let standardOutputName = "standard output"
 
 @MainActor
-private func dispatch(_ arguments: [String], environment: [String: String]) throws {
+private func dispatch(_ arguments: [String], environment: [String: String]) async throws {
     var globals = GlobalOptions()
     var words = try globals.consumeLeading(arguments)
     let wantsHelp = words.first == "-h" || words.first == "--help"
@@ -92,7 +92,7 @@ private func dispatch(_ arguments: [String], environment: [String: String]) thro
         throw UsageError(message: "unknown option '\(familyName)'", helpPath: [])
     }
     if let command = topLevelCommand(named: familyName) {
-        try runTopLevelCommand(command, words: words, globals: globals, environment: environment)
+        try await runTopLevelCommand(command, words: words, globals: globals, environment: environment)
         return
     }
     guard let family = commandFamilies.first(where: { $0.name == familyName }) else {
@@ -132,7 +132,7 @@ private func dispatch(_ arguments: [String], environment: [String: String]) thro
         try Console.out(Help.command(command, in: family))
         return
     }
-    try Invocation(arguments: arguments, path: path, globals: globals, environment: environment).run(command)
+    try await Invocation(arguments: arguments, path: path, globals: globals, environment: environment).run(command)
 }
 
 @MainActor

@@ -32,7 +32,7 @@ let coffeeCommands = CommandFamily(
                 let sort = try invocation.choice("sort", default: CoffeeSort.name)
                 let prices = try CoffeePriceRange.parse(
                     minimum: invocation.arguments.value("min-price"), maximum: invocation.arguments.value("max-price"))
-                let coffees = try CoffeeStore(database: invocation.database()).list(sortedBy: sort, prices: prices)
+                let coffees = try await CoffeeStore(database: invocation.database()).list(sortedBy: sort, prices: prices)
                 let none =
                     prices.isAny
                     ? "No coffees yet. Add one: records coffee add --name NAME --price PRICE"
@@ -56,7 +56,7 @@ let coffeeCommands = CommandFamily(
             run: { invocation in
                 let prices = try CoffeePriceRange.parse(
                     minimum: invocation.arguments.value("min-price"), maximum: invocation.arguments.value("max-price"))
-                let total = try CoffeeStore(database: invocation.database()).totalPrice(prices: prices)
+                let total = try await CoffeeStore(database: invocation.database()).totalPrice(prices: prices)
                 try invocation.emit(total, text: totalSummary(total))
             }),
         Command(
@@ -80,7 +80,7 @@ let coffeeCommands = CommandFamily(
             run: { invocation in
                 let draft = try CoffeeDraft.parse(
                     name: invocation.required("name"), price: invocation.required("price"))
-                let coffee = try CoffeeStore(database: invocation.database()).add(draft)
+                let coffee = try await CoffeeStore(database: invocation.database()).add(draft)
                 try invocation.afterChange("coffee \(coffee.id) was added", lost: "its ID") {
                     try invocation.emit(coffee, text: "Added \(describe(coffee)).")
                 }
@@ -93,7 +93,7 @@ let coffeeCommands = CommandFamily(
             examples: ["records coffee show 1", "records coffee show 1 --json"],
             run: { invocation in
                 let id = try invocation.recordID()
-                guard let coffee = try CoffeeStore(database: invocation.database()).coffee(id: id) else {
+                guard let coffee = try await CoffeeStore(database: invocation.database()).coffee(id: id) else {
                     throw RecordNotFoundError(kind: "coffee", id: id)
                 }
                 try invocation.emit(coffee, text: coffeeFields(coffee))
@@ -122,9 +122,9 @@ let coffeeCommands = CommandFamily(
                 let changes = try CoffeeChanges.parse(
                     name: invocation.arguments.value("name"), price: invocation.arguments.value("price"))
                 let store = try CoffeeStore(database: invocation.database())
-                guard let stored = try store.coffee(id: id) else { throw RecordNotFoundError(kind: "coffee", id: id) }
+                guard let stored = try await store.coffee(id: id) else { throw RecordNotFoundError(kind: "coffee", id: id) }
                 var coffee = changes.applied(to: stored)
-                let wrote = try store.save(&coffee)
+                let wrote = try await store.save(&coffee)
                 let report = {
                     try invocation.emit(coffee, text: editSummary(before: stored, after: coffee, wrote: wrote))
                 }
@@ -141,7 +141,7 @@ let coffeeCommands = CommandFamily(
             examples: ["records coffee delete 3"],
             run: { invocation in
                 let id = try invocation.recordID()
-                let coffee = try CoffeeStore(database: invocation.database()).delete(id: id)
+                let coffee = try await CoffeeStore(database: invocation.database()).delete(id: id)
                 try invocation.afterChange("coffee \(id) was deleted") {
                     try invocation.emit(
                         coffee, text: "Deleted \(describe(coffee))\(coffee.picture == nil ? "" : " and its picture").")
@@ -167,7 +167,7 @@ let coffeeCommands = CommandFamily(
                 if text.trimmingCharacters(in: .whitespaces).isEmpty {
                     throw UsageError(message: "search TEXT must not be empty", helpPath: invocation.path)
                 }
-                let coffees = try CoffeeStore(database: invocation.database()).list(
+                let coffees = try await CoffeeStore(database: invocation.database()).list(
                     matching: text, mode: mode, sortedBy: sort)
                 try printCoffees(
                     coffees.records, invocation,
@@ -205,8 +205,8 @@ let coffeeCommands = CommandFamily(
                     source = .file(path: file)
                 }
                 let store = try CoffeeStore(database: invocation.database())
-                guard let coffee = try store.coffee(id: id) else { throw RecordNotFoundError(kind: "coffee", id: id) }
-                let picture = try store.setPicture(id: id, from: source)
+                guard let coffee = try await store.coffee(id: id) else { throw RecordNotFoundError(kind: "coffee", id: id) }
+                let picture = try await store.setPicture(id: id, from: source)
                 try invocation.afterChange("the picture of coffee \(id) was stored") {
                     try Console.out(
                         "Stored \(Terminal.clean(file == "-" ? "standard input" : file)) as the picture of "
@@ -240,12 +240,12 @@ let coffeeCommands = CommandFamily(
                 }
                 let store = try CoffeeStore(database: invocation.database())
                 if file == "-" {
-                    try store.writePicture(id: id, to: .fileHandle(.standardOutput, name: standardOutputName))
+                    try await store.writePicture(id: id, to: .fileHandle(.standardOutput, name: standardOutputName))
                     return
                 }
-                guard let coffee = try store.coffee(id: id) else { throw RecordNotFoundError(kind: "coffee", id: id) }
+                guard let coffee = try await store.coffee(id: id) else { throw RecordNotFoundError(kind: "coffee", id: id) }
                 try refuseToReplace(file, force: invocation.arguments.flag("force"))
-                let picture = try store.writePicture(id: id, to: .file(path: file))
+                let picture = try await store.writePicture(id: id, to: .file(path: file))
                 try Console.out(
                     "Wrote the picture of \(describe(coffee)) to \(Terminal.clean(file)): \(picture.summary).")
                 let fileExtension = (file as NSString).pathExtension
@@ -263,8 +263,8 @@ let coffeeCommands = CommandFamily(
             run: { invocation in
                 let id = try invocation.recordID()
                 let store = try CoffeeStore(database: invocation.database())
-                guard let coffee = try store.coffee(id: id) else { throw RecordNotFoundError(kind: "coffee", id: id) }
-                let picture = try store.removePicture(id: id)
+                guard let coffee = try await store.coffee(id: id) else { throw RecordNotFoundError(kind: "coffee", id: id) }
+                let picture = try await store.removePicture(id: id)
                 try invocation.afterChange("the picture of coffee \(id) was removed") {
                     try Console.out("Removed the picture of \(describe(coffee)) (\(picture.summary)).")
                 }

@@ -15,7 +15,7 @@ let contactsCommands = CommandFamily(
             examples: ["records contacts list", "records contacts list --json"],
             run: { invocation in
                 let sort = try invocation.choice("sort", default: ContactSort.name)
-                let listed = try ContactsStore(database: invocation.database()).list(sortedBy: sort)
+                let listed = try await ContactsStore(database: invocation.database()).list(sortedBy: sort)
                 let contacts = listed.records
                 if invocation.wantsJSON {
                     try Console.json(contacts)
@@ -49,7 +49,7 @@ let contactsCommands = CommandFamily(
                     name: invocation.required("name"), address: invocation.required("address"),
                     contact: invocation.required("contact")
                 ).validated()
-                let contact = try ContactsStore(database: invocation.database()).add(draft)
+                let contact = try await ContactsStore(database: invocation.database()).add(draft)
                 try invocation.afterChange("contact \(contact.id) was added", lost: "its ID") {
                     try invocation.emit(contact, text: "Added \(describe(contact)).")
                 }
@@ -67,7 +67,7 @@ let contactsCommands = CommandFamily(
                 if name.trimmingCharacters(in: .whitespaces).isEmpty {
                     throw UsageError(message: "NAME must not be empty", helpPath: invocation.path)
                 }
-                let listed = try ContactsStore(database: invocation.database()).list(named: name)
+                let listed = try await ContactsStore(database: invocation.database()).list(named: name)
                 let matches = listed.records
                 if invocation.wantsJSON { try Console.json(matches) }
                 guard !matches.isEmpty || !listed.isComplete else {
@@ -87,7 +87,7 @@ let contactsCommands = CommandFamily(
             examples: ["records contacts show 1"],
             run: { invocation in
                 let id = try invocation.recordID()
-                guard let contact = try ContactsStore(database: invocation.database()).contact(id: id) else {
+                guard let contact = try await ContactsStore(database: invocation.database()).contact(id: id) else {
                     throw RecordNotFoundError(kind: "contact", id: id)
                 }
                 try invocation.emit(contact, text: contactFields(contact))
@@ -109,7 +109,7 @@ let contactsCommands = CommandFamily(
                     name: invocation.arguments.value("name"), address: invocation.arguments.value("address"),
                     contact: invocation.arguments.value("contact")
                 ).validated()
-                let contact = try ContactsStore(database: invocation.database()).update(id: id, with: changes)
+                let contact = try await ContactsStore(database: invocation.database()).update(id: id, with: changes)
                 try invocation.afterChange("contact \(id) was updated") {
                     try invocation.emit(contact, text: "Updated \(describe(contact)).")
                 }
@@ -121,7 +121,7 @@ let contactsCommands = CommandFamily(
             examples: ["records contacts delete 2"],
             run: { invocation in
                 let id = try invocation.recordID()
-                let contact = try ContactsStore(database: invocation.database()).delete(id: id)
+                let contact = try await ContactsStore(database: invocation.database()).delete(id: id)
                 try invocation.afterChange("contact \(id) was deleted") {
                     try invocation.emit(contact, text: "Deleted \(describe(contact)).")
                 }

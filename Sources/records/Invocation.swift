@@ -124,11 +124,8 @@ final class Invocation {
         var log: (@Sendable (String) -> Void)?
         if globals.debug { log = { @Sendable message in Console.error("records: debug: \(message)") } }
         log?("database \(location.url.path) (from \(location.source.rawValue))")
-        // The sample is only needed when there is no database yet, so an
-        // existing database opens even if the sample went missing.
-        let template = DatabaseTemplate.isInstalled(at: location.url) ? nil : try AppDatabase.bundledTemplateURL()
         let database = try AppDatabase(
-            url: location.url, template: template, adoptingForeignDatabase: globals.adopt, debugLog: log)
+            url: location.url, start: .sample, adoptingForeignDatabase: globals.adopt, debugLog: log)
         openDatabase = database
         return database
     }
@@ -192,7 +189,7 @@ final class Invocation {
     }
 
     /// Runs the command, naming the database file in its database errors.
-    func run(_ command: Command) throws {
+    func run(_ command: Command) async throws {
         if globals.json && command.option(named: "json") == nil {
             throw UsageError(
                 message: "'records \(path.joined(separator: " "))' has no JSON output: leave out --json",
@@ -201,7 +198,7 @@ final class Invocation {
         // Full values for --wide, and nothing cut in JSON.
         if globals.wide || wantsJSON { Presentation.tableWidth = nil }
         do {
-            try command.run(self)
+            try await command.run(self)
         } catch let error as SQLiteError {
             guard let databaseFile else { throw error }
             throw DatabaseFailure(error: error, path: databaseFile)

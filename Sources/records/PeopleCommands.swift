@@ -16,7 +16,7 @@ let peopleCommands = CommandFamily(
             examples: ["records people list", "records people list --sort newest --json"],
             run: { invocation in
                 let sort = try invocation.choice("sort", default: PersonSort.name)
-                let people = try PeopleStore(database: invocation.database()).list(sortedBy: sort)
+                let people = try await PeopleStore(database: invocation.database()).list(sortedBy: sort)
                 try printPeople(
                     people.records, invocation,
                     empty: people.isComplete
@@ -41,7 +41,7 @@ let peopleCommands = CommandFamily(
                 let draft = try PersonDraft.parse(
                     firstName: invocation.required("first"), lastName: invocation.required("last"),
                     age: invocation.required("age"))
-                let person = try PeopleStore(database: invocation.database()).add(draft)
+                let person = try await PeopleStore(database: invocation.database()).add(draft)
                 try invocation.afterChange("person \(person.id) was added", lost: "its ID") {
                     try invocation.emit(person, text: "Added \(describe(person)).")
                 }
@@ -53,7 +53,7 @@ let peopleCommands = CommandFamily(
             examples: ["records people show 1"],
             run: { invocation in
                 let id = try invocation.recordID()
-                guard let person = try PeopleStore(database: invocation.database()).person(id: id) else {
+                guard let person = try await PeopleStore(database: invocation.database()).person(id: id) else {
                     throw RecordNotFoundError(kind: "person", id: id)
                 }
                 try invocation.emit(person, text: personFields(person))
@@ -74,7 +74,7 @@ let peopleCommands = CommandFamily(
                 let changes = try PersonChanges.parse(
                     firstName: invocation.arguments.value("first"), lastName: invocation.arguments.value("last"),
                     age: invocation.arguments.value("age"))
-                let person = try PeopleStore(database: invocation.database()).update(id: id, with: changes)
+                let person = try await PeopleStore(database: invocation.database()).update(id: id, with: changes)
                 try invocation.afterChange("person \(id) was updated") {
                     try invocation.emit(person, text: "Updated \(describe(person)).")
                 }
@@ -86,7 +86,7 @@ let peopleCommands = CommandFamily(
             examples: ["records people delete 3"],
             run: { invocation in
                 let id = try invocation.recordID()
-                let person = try PeopleStore(database: invocation.database()).delete(id: id)
+                let person = try await PeopleStore(database: invocation.database()).delete(id: id)
                 try invocation.afterChange("person \(id) was deleted") {
                     try invocation.emit(person, text: "Deleted \(describe(person)).")
                 }
@@ -111,7 +111,7 @@ let peopleCommands = CommandFamily(
                 if text.trimmingCharacters(in: .whitespaces).isEmpty {
                     throw UsageError(message: "search TEXT must not be empty", helpPath: invocation.path)
                 }
-                let people = try PeopleStore(database: invocation.database()).list(
+                let people = try await PeopleStore(database: invocation.database()).list(
                     matching: text, mode: mode, sortedBy: sort)
                 try printPeople(
                     people.records, invocation,

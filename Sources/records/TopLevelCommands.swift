@@ -12,7 +12,7 @@ func topLevelCommand(named word: String) -> Command? {
 /// Runs a top-level command; `words` start with its name.
 @MainActor
 func runTopLevelCommand(_ command: Command, words: [String], globals: GlobalOptions, environment: [String: String])
-    throws
+    async throws
 {
     let path = [command.name]
     var globals = globals
@@ -21,5 +21,5 @@ func runTopLevelCommand(_ command: Command, words: [String], globals: GlobalOpti
         try Console.out(Help.command(command, after: []))
         return
     }
-    try Invocation(arguments: arguments, path: path, globals: globals, environment: environment).run(command)
+    try await Invocation(arguments: arguments, path: path, globals: globals, environment: environment).run(command)
 }

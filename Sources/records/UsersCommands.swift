@@ -89,7 +89,7 @@ let usersCommands = CommandFamily(
                 form.password = passwords[0]
                 form.passwordConfirmation = passwords[1]
                 _ = try form.validated(today: today)
-                let user = try UsersStore(database: try invocation.database(), today: { today }).register(form)
+                let user = try await UsersStore(database: try invocation.database(), today: { today }).register(form)
                 try invocation.afterChange("user \(user.id) was registered", lost: "its ID") {
                     try invocation.emit(user, text: "Registered \(describe(user)).")
                 }
@@ -115,7 +115,7 @@ let usersCommands = CommandFamily(
                 let password = try PasswordInput.read(
                     ["password"], fromStandardInput: invocation.arguments.flag("password-stdin"),
                     path: invocation.path)[0]
-                let user = try UsersStore(database: invocation.database()).authenticate(
+                let user = try await UsersStore(database: invocation.database()).authenticate(
                     email: email, password: password)
                 try invocation.emit(user, text: "Logged in as \(describe(user)).")
             }),
@@ -130,7 +130,7 @@ let usersCommands = CommandFamily(
             examples: ["records users list", "records users list --sort newest --json"],
             run: { invocation in
                 let sort = try invocation.choice("sort", default: UserSort.name)
-                let listed = try UsersStore(database: invocation.database()).list(sortedBy: sort)
+                let listed = try await UsersStore(database: invocation.database()).list(sortedBy: sort)
                 let users = listed.records
                 if invocation.wantsJSON {
                     try Console.json(users)
@@ -155,7 +155,7 @@ let usersCommands = CommandFamily(
             examples: ["records users show 1"],
             run: { invocation in
                 let id = try invocation.recordID()
-                guard let user = try UsersStore(database: invocation.database()).user(id: id) else {
+                guard let user = try await UsersStore(database: invocation.database()).user(id: id) else {
                     throw RecordNotFoundError(kind: "user", id: id)
                 }
                 try invocation.emit(user, text: userFields(user))
@@ -204,19 +204,19 @@ let usersCommands = CommandFamily(
                 if !changes.isEmpty { _ = try changes.validated(today: today) }
                 let store = UsersStore(database: try invocation.database(), today: { today })
                 if changesPassword {
-                    guard try store.user(id: id) != nil else { throw RecordNotFoundError(kind: "user", id: id) }
-                    if let email = changes.email, let owner = try store.user(email: email), owner.id != id {
+                    guard try await store.user(id: id) != nil else { throw RecordNotFoundError(kind: "user", id: id) }
+                    if let email = changes.email, let owner = try await store.user(email: email), owner.id != id {
                         throw ValidationError(field: UserField.email.rawValue, message: "email is already registered")
                     }
                     let passwords = try PasswordInput.read(
                         ["current password", "new password", "new password confirmation"],
                         fromStandardInput: fromStandardInput, path: invocation.path)
-                    try store.changePassword(
+                    try await store.changePassword(
                         id: id, current: passwords[0], new: passwords[1], confirmation: passwords[2])
                 }
                 // The update reads the row after writing it, so that it can
                 // mend a row with an unreadable value.
-                let updated = changes.isEmpty ? try store.user(id: id) : try store.updateProfile(id: id, with: changes)
+                let updated = await changes.isEmpty ? try store.user(id: id) : try store.updateProfile(id: id, with: changes)
                 guard let user = updated else { throw RecordNotFoundError(kind: "user", id: id) }
                 let what = changes.isEmpty ? "Changed the password of" : "Updated"
                 let change = changes.isEmpty ? "the password of user \(id) was changed" : "user \(id) was updated"
@@ -231,7 +231,7 @@ let usersCommands = CommandFamily(
             examples: ["records users delete 1"],
             run: { invocation in
                 let id = try invocation.recordID()
-                let user = try UsersStore(database: invocation.database()).delete(id: id)
+                let user = try await UsersStore(database: invocation.database()).delete(id: id)
                 try invocation.afterChange("user \(id) was deleted") {
                     try invocation.emit(user, text: "Deleted \(describe(user)).")
                 }

@@ -66,24 +66,24 @@ struct SampleDatabaseTests {
 @Suite("The app database")
 struct AppDatabaseTests {
     @Test("First use installs the sample and applies every migration; the next use keeps user rows")
-    func firstUseAndReopen() throws {
+    func firstUseAndReopen() async throws {
         let dir = try TemporaryDirectory()
         let url = dir.fileURL("records.sqlite")
         do {
             let database = try AppDatabase(url: url, template: try AppDatabase.bundledTemplateURL())
-            #expect(try PeopleStore(database: database).count() == 6)
-            #expect(try ContactsStore(database: database).count() == 3)
-            try PeopleStore(database: database).add(PersonDraft(firstName: "Mine", lastName: "Own", age: 1))
+            #expect(try await PeopleStore(database: database).count() == 6)
+            #expect(try await ContactsStore(database: database).count() == 3)
+            try await PeopleStore(database: database).add(PersonDraft(firstName: "Mine", lastName: "Own", age: 1))
             database.close()
         }
         let reopened = try AppDatabase(url: url, template: try AppDatabase.bundledTemplateURL())
-        #expect(try PeopleStore(database: reopened).count() == 7)
+        #expect(try await PeopleStore(database: reopened).count() == 7)
         let db = try Database(path: url.path)
         #expect(try AppDatabase.migrator.isUpToDate(db))
     }
 
     @Test("A database made by the seed app (no migrations, NULLs) is upgraded and its rows kept")
-    func seedDatabaseUpgrade() throws {
+    func seedDatabaseUpgrade() async throws {
         let dir = try TemporaryDirectory()
         let url = dir.fileURL("sampledb.sql")
         do {
@@ -95,14 +95,14 @@ struct AppDatabaseTests {
                 """)
         }
         let database = try AppDatabase(url: url, template: try AppDatabase.bundledTemplateURL())
-        let people = try PeopleStore(database: database).all(sortedBy: .newest)
+        let people = try await PeopleStore(database: database).all(sortedBy: .newest)
         #expect(
             people == [
                 Person(id: 2, firstName: "", lastName: "Nameless", age: nil),
                 Person(id: 1, firstName: "Old", lastName: "Friend", age: 42),
             ])
         // The contacts table it lacked was added, empty.
-        #expect(try ContactsStore(database: database).all().isEmpty)
+        #expect(try await ContactsStore(database: database).all().isEmpty)
     }
 
     @Test("A database from a newer version of records is refused, unchanged")

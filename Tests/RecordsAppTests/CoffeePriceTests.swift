@@ -10,11 +10,11 @@ struct CoffeePriceTests {
     let store: CoffeeStore
 
     /// Prices that sort wrongly as text: "0.1", "10", "100", "9.5".
-    init() throws {
+    init() async throws {
         database = try emptyDatabase()
         store = CoffeeStore(database: database)
         for (name, price) in [("Hundred", "100"), ("Tenth", "0.1"), ("Ten", "10"), ("Nine and a half", "9.5")] {
-            try store.add(CoffeeDraft(name: name, price: decimal(price)))
+            try await store.add(CoffeeDraft(name: name, price: decimal(price)))
         }
     }
 
@@ -29,8 +29,8 @@ struct CoffeePriceTests {
     }
 
     @Test("Sorting by price is numeric: 0.1, 9.5, 10, 100")
-    func sortByPrice() throws {
-        #expect(try store.all(sortedBy: .price).map(\.name) == ["Tenth", "Nine and a half", "Ten", "Hundred"])
+    func sortByPrice() async throws {
+        #expect(try await store.all(sortedBy: .price).map(\.name) == ["Tenth", "Nine and a half", "Ten", "Hundred"])
         let raw = try database.read { db in
             try db.fetchAll(String.self, "SELECT coffeeName FROM coffee ORDER BY priceMicros")
         }
@@ -38,49 +38,49 @@ struct CoffeePriceTests {
     }
 
     @Test("Equal prices sort by name; coffees without a readable price come last")
-    func sortTiesAndUnpriced() throws {
-        try store.add(CoffeeDraft(name: "Another ten", price: decimal("10.000")))
+    func sortTiesAndUnpriced() async throws {
+        try await store.add(CoffeeDraft(name: "Another ten", price: decimal("10.000")))
         try addRaw(id: 20, name: "Unpriced", price: .null)
         try addRaw(id: 21, name: "Cheap", price: .text("cheap"))
-        let sorted = try store.all(sortedBy: .price).map(\.name)
+        let sorted = try await store.all(sortedBy: .price).map(\.name)
         #expect(sorted == ["Tenth", "Nine and a half", "Another ten", "Ten", "Hundred", "Cheap", "Unpriced"])
     }
 
     @Test("A minimum of 5 takes in 9.5; both ends are included")
-    func filterByPrice() throws {
-        let above5 = try store.all(sortedBy: .price, prices: CoffeePriceRange(minimum: decimal("5")))
+    func filterByPrice() async throws {
+        let above5 = try await store.all(sortedBy: .price, prices: CoffeePriceRange(minimum: decimal("5")))
         #expect(above5.map(\.name) == ["Nine and a half", "Ten", "Hundred"])
-        let inclusive = try store.all(
+        let inclusive = try await store.all(
             sortedBy: .price, prices: CoffeePriceRange(minimum: decimal("9.5"), maximum: decimal("10")))
         #expect(inclusive.map(\.name) == ["Nine and a half", "Ten"])
-        let cheap = try store.all(prices: CoffeePriceRange(maximum: decimal("0.1")))
+        let cheap = try await store.all(prices: CoffeePriceRange(maximum: decimal("0.1")))
         #expect(cheap.map(\.name) == ["Tenth"])
-        let none = try store.all(prices: CoffeePriceRange(minimum: decimal("100.000001")))
+        let none = try await store.all(prices: CoffeePriceRange(minimum: decimal("100.000001")))
         #expect(none.isEmpty)
     }
 
     @Test("A price filter leaves out coffees without a readable price; no filter keeps them")
-    func filterLeavesOutUnpriced() throws {
+    func filterLeavesOutUnpriced() async throws {
         try addRaw(id: 20, name: "Unpriced", price: .null)
         try addRaw(id: 21, name: "Words", price: .text("a lot"))
         try addRaw(id: 22, name: "Real", price: .real(50))
-        let filtered = try store.all(prices: CoffeePriceRange(minimum: decimal("0")))
+        let filtered = try await store.all(prices: CoffeePriceRange(minimum: decimal("0")))
         #expect(Set(filtered.map(\.id)) == [1, 2, 3, 4])
-        #expect(try store.all(prices: .any).count == 7)
+        #expect(try await store.all(prices: .any).count == 7)
     }
 
     @Test("A search can be sorted by price")
-    func searchSortedByPrice() throws {
-        #expect(try store.search("n", sortedBy: .price).map(\.name) == ["Tenth", "Nine and a half", "Ten", "Hundred"])
+    func searchSortedByPrice() async throws {
+        #expect(try await store.search("n", sortedBy: .price).map(\.name) == ["Tenth", "Nine and a half", "Ten", "Hundred"])
     }
 
     @Test(
         "A price range that is not one is refused",
         arguments: [("-1", nil), ("1.0000001", nil), ("1000000000", nil), ("5", "4")])
-    func badRange(minimum: String?, maximum: String?) throws {
+    func badRange(minimum: String?, maximum: String?) async throws {
         let range = CoffeePriceRange(minimum: minimum.map(decimal), maximum: maximum.map(decimal))
-        #expect(throws: ValidationError.self) { try store.all(prices: range) }
-        #expect(throws: ValidationError.self) { try store.totalPrice(prices: range) }
+        await #expect(throws: ValidationError.self) { try await store.all(prices: range) }
+        await #expect(throws: ValidationError.self) { try await store.totalPrice(prices: range) }
         #expect(throws: ValidationError.self) { try CoffeePriceRange.parse(minimum: minimum, maximum: maximum) }
     }
 
@@ -96,36 +96,36 @@ struct CoffeePriceTests {
     }
 
     @Test("The total is exact: 0.1 + 0.2 is 0.3")
-    func totalIsExact() throws {
+    func totalIsExact() async throws {
         let fresh = CoffeeStore(database: try emptyDatabase())
-        try fresh.add(CoffeeDraft(name: "A", price: decimal("0.1")))
-        try fresh.add(CoffeeDraft(name: "B", price: decimal("0.2")))
-        #expect(try fresh.totalPrice() == CoffeePriceTotal(total: decimal("0.3"), count: 2, withoutPrice: 0))
+        try await fresh.add(CoffeeDraft(name: "A", price: decimal("0.1")))
+        try await fresh.add(CoffeeDraft(name: "B", price: decimal("0.2")))
+        #expect(try await fresh.totalPrice() == CoffeePriceTotal(total: decimal("0.3"), count: 2, withoutPrice: 0))
         #expect(0.1 + 0.2 != 0.3 as Double)
     }
 
     @Test("The total adds the largest prices without rounding or overflow")
-    func totalOfLargePrices() throws {
+    func totalOfLargePrices() async throws {
         let fresh = CoffeeStore(database: try emptyDatabase())
-        for _ in 0..<3 { try fresh.add(CoffeeDraft(name: "Gold", price: decimal("999999999.999999"))) }
-        try fresh.add(CoffeeDraft(name: "Dust", price: decimal("0.000001")))
-        #expect(try fresh.totalPrice().total == decimal("2999999999.999998"))
+        for _ in 0..<3 { try await fresh.add(CoffeeDraft(name: "Gold", price: decimal("999999999.999999"))) }
+        try await fresh.add(CoffeeDraft(name: "Dust", price: decimal("0.000001")))
+        #expect(try await fresh.totalPrice().total == decimal("2999999999.999998"))
     }
 
     @Test("The total takes a range and counts the coffees without a readable price apart")
-    func totalWithRangeAndUnpriced() throws {
+    func totalWithRangeAndUnpriced() async throws {
         try addRaw(id: 20, name: "Unpriced", price: .null)
         try addRaw(id: 21, name: "Words", price: .text("a lot"))
-        #expect(try store.totalPrice() == CoffeePriceTotal(total: decimal("119.6"), count: 4, withoutPrice: 2))
+        #expect(try await store.totalPrice() == CoffeePriceTotal(total: decimal("119.6"), count: 4, withoutPrice: 2))
         let range = CoffeePriceRange(minimum: decimal("5"), maximum: decimal("10"))
         #expect(
-            try store.totalPrice(prices: range) == CoffeePriceTotal(total: decimal("19.5"), count: 2, withoutPrice: 2))
+            try await store.totalPrice(prices: range) == CoffeePriceTotal(total: decimal("19.5"), count: 2, withoutPrice: 2))
     }
 
     @Test("The total of no coffees is 0")
-    func emptyTotal() throws {
+    func emptyTotal() async throws {
         let fresh = CoffeeStore(database: try emptyDatabase())
-        #expect(try fresh.totalPrice() == CoffeePriceTotal(total: 0, count: 0, withoutPrice: 0))
+        #expect(try await fresh.totalPrice() == CoffeePriceTotal(total: 0, count: 0, withoutPrice: 0))
     }
 
     @Test("The total's JSON has the total as exact text")
@@ -138,17 +138,17 @@ struct CoffeePriceTests {
     }
 
     @Test("A stored INTEGER is read as millionths, whatever its size")
-    func readsMillionths() throws {
+    func readsMillionths() async throws {
         try addRaw(id: 20, name: "Max", price: .integer(.max))
         try addRaw(id: 21, name: "Min", price: .integer(.min))
-        #expect(try store.coffee(id: 20)?.price == decimal("9223372036854.775807"))
-        #expect(try store.coffee(id: 21)?.price == decimal("-9223372036854.775808"))
+        #expect(try await store.coffee(id: 20)?.price == decimal("9223372036854.775807"))
+        #expect(try await store.coffee(id: 21)?.price == decimal("-9223372036854.775808"))
     }
 
     @Test("A stored REAL is flagged, not taken for millionths or rounded")
-    func realIsUnreadable() throws {
+    func realIsUnreadable() async throws {
         try addRaw(id: 20, name: "Real", price: .real(3.5))
-        let coffee = try #require(try store.coffee(id: 20))
+        let coffee = try #require(try await store.coffee(id: 20))
         #expect(coffee.price == nil)
         #expect(coffee.unreadable.map(\.stored) == ["the real number 3.5"])
     }
@@ -208,7 +208,7 @@ struct CoffeePriceMigrationTests {
     }
 
     @Test("Decimal text becomes millionths; every row, name and picture is kept")
-    func convertsPrices() throws {
+    func convertsPrices() async throws {
         let dir = try TemporaryDirectory()
         let url = try firstVersionDatabase(
             dir, prices: [.text("2.5"), .text("0.1"), .text("100"), .text("9.5"), .text("10"), .null, .text("-3")])
@@ -219,21 +219,21 @@ struct CoffeePriceMigrationTests {
                 .integer(10_000_000), .null, .integer(-3_000_000),
             ])
         let store = CoffeeStore(database: database)
-        #expect(try store.all(sortedBy: .newest).map(\.name) == (1...7).reversed().map { "Coffee \($0)" })
-        #expect(try store.all(sortedBy: .price).map(\.id) == [7, 2, 1, 4, 5, 3, 6])
-        #expect(try store.coffee(id: 1)?.picture == CoffeePicture(size: 5000, format: .png))
+        #expect(try await store.all(sortedBy: .newest).map(\.name) == (1...7).reversed().map { "Coffee \($0)" })
+        #expect(try await store.all(sortedBy: .price).map(\.id) == [7, 2, 1, 4, 5, 3, 6])
+        #expect(try await store.coffee(id: 1)?.picture == CoffeePicture(size: 5000, format: .png))
         let copy = dir.fileURL("copy.png")
-        try store.writePicture(id: 1, to: .file(path: copy.path))
+        try await store.writePicture(id: 1, to: .file(path: copy.path))
         #expect(try Data(contentsOf: copy) == PictureBytes.make(count: 5000))
         let columns = try database.read { db in
             try db.fetchAll(String.self, "SELECT name FROM pragma_table_info('coffee')")
         }
         #expect(columns == CoffeeSchema.millionthsColumns.map(\.name))
-        #expect(try store.add(CoffeeDraft(name: "New", price: decimal("1"))).id == 8)
+        #expect(try await store.add(CoffeeDraft(name: "New", price: decimal("1"))).id == 8)
     }
 
     @Test("A price that cannot be converted exactly is kept as it was and flagged")
-    func keepsUnconvertible() throws {
+    func keepsUnconvertible() async throws {
         let dir = try TemporaryDirectory()
         let kept: [SQLiteValue] = [
             .text("1e+300"), .text("cheap"), .text("1.0000001"), .text("12345678901234567890"),
@@ -244,22 +244,22 @@ struct CoffeePriceMigrationTests {
         #expect(try raw(database) == kept + [.integer(3_200_000)])
         let store = CoffeeStore(database: database)
         for id in 1...6 {
-            let coffee = try #require(try store.coffee(id: Int64(id)))
+            let coffee = try #require(try await store.coffee(id: Int64(id)))
             #expect(coffee.price == nil && coffee.unreadable.map(\.field) == ["price"], "coffee \(id)")
         }
-        #expect(try store.coffee(id: 7)?.price == decimal("3.2"))
-        #expect(try store.totalPrice() == CoffeePriceTotal(total: decimal("3.2"), count: 1, withoutPrice: 6))
-        var mended = try #require(try store.coffee(id: 2))
+        #expect(try await store.coffee(id: 7)?.price == decimal("3.2"))
+        #expect(try await store.totalPrice() == CoffeePriceTotal(total: decimal("3.2"), count: 1, withoutPrice: 6))
+        var mended = try #require(try await store.coffee(id: 2))
         mended.price = decimal("2")
-        try store.save(&mended)
-        #expect(try store.coffee(id: 2)?.unreadable == [])
+        try await store.save(&mended)
+        #expect(try await store.coffee(id: 2)?.unreadable == [])
     }
 
     @Test("A table already in millionths is kept as it is")
-    func keepsCurrentTable() throws {
+    func keepsCurrentTable() async throws {
         let database = try emptyDatabase()
         let store = CoffeeStore(database: database)
-        try store.add(CoffeeDraft(name: "Kept", price: decimal("1.5")))
+        try await store.add(CoffeeDraft(name: "Kept", price: decimal("1.5")))
         try database.write { db in try CoffeeSchema.convertPricesToMillionths(db) }
         #expect(try raw(database) == [.integer(1_500_000)])
     }

@@ -26,23 +26,23 @@ struct CoffeeSchemaTests {
     }
 
     @Test("The shipped sample has the migration's table, picture last, and sample coffees with a picture")
-    func sample() throws {
+    func sample() async throws {
         let dir = try TemporaryDirectory()
         let url = dir.fileURL("records.sqlite")
         let database = try AppDatabase(url: url, template: try AppDatabase.bundledTemplateURL())
         let store = CoffeeStore(database: database)
-        #expect(try store.count() == 6)
-        let espresso = try #require(try store.coffee(id: 1))
+        #expect(try await store.count() == 6)
+        let espresso = try #require(try await store.coffee(id: 1))
         #expect(espresso.name == "Espresso" && espresso.price == decimal("2.5"))
         #expect(espresso.picture?.format == .png)
-        try store.writePicture(id: 1, to: .file(path: dir.path("espresso.png")))
+        try await store.writePicture(id: 1, to: .file(path: dir.path("espresso.png")))
         #expect(PictureFormat.detect(try Data(contentsOf: dir.fileURL("espresso.png"))) == .png)
         #expect(try columns(url.path) == currentColumns)
         #expect(try columns(url.path).last == "picture BLOB")
     }
 
     @Test("A database installed before Coffee existed gets the coffee table, empty, and keeps its rows")
-    func upgradeFromBeforeCoffee() throws {
+    func upgradeFromBeforeCoffee() async throws {
         let dir = try TemporaryDirectory()
         let url = dir.fileURL("records.sqlite")
         do {
@@ -52,14 +52,14 @@ struct CoffeeSchemaTests {
             #expect(try AppDatabase.migrator.pendingIdentifiers(in: db).contains("coffee.createTable"))
         }
         let database = try AppDatabase(url: url, template: try AppDatabase.bundledTemplateURL())
-        #expect(try CoffeeStore(database: database).count() == 0)
-        #expect(try PeopleStore(database: database).all().map(\.firstName) == ["Kept"])
-        let coffee = try CoffeeStore(database: database).add(CoffeeDraft(name: "First", price: decimal("0.1")))
+        #expect(try await CoffeeStore(database: database).count() == 0)
+        #expect(try await PeopleStore(database: database).all().map(\.firstName) == ["Kept"])
+        let coffee = try await CoffeeStore(database: database).add(CoffeeDraft(name: "First", price: decimal("0.1")))
         #expect(coffee.id == 1)
     }
 
     @Test("The seed's own coffee table (price REAL) is rebuilt with exact prices and every row kept")
-    func seedTableUpgrade() throws {
+    func seedTableUpgrade() async throws {
         let dir = try TemporaryDirectory()
         let url = try makeDatabase(
             dir.fileURL("SQL.sqlite"),
@@ -70,8 +70,9 @@ struct CoffeeSchemaTests {
             """)
         let database = try AppDatabase(url: url, template: nil)
         let store = CoffeeStore(database: database)
-        #expect(try store.all(sortedBy: .newest).map(\.id) == [8, 7, 5, 3, 2, 1])
-        let prices = try [1, 2, 3, 5, 7, 8].map { try store.coffee(id: $0)?.price }
+        #expect(try await store.all(sortedBy: .newest).map(\.id) == [8, 7, 5, 3, 2, 1])
+        var prices: [Decimal?] = []
+        for id in [1, 2, 3, 5, 7, 8] as [Int64] { prices.append(try await store.coffee(id: id)?.price) }
         #expect(
             prices == [decimal("1.99"), decimal("1.5"), decimal("2"), nil, decimal("19.99"), decimal("1234567.891")])
         let raw = try database.read { db in
@@ -85,12 +86,12 @@ struct CoffeeSchemaTests {
                 "integer 1234567891000",
             ])
         #expect(try columns(url.path) == currentColumns)
-        try store.setPicture(id: 1, from: .data(PictureBytes.make(count: 10)))
-        #expect(try store.coffee(id: 1)?.picture?.size == 10)
+        try await store.setPicture(id: 1, from: .data(PictureBytes.make(count: 10)))
+        #expect(try await store.coffee(id: 1)?.picture?.size == 10)
     }
 
     @Test("A coffee table the app does not know is refused and left as it was; the other apps work")
-    func unknownTableRefused() throws {
+    func unknownTableRefused() async throws {
         let dir = try TemporaryDirectory()
         let url = try makeDatabase(
             dir.fileURL("other.sqlite"),
@@ -98,17 +99,17 @@ struct CoffeeSchemaTests {
         // Not a tutorial's table: another application's database.
         #expect(throws: ForeignDatabaseError.self) { try AppDatabase(url: url, template: nil) }
         let database = try AppDatabase(url: url, template: nil, adoptingForeignDatabase: true)
-        let error = try #require(throws: AppUnavailableError.self) { try CoffeeStore(database: database).all() }
+        let error = try await #require(throws: AppUnavailableError.self) { try await CoffeeStore(database: database).all() }
         #expect(error.app == .coffee)
         #expect(error.reason.contains("columns records does not know (id, beans)"))
-        #expect(try PeopleStore(database: database).count() == 0)
+        #expect(try await PeopleStore(database: database).count() == 0)
         #expect(try columns(url.path) == ["id INTEGER", "beans TEXT"])
         let db = try Database(path: url.path)
         #expect(try db.fetchOne(String.self, "SELECT beans FROM coffee") == "x")
     }
 
     @Test("A seed price that is not a number is kept as it was, flagged on its coffee; the upgrade goes on")
-    func badSeedPrice() throws {
+    func badSeedPrice() async throws {
         let dir = try TemporaryDirectory()
         let url = try makeDatabase(
             dir.fileURL("SQL.sqlite"),
@@ -118,7 +119,7 @@ struct CoffeeSchemaTests {
             """)
         let database = try AppDatabase(url: url, template: nil)
         let store = CoffeeStore(database: database)
-        let odd = try #require(try store.coffee(id: 1))
+        let odd = try #require(try await store.coffee(id: 1))
         #expect(odd.price == nil)
         #expect(
             odd.unreadable == [
@@ -126,7 +127,7 @@ struct CoffeeSchemaTests {
                     field: "price", column: "coffee.priceMicros", stored: "the text 'cheap'",
                     expected: "a price in millionths (a whole number)")
             ])
-        #expect(try store.coffee(id: 2)?.price == decimal("2.5"))
+        #expect(try await store.coffee(id: 2)?.price == decimal("2.5"))
         #expect(try columns(url.path) == currentColumns)
     }
 }
@@ -138,29 +139,29 @@ struct CoffeeViewModelTests {
     let store: CoffeeStore
     let list: CoffeeListViewModel
 
-    init() throws {
+    init() async throws {
         database = try emptyDatabase()
         store = CoffeeStore(database: database, pictureSizeLimit: 4096)
-        try store.add(CoffeeDraft(name: "Espresso", price: decimal("2.50")))
-        try store.add(CoffeeDraft(name: "Mocha", price: decimal("3.95")))
+        try await store.add(CoffeeDraft(name: "Espresso", price: decimal("2.50")))
+        try await store.add(CoffeeDraft(name: "Mocha", price: decimal("3.95")))
         list = CoffeeListViewModel(store: store)
-        list.load()
+        await list.load()
     }
 
     @Test("The list holds names only and refreshes after add and delete")
-    func listRefreshes() throws {
+    func listRefreshes() async throws {
         #expect(list.coffees.map(\.name) == ["Espresso", "Mocha"])
         #expect(list.coffees.allSatisfy { !$0.isHydrated })
-        let latte = try list.add(CoffeeDraft(name: "Latte", price: 3))
+        let latte = try await list.add(CoffeeDraft(name: "Latte", price: 3))
         #expect(list.coffees.map(\.name) == ["Espresso", "Latte", "Mocha"])
-        try list.delete(id: latte.id)
+        try await list.delete(id: latte.id)
         #expect(list.coffees.map(\.name) == ["Espresso", "Mocha"])
-        try list.delete(atOffsets: IndexSet(integer: 0))
+        try await list.delete(atOffsets: IndexSet(integer: 0))
         #expect(list.coffees.map(\.name) == ["Mocha"])
     }
 
     @Test("Sort and search refresh the list; observers are told")
-    func sortAndSearch() throws {
+    func sortAndSearch() async throws {
         let changed = Flag()
         withObservationTracking {
             _ = list.coffees
@@ -168,34 +169,39 @@ struct CoffeeViewModelTests {
             changed.set()
         }
         list.sort = .newest
+        await list.refreshed()
         #expect(changed.isSet)
         #expect(list.coffees.map(\.name) == ["Mocha", "Espresso"])
         list.searchText = "MOC"
+        await list.refreshed()
         #expect(list.coffees.map(\.name) == ["Mocha"])
         list.searchMode = .prefix
+        await list.refreshed()
         list.searchText = "oc"
+        await list.refreshed()
         #expect(list.coffees.isEmpty)
         list.searchText = ""
+        await list.refreshed()
         #expect(list.coffees.count == 2)
     }
 
     @Test("The detail hydrates on load, is dirty after an edit, saves once, and refreshes the list")
-    func detailEditAndSave() throws {
+    func detailEditAndSave() async throws {
         let detail = list.detail(for: list.coffees[0])
         #expect(!detail.coffee.isHydrated)
-        detail.load()
+        await detail.load()
         #expect(detail.coffee.isHydrated)
         #expect(detail.coffee.price == decimal("2.5"))
         #expect(!detail.isDirty)
 
         let changes = try totalChanges(database)
-        #expect(try detail.save() == false)
+        #expect(try await detail.save() == false)
         #expect(try totalChanges(database) == changes)
 
         detail.coffee.name = "Ristretto"
         try detail.setPrice(text: "2.70")
         #expect(detail.isDirty)
-        let saved = try tracedStatements(database) { try detail.save() }
+        let saved = try await tracedStatements(database) { try await detail.save() }
         #expect(saved.result)
         #expect(
             saved.sql.filter { $0.hasPrefix("UPDATE") } == [
@@ -203,68 +209,68 @@ struct CoffeeViewModelTests {
             ])
         #expect(!detail.isDirty)
         #expect(list.coffees.map(\.name) == ["Mocha", "Ristretto"])
-        #expect(try detail.save() == false)
+        #expect(try await detail.save() == false)
         #expect(try totalChanges(database) == changes + 1)
     }
 
     @Test("Bad input in the detail is refused with a message; the model keeps what it had")
-    func detailErrors() throws {
+    func detailErrors() async throws {
         let detail = list.detail(for: list.coffees[0])
-        detail.load()
+        await detail.load()
         #expect(throws: ValidationError.self) { try detail.setPrice(text: "2,70") }
         #expect(detail.errorMessage?.contains("price must be a number") == true)
         #expect(detail.coffee.price == decimal("2.5"))
         detail.coffee.name = ""
-        #expect(throws: ValidationError.self) { try detail.save() }
+        await #expect(throws: ValidationError.self) { try await detail.save() }
         #expect(detail.errorMessage == "name must not be empty")
         #expect(detail.isDirty)
         detail.coffee.name = "Espresso"
-        #expect(try detail.save() == false)
+        #expect(try await detail.save() == false)
         #expect(detail.errorMessage == nil)
     }
 
     @Test("The detail's picture: set, write back, remove; a bad file leaves a message")
-    func detailPicture() throws {
+    func detailPicture() async throws {
         let dir = try TemporaryDirectory()
         let detail = list.detail(for: list.coffees[1])
-        detail.load()
+        await detail.load()
         let bytes = PictureBytes.make(PictureBytes.jpeg, count: 2000)
         try bytes.write(to: dir.fileURL("mocha.jpg"))
-        try detail.setPicture(from: .file(path: dir.path("mocha.jpg")))
+        try await detail.setPicture(from: .file(path: dir.path("mocha.jpg")))
         #expect(detail.coffee.picture == CoffeePicture(size: 2000, format: .jpeg))
         #expect(!detail.isDirty)
-        try detail.writePicture(to: .file(path: dir.path("copy.jpg")))
+        try await detail.writePicture(to: .file(path: dir.path("copy.jpg")))
         #expect(try Data(contentsOf: dir.fileURL("copy.jpg")) == bytes)
 
         try Data(count: 5000).write(to: dir.fileURL("huge.png"))
-        #expect(throws: PictureError.self) { try detail.setPicture(from: .file(path: dir.path("huge.png"))) }
+        await #expect(throws: PictureError.self) { try await detail.setPicture(from: .file(path: dir.path("huge.png"))) }
         #expect(detail.errorMessage?.contains("is not a PNG, JPEG, GIF or WebP picture") == true)
         #expect(detail.coffee.picture?.size == 2000)
 
-        try detail.removePicture()
+        try await detail.removePicture()
         #expect(detail.coffee.picture == nil)
         #expect(detail.errorMessage == nil)
-        #expect(throws: PictureError.self) { try detail.removePicture() }
+        await #expect(throws: PictureError.self) { try await detail.removePicture() }
     }
 
     @Test("Deleting from the detail refreshes the list; a deleted coffee's detail reports it")
-    func detailDelete() throws {
+    func detailDelete() async throws {
         let detail = list.detail(for: list.coffees[0])
         let other = list.detail(for: list.coffees[0])
-        try detail.delete()
+        try await detail.delete()
         #expect(detail.isDeleted)
         #expect(list.coffees.map(\.name) == ["Mocha"])
-        other.load()
+        await other.load()
         #expect(other.errorMessage == "no coffee with ID 1")
         #expect(!other.coffee.isHydrated)
     }
 
     @Test("A detail made without a list works on its own")
-    func standaloneDetail() throws {
+    func standaloneDetail() async throws {
         let detail = CoffeeDetailViewModel(coffee: Coffee(id: 2, name: "Mocha"), store: store)
-        detail.load()
+        await detail.load()
         #expect(detail.coffee.price == decimal("3.95"))
-        detail.reload()
+        await detail.reload()
         #expect(detail.errorMessage == nil)
     }
 }

@@ -27,13 +27,24 @@ enum PictureBytes {
 }
 
 /// The SQL statements a connection runs while `body` runs, from the core's
-/// tracing hook.
-func tracedStatements<T>(_ database: AppDatabase, _ body: () throws -> T) throws -> (result: T, sql: [String]) {
+/// tracing hook, but for the transaction statements around each access.
+func tracedStatements<T>(
+    _ database: AppDatabase, isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T
+) async throws
+    -> (result: T, sql: [String])
+{
     let log = StatementLog()
-    try database.read { db in db.trace { event in log.append(event.sql) } }
-    defer { try? database.read { db in db.trace(nil) } }
-    let result = try body()
-    return (result, log.lines)
+    // Outside any transaction, so that installing the hook is not traced.
+    let setTrace: (Bool) throws -> Void = { on in
+        try database.writer.writeWithoutTransaction { db in db.trace(on ? { event in log.append(event.sql) } : nil) }
+    }
+    try setTrace(true)
+    defer { try? setTrace(false) }
+    let result = try await body()
+    // Each access runs in a transaction; its BEGIN and COMMIT are the
+    // database's, not the store's statements.
+    let transactionControl = ["BEGIN", "COMMIT", "ROLLBACK"]
+    return (result, log.lines.filter { line in !transactionControl.contains { line.hasPrefix($0) } })
 }
 
 final class StatementLog: Sendable {
@@ -61,7 +72,11 @@ final class ColumnReadRecorder: @unchecked Sendable {
 /// The `table.column` pairs the statements prepared by `body` read.
 /// Statements prepared earlier are expired when the authorizer is set, so
 /// they are prepared (and reported) again.
-func columnsRead<T>(_ database: AppDatabase, _ body: () throws -> T) throws -> (result: T, columns: [String]) {
+func columnsRead<T>(
+    _ database: AppDatabase, isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T
+) async throws
+    -> (result: T, columns: [String])
+{
     let recorder = ColumnReadRecorder()
     let context = Unmanaged.passRetained(recorder)
     defer { context.release() }
@@ -78,7 +93,7 @@ func columnsRead<T>(_ database: AppDatabase, _ body: () throws -> T) throws -> (
             }, context.toOpaque())
     }
     defer { _ = try? database.read { db in sqlite3_set_authorizer(db.sqliteConnection, nil, nil) } }
-    let result = try body()
+    let result = try await body()
     return (result, recorder.columns)
 }
 
@@ -95,9 +110,11 @@ func pagesRead(_ database: AppDatabase) throws -> Int {
 
 /// Runs `body` and returns the error of type `E` it throws; nil when it
 /// throws nothing or an error of another type.
-func thrown<E: Error>(_ type: E.Type, _ body: () throws -> Void) -> E? {
+func thrown<E: Error>(
+    _ type: E.Type, isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> Void
+) async -> E? {
     do {
-        try body()
+        try await body()
     } catch {
         return error as? E
     }

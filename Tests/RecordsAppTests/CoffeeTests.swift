@@ -9,87 +9,87 @@ struct CoffeeStoreTests {
     let database: AppDatabase
     let store: CoffeeStore
 
-    init() throws {
+    init() async throws {
         database = try emptyDatabase()
         store = CoffeeStore(database: database)
         for (name, price) in [("Espresso", "2.50"), ("Cappuccino", "3.20"), ("Caffè Latte", "3.45")] {
-            try store.add(CoffeeDraft(name: name, price: decimal(price)))
+            try await store.add(CoffeeDraft(name: name, price: decimal(price)))
         }
     }
 
     // MARK: Hydrated or not
 
     @Test("The list has ID and name only: not hydrated, no price, not dirty")
-    func listIsNotHydrated() throws {
-        let coffees = try store.all()
+    func listIsNotHydrated() async throws {
+        let coffees = try await store.all()
         #expect(coffees.map(\.name) == ["Caffè Latte", "Cappuccino", "Espresso"])
         #expect(coffees.allSatisfy { !$0.isHydrated && $0.price == nil && $0.picture == nil && !$0.isDirty })
     }
 
     @Test("The list and search queries read no price or picture column")
-    func lazyListReadsOnlyIDAndName() throws {
-        try store.setPicture(id: 1, from: .data(PictureBytes.make(count: 100)))
-        let list = try columnsRead(database) { try store.all(sortedBy: .newest) }
+    func lazyListReadsOnlyIDAndName() async throws {
+        try await store.setPicture(id: 1, from: .data(PictureBytes.make(count: 100)))
+        let list = try await columnsRead(database) { try await store.all(sortedBy: .newest) }
         #expect(list.result.count == 3)
         #expect(Set(list.columns) == ["coffee.coffeeID", "coffee.coffeeName"], "\(list.columns)")
-        let search = try columnsRead(database) { try store.search("latte") }
+        let search = try await columnsRead(database) { try await store.search("latte") }
         #expect(search.result.map(\.name) == ["Caffè Latte"])
         #expect(Set(search.columns) == ["coffee.coffeeID", "coffee.coffeeName"], "\(search.columns)")
         // The recorder does see the other columns when a query reads them.
-        let detail = try columnsRead(database) { try store.coffee(id: 1) }
+        let detail = try await columnsRead(database) { try await store.coffee(id: 1) }
         #expect(Set(detail.columns).isSuperset(of: ["coffee.priceMicros", "coffee.picture", "coffee.pictureType"]))
     }
 
     @Test("Hydrating loads price and picture; a hydrated coffee is not read again unless asked")
-    func hydrate() throws {
-        try store.setPicture(id: 1, from: .data(PictureBytes.make(PictureBytes.gif89, count: 300)))
-        var coffee = try #require(try store.all().first { $0.id == 1 })
-        try store.hydrate(&coffee)
+    func hydrate() async throws {
+        try await store.setPicture(id: 1, from: .data(PictureBytes.make(PictureBytes.gif89, count: 300)))
+        var coffee = try #require(try await store.all().first { $0.id == 1 })
+        try await store.hydrate(&coffee)
         #expect(coffee.isHydrated)
         #expect(coffee.price == decimal("2.5"))
         #expect(coffee.picture == CoffeePicture(size: 300, format: .gif))
         #expect(!coffee.isDirty)
-        let again = try tracedStatements(database) { try store.hydrate(&coffee) }
+        let again = try await tracedStatements(database) { try await store.hydrate(&coffee) }
         #expect(again.sql.isEmpty)
-        let reload = try tracedStatements(database) { try store.hydrate(&coffee, reload: true) }
+        let reload = try await tracedStatements(database) { try await store.hydrate(&coffee, reload: true) }
         #expect(reload.sql.count == 1)
-        #expect(try store.coffee(id: 1) == coffee)
+        #expect(try await store.coffee(id: 1) == coffee)
     }
 
     @Test("Hydrating keeps unsaved edits, which stay dirty")
-    func hydrateKeepsEdits() throws {
-        var coffee = try #require(try store.all().first { $0.id == 2 })
+    func hydrateKeepsEdits() async throws {
+        var coffee = try #require(try await store.all().first { $0.id == 2 })
         coffee.name = "Cappuccino Grande"
-        try store.hydrate(&coffee)
+        try await store.hydrate(&coffee)
         #expect(coffee.name == "Cappuccino Grande")
         #expect(coffee.price == decimal("3.2"))
         #expect(coffee.isDirty)
         coffee.price = decimal("4")
-        try store.hydrate(&coffee, reload: true)
+        try await store.hydrate(&coffee, reload: true)
         #expect(coffee.price == decimal("4"))
-        try store.save(&coffee)
-        #expect(try store.coffee(id: 2)?.name == "Cappuccino Grande")
-        #expect(try store.coffee(id: 2)?.price == decimal("4"))
+        try await store.save(&coffee)
+        #expect(try await store.coffee(id: 2)?.name == "Cappuccino Grande")
+        #expect(try await store.coffee(id: 2)?.price == decimal("4"))
     }
 
     @Test("Hydrating a deleted coffee is an error")
-    func hydrateDeleted() throws {
-        var coffee = try #require(try store.all().first)
-        try store.delete(id: coffee.id)
-        #expect(throws: RecordNotFoundError(kind: "coffee", id: coffee.id)) { try store.hydrate(&coffee) }
+    func hydrateDeleted() async throws {
+        var coffee = try #require(try await store.all().first)
+        try await store.delete(id: coffee.id)
+        await #expect(throws: RecordNotFoundError(kind: "coffee", id: coffee.id)) { try await store.hydrate(&coffee) }
         #expect(!coffee.isHydrated)
     }
 
     @Test("The detail reads the picture's size from the row header, not the picture's pages")
-    func detailDoesNotLoadPicture() throws {
+    func detailDoesNotLoadPicture() async throws {
         let dir = try TemporaryDirectory()
         let url = dir.fileURL("coffee.sqlite")
         let size = 4 << 20
         do {
             let database = try AppDatabase(url: url, template: nil)
             let store = CoffeeStore(database: database)
-            try store.add(CoffeeDraft(name: "Big", price: 1))
-            try store.setPicture(id: 1, from: .data(PictureBytes.make(count: size)))
+            try await store.add(CoffeeDraft(name: "Big", price: 1))
+            try await store.setPicture(id: 1, from: .data(PictureBytes.make(count: size)))
             database.close()
         }
         // A new connection starts with an empty page cache: every page it
@@ -97,7 +97,7 @@ struct CoffeeStoreTests {
         let database = try AppDatabase(url: url, template: nil)
         let store = CoffeeStore(database: database)
         let before = try pagesRead(database)
-        let coffee = try #require(try store.coffee(id: 1))
+        let coffee = try #require(try await store.coffee(id: 1))
         let forDetail = try pagesRead(database) - before
         #expect(coffee.picture == CoffeePicture(size: size, format: .png))
         #expect(forDetail < 10, "the detail read \(forDetail) pages")
@@ -110,12 +110,12 @@ struct CoffeeStoreTests {
     // MARK: Dirty or not
 
     @Test("Saving a coffee that is not dirty runs no statement and changes nothing")
-    func cleanSaveWritesNothing() throws {
-        var listed = try #require(try store.all().first)
-        var hydrated = try #require(try store.coffee(id: 1))
+    func cleanSaveWritesNothing() async throws {
+        var listed = try #require(try await store.all().first)
+        var hydrated = try #require(try await store.coffee(id: 1))
         let changesBefore = try totalChanges(database)
-        let traced = try tracedStatements(database) {
-            [try store.save(&listed), try store.save(&hydrated)]
+        let traced = try await tracedStatements(database) {
+            [try await store.save(&listed), try await store.save(&hydrated)]
         }
         #expect(traced.result == [false, false])
         #expect(traced.sql.isEmpty, "\(traced.sql)")
@@ -123,12 +123,12 @@ struct CoffeeStoreTests {
     }
 
     @Test("Saving writes only the changed field, then the coffee is clean")
-    func saveWritesDirtyFieldsOnly() throws {
-        var coffee = try #require(try store.coffee(id: 1))
+    func saveWritesDirtyFieldsOnly() async throws {
+        var coffee = try #require(try await store.coffee(id: 1))
         coffee.name = "  Doppio "
         #expect(coffee.isDirty)
         let changesBefore = try totalChanges(database)
-        let traced = try tracedStatements(database) { try store.save(&coffee) }
+        let traced = try await tracedStatements(database) { try await store.save(&coffee) }
         #expect(traced.result)
         #expect(
             traced.sql.filter { $0.hasPrefix("UPDATE") } == [
@@ -137,65 +137,65 @@ struct CoffeeStoreTests {
         #expect(try totalChanges(database) == changesBefore + 1)
         #expect(coffee.name == "Doppio")
         #expect(!coffee.isDirty)
-        #expect(try store.coffee(id: 1) == coffee)
+        #expect(try await store.coffee(id: 1) == coffee)
 
         coffee.price = decimal("2.75")
-        let price = try tracedStatements(database) { try store.save(&coffee) }
+        let price = try await tracedStatements(database) { try await store.save(&coffee) }
         #expect(
             price.sql.filter { $0.hasPrefix("UPDATE") } == [
                 "UPDATE coffee SET priceMicros = :price WHERE coffeeID = :id"
             ])
-        #expect(try store.coffee(id: 1)?.price == decimal("2.75"))
+        #expect(try await store.coffee(id: 1)?.price == decimal("2.75"))
     }
 
     @Test("Setting a field back to its stored value makes the coffee clean again")
-    func revertIsClean() throws {
-        var coffee = try #require(try store.coffee(id: 2))
+    func revertIsClean() async throws {
+        var coffee = try #require(try await store.coffee(id: 2))
         coffee.price = decimal("9")
         #expect(coffee.isDirty)
         coffee.price = decimal("3.20")
         #expect(!coffee.isDirty)
-        #expect(try store.save(&coffee) == false)
+        #expect(try await store.save(&coffee) == false)
     }
 
     @Test("A coffee that is not hydrated saves its name without touching the price")
-    func saveUnhydrated() throws {
-        var coffee = try #require(try store.all().first { $0.id == 3 })
+    func saveUnhydrated() async throws {
+        var coffee = try #require(try await store.all().first { $0.id == 3 })
         coffee.name = "Latte"
-        let traced = try tracedStatements(database) { try store.save(&coffee) }
+        let traced = try await tracedStatements(database) { try await store.save(&coffee) }
         #expect(
             traced.sql.filter { $0.hasPrefix("UPDATE") } == [
                 "UPDATE coffee SET coffeeName = :name WHERE coffeeID = :id"
             ])
-        #expect(try store.coffee(id: 3)?.price == decimal("3.45"))
+        #expect(try await store.coffee(id: 3)?.price == decimal("3.45"))
         #expect(!coffee.isHydrated)
     }
 
     @Test("Saving a deleted coffee throws; the coffee stays dirty")
-    func saveDeleted() throws {
-        var coffee = try #require(try store.coffee(id: 1))
-        try store.delete(id: 1)
+    func saveDeleted() async throws {
+        var coffee = try #require(try await store.coffee(id: 1))
+        try await store.delete(id: 1)
         coffee.name = "Ghost"
-        #expect(throws: RecordNotFoundError(kind: "coffee", id: 1)) { try store.save(&coffee) }
+        await #expect(throws: RecordNotFoundError(kind: "coffee", id: 1)) { try await store.save(&coffee) }
         #expect(coffee.isDirty)
     }
 
     @Test("Invalid edits are refused with every problem; nothing is written and the coffee stays dirty")
-    func invalidSave() throws {
-        var coffee = try #require(try store.coffee(id: 1))
+    func invalidSave() async throws {
+        var coffee = try #require(try await store.coffee(id: 1))
         coffee.name = " "
         coffee.price = decimal("-1")
         let changesBefore = try totalChanges(database)
-        let error = try #require(thrown(ValidationError.self) { try store.save(&coffee) })
+        let error = try #require(await thrown(ValidationError.self) { try await store.save(&coffee) })
         #expect(error.problems.map(\.field) == ["name", "price"])
         #expect(coffee.isDirty)
         coffee.name = "Fine"
         coffee.price = nil
         #expect(
-            thrown(ValidationError.self) { try store.save(&coffee) }?.message(for: "price") == "price must not be empty"
+            await thrown(ValidationError.self) { try await store.save(&coffee) }?.message(for: "price") == "price must not be empty"
         )
         #expect(try totalChanges(database) == changesBefore)
-        #expect(try store.coffee(id: 1)?.name == "Espresso")
+        #expect(try await store.coffee(id: 1)?.name == "Espresso")
     }
 
     // MARK: Exact prices
@@ -206,29 +206,29 @@ struct CoffeeStoreTests {
             ("0.1", "100000"), ("19.99", "19990000"), ("1234567.891", "1234567891000"), ("0", "0"), ("3.50", "3500000"),
             ("999999999.999999", "999999999999999"), ("0.000001", "1"),
         ])
-    func priceRoundTrip(typed: String, stored: String) throws {
+    func priceRoundTrip(typed: String, stored: String) async throws {
         let price = try CoffeeRules.price(fromText: typed)
-        let coffee = try store.add(CoffeeDraft(name: "Priced", price: price))
+        let coffee = try await store.add(CoffeeDraft(name: "Priced", price: price))
         let raw = try database.read { db in
             try db.fetchOne(
                 String.self, "SELECT typeof(priceMicros) || ' ' || priceMicros FROM coffee WHERE coffeeID = ?",
                 arguments: [coffee.id])
         }
         #expect(raw == "integer \(stored)")
-        #expect(try store.coffee(id: coffee.id)?.price == decimal(typed))
+        #expect(try await store.coffee(id: coffee.id)?.price == decimal(typed))
 
         // And through an edit.
-        var edited = try #require(try store.coffee(id: 1))
+        var edited = try #require(try await store.coffee(id: 1))
         edited.price = price
-        try store.save(&edited)
-        #expect(try store.coffee(id: 1)?.price == decimal(typed))
+        try await store.save(&edited)
+        #expect(try await store.coffee(id: 1)?.price == decimal(typed))
     }
 
     @Test("0.1 + 0.2 is 0.3 with stored prices, as it is not with REAL")
-    func pricesAddUp() throws {
-        let a = try store.add(CoffeeDraft(name: "A", price: decimal("0.1")))
-        let b = try store.add(CoffeeDraft(name: "B", price: decimal("0.2")))
-        let sum = try #require(try store.coffee(id: a.id)?.price) + #require(try store.coffee(id: b.id)?.price)
+    func pricesAddUp() async throws {
+        let a = try await store.add(CoffeeDraft(name: "A", price: decimal("0.1")))
+        let b = try await store.add(CoffeeDraft(name: "B", price: decimal("0.2")))
+        let sum = try #require(try await store.coffee(id: a.id)?.price) + #require(try await store.coffee(id: b.id)?.price)
         #expect(sum == decimal("0.3"))
         #expect(0.1 + 0.2 != 0.3 as Double)
     }
@@ -254,21 +254,21 @@ struct CoffeeStoreTests {
             ("-1", "must not be negative"), ("-0.01", "must not be negative"), ("1000000000", "less than 1000000000"),
             ("0.0000001", "at most 6 digits"), ("NaN", "must be a number"), ("٣", "must be a number"),
         ])
-    func badPrices(text: String, message: String) throws {
-        let error = try #require(thrown(ValidationError.self) { _ = try CoffeeRules.price(fromText: text) })
+    func badPrices(text: String, message: String) async throws {
+        let error = try #require(await thrown(ValidationError.self) { _ = try CoffeeRules.price(fromText: text) })
         #expect(error.message(for: "price")?.contains(message) == true, "\(error)")
     }
 
     @Test("Prices given as Decimal are checked too; nothing invalid is written")
-    func draftValidation() throws {
+    func draftValidation() async throws {
         for price in [decimal("-0.5"), decimal("1e9"), decimal("0.1234567"), Decimal.nan] {
-            #expect(throws: ValidationError.self) { try store.add(CoffeeDraft(name: "X", price: price)) }
+            await #expect(throws: ValidationError.self) { try await store.add(CoffeeDraft(name: "X", price: price)) }
         }
-        #expect(throws: ValidationError.self) {
-            try store.add(CoffeeDraft(name: String(repeating: "x", count: 101), price: 1))
+        await #expect(throws: ValidationError.self) {
+            try await store.add(CoffeeDraft(name: String(repeating: "x", count: 101), price: 1))
         }
-        #expect(throws: ValidationError.self) { try store.add(CoffeeDraft(name: "Two\nlines", price: 1)) }
-        #expect(try store.count() == 3)
+        await #expect(throws: ValidationError.self) { try await store.add(CoffeeDraft(name: "Two\nlines", price: 1)) }
+        #expect(try await store.count() == 3)
     }
 
     @Test(
@@ -281,53 +281,53 @@ struct CoffeeStoreTests {
     }
 
     @Test("Changes from text report every problem; giving none is one")
-    func changesParsing() throws {
+    func changesParsing() async throws {
         #expect(try CoffeeChanges.parse(name: " Ristretto ", price: nil) == CoffeeChanges(name: "Ristretto"))
         #expect(try CoffeeChanges.parse(name: nil, price: "2") == CoffeeChanges(price: 2))
         #expect(
-            thrown(ValidationError.self) { _ = try CoffeeChanges.parse(name: nil, price: nil) }?.problems.count == 1)
-        let both = thrown(ValidationError.self) { _ = try CoffeeChanges.parse(name: "", price: "x") }
+            await thrown(ValidationError.self) { _ = try CoffeeChanges.parse(name: nil, price: nil) }?.problems.count == 1)
+        let both = await thrown(ValidationError.self) { _ = try CoffeeChanges.parse(name: "", price: "x") }
         #expect(both?.problems.map(\.field) == ["name", "price"])
     }
 
     // MARK: List, search, delete
 
     @Test("Sort by name or newest; search ignores case and accents; text is data")
-    func sortAndSearch() throws {
-        #expect(try store.all(sortedBy: .newest).map(\.id) == [3, 2, 1])
-        #expect(try store.search("CAFFE").map(\.name) == ["Caffè Latte"])
-        #expect(try store.search("ca", mode: .prefix).map(\.name) == ["Caffè Latte", "Cappuccino"])
-        #expect(try store.search("sso", mode: .prefix).isEmpty)
-        #expect(try store.search("%").isEmpty)
-        #expect(throws: ValidationError.self) { try store.search("  ") }
+    func sortAndSearch() async throws {
+        #expect(try await store.all(sortedBy: .newest).map(\.id) == [3, 2, 1])
+        #expect(try await store.search("CAFFE").map(\.name) == ["Caffè Latte"])
+        #expect(try await store.search("ca", mode: .prefix).map(\.name) == ["Caffè Latte", "Cappuccino"])
+        #expect(try await store.search("sso", mode: .prefix).isEmpty)
+        #expect(try await store.search("%").isEmpty)
+        await #expect(throws: ValidationError.self) { try await store.search("  ") }
     }
 
     @Test("A NULL name from the seed's table reads as empty")
-    func nullName() throws {
+    func nullName() async throws {
         try database.write { db in try db.execute("INSERT INTO coffee (coffeeID, priceMicros) VALUES (9, NULL)") }
-        #expect(try store.all(sortedBy: .newest).first == Coffee(id: 9, name: ""))
-        let coffee = try #require(try store.coffee(id: 9))
+        #expect(try await store.all(sortedBy: .newest).first == Coffee(id: 9, name: ""))
+        let coffee = try #require(try await store.coffee(id: 9))
         #expect(coffee.name.isEmpty && coffee.price == nil)
     }
 
     @Test("Delete returns the coffee as it was, picture included; a missing ID is an error")
-    func delete() throws {
-        try store.setPicture(id: 2, from: .data(PictureBytes.make(count: 50)))
-        let deleted = try store.delete(id: 2)
+    func delete() async throws {
+        try await store.setPicture(id: 2, from: .data(PictureBytes.make(count: 50)))
+        let deleted = try await store.delete(id: 2)
         #expect(deleted.name == "Cappuccino")
         #expect(deleted.picture?.size == 50)
-        #expect(try store.count() == 2)
-        #expect(throws: RecordNotFoundError(kind: "coffee", id: 2)) { try store.delete(id: 2) }
+        #expect(try await store.count() == 2)
+        await #expect(throws: RecordNotFoundError(kind: "coffee", id: 2)) { try await store.delete(id: 2) }
     }
 
     @Test("JSON: a listed coffee has id and name; a hydrated one adds exact price text and picture")
-    func json() throws {
+    func json() async throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
-        let listed = try #require(try store.all().first { $0.id == 1 })
+        let listed = try #require(try await store.all().first { $0.id == 1 })
         #expect(String(decoding: try encoder.encode(listed), as: UTF8.self) == #"{"id":1,"name":"Espresso"}"#)
-        try store.setPicture(id: 1, from: .data(PictureBytes.make(PictureBytes.webp, count: 20)))
-        let shown = try #require(try store.coffee(id: 1))
+        try await store.setPicture(id: 1, from: .data(PictureBytes.make(PictureBytes.webp, count: 20)))
+        let shown = try #require(try await store.coffee(id: 1))
         #expect(
             String(decoding: try encoder.encode(shown), as: UTF8.self)
                 == #"{"id":1,"name":"Espresso","picture":{"size":20,"type":"image\/webp"},"price":"2.50"}"#)

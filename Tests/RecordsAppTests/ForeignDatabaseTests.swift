@@ -104,7 +104,7 @@ struct ForeignDatabaseTests {
             seedCreateTableSQL,
             UsersSchema.createTableSQL(name: "User_Master"),
         ])
-    func tutorialTablesRecognised(sql: String) throws {
+    func tutorialTablesRecognised(sql: String) async throws {
         let dir = try TemporaryDirectory()
         let url = try makeDatabase(dir.fileURL("tutorial.sqlite"), sql)
         guard case .originalTutorials(let tables) = try contents(url) else {
@@ -113,53 +113,53 @@ struct ForeignDatabaseTests {
         }
         #expect(tables.count == 1)
         let database = try AppDatabase(url: url, template: nil)
-        #expect(try PeopleStore(database: database).count() == 0)
+        #expect(try await PeopleStore(database: database).count() == 0)
     }
 
     @Test("A records database with tables the user added is records' own")
-    func recordsDatabaseWithUserTables() throws {
+    func recordsDatabaseWithUserTables() async throws {
         let dir = try TemporaryDirectory()
         let url = dir.fileURL("records.sqlite")
         try AppDatabase(url: url, template: nil).close()
         try makeDatabase(url, Self.otherApplication)
         #expect(try contents(url) == .records)
         let database = try AppDatabase(url: url, template: nil)
-        try PeopleStore(database: database).add(PersonDraft(firstName: "Ada", lastName: "Lovelace", age: 36))
+        try await PeopleStore(database: database).add(PersonDraft(firstName: "Ada", lastName: "Lovelace", age: 36))
         let owners = try database.read { db in try db.fetchAll(String.self, "SELECT owner FROM accounts") }
         #expect(owners == ["ada", "alan"])
     }
 
     @Test("A new file, an empty file and a SQLite file with no tables open as before")
-    func newAndEmptyFiles() throws {
+    func newAndEmptyFiles() async throws {
         let dir = try TemporaryDirectory()
         let template = try AppDatabase.bundledTemplateURL()
         let new = try AppDatabase(url: dir.fileURL("new.sqlite"), template: template)
-        #expect(try PeopleStore(database: new).count() == 6)
+        #expect(try await PeopleStore(database: new).count() == 6)
 
         #expect(FileManager.default.createFile(atPath: dir.path("zero.sqlite"), contents: Data()))
         let zero = try AppDatabase(url: dir.fileURL("zero.sqlite"), template: template)
-        #expect(try PeopleStore(database: zero).count() == 6)
+        #expect(try await PeopleStore(database: zero).count() == 6)
 
         let blank = try makeDatabase(dir.fileURL("blank.sqlite"), "PRAGMA user_version = 7")
         #expect(try Data(contentsOf: blank).count > 0)
         #expect(try contents(blank) == .empty)
         let opened = try AppDatabase(url: blank, template: template)
-        #expect(try ContactsStore(database: opened).count() == 0)
+        #expect(try await ContactsStore(database: opened).count() == 0)
     }
 
     // MARK: - Adopted on request
 
     @Test("Adopting keeps the other application's tables and rows and adds the apps' tables")
-    func adoption() throws {
+    func adoption() async throws {
         let dir = try TemporaryDirectory()
         let url = try makeDatabase(dir.fileURL("ledger.db"), Self.otherApplication)
         let database = try AppDatabase(url: url, template: nil, adoptingForeignDatabase: true)
-        try ContactsStore(database: database).add(ContactDraft(name: "Jane", address: "1 High St", contact: "555"))
+        try await ContactsStore(database: database).add(ContactDraft(name: "Jane", address: "1 High St", contact: "555"))
         database.close()
         #expect(try contents(url) == .records)
         // Adopted once, it is records' own: no option needed any more.
         let reopened = try AppDatabase(url: url, template: nil)
-        #expect(try ContactsStore(database: reopened).all().map(\.name) == ["Jane"])
+        #expect(try await ContactsStore(database: reopened).all().map(\.name) == ["Jane"])
         let balances = try reopened.read { db in try db.fetchAll(Int.self, "SELECT balance FROM accounts ORDER BY id") }
         #expect(balances == [100, 250])
     }
@@ -167,7 +167,7 @@ struct ForeignDatabaseTests {
     // MARK: - One app's refusal
 
     @Test("A Users table the import refuses leaves People, Contacts and Coffee working, and is tried again")
-    func refusedUsersImportBlocksOnlyUsers() throws {
+    func refusedUsersImportBlocksOnlyUsers() async throws {
         let dir = try TemporaryDirectory()
         let url = dir.fileURL("myDb")
         var users = seedUsers
@@ -176,14 +176,14 @@ struct ForeignDatabaseTests {
         let usersBefore = try contentDump(url.path)
 
         let database = try AppDatabase(url: url, template: nil)
-        try PeopleStore(database: database).add(PersonDraft(firstName: "Ada", lastName: "Lovelace", age: 36))
-        #expect(try ContactsStore(database: database).count() == 0)
-        #expect(try CoffeeStore(database: database).count() == 0)
+        try await PeopleStore(database: database).add(PersonDraft(firstName: "Ada", lastName: "Lovelace", age: 36))
+        #expect(try await ContactsStore(database: database).count() == 0)
+        #expect(try await CoffeeStore(database: database).count() == 0)
         let unavailable = try #require(database.unavailability(of: .users))
         #expect(unavailable.app == .users)
         #expect(database.unavailability(of: .people) == nil)
-        #expect(throws: unavailable) { try usersStore(database).all() }
-        #expect(throws: unavailable) { try usersStore(database).count() }
+        await #expect(throws: unavailable) { try await usersStore(database).all() }
+        await #expect(throws: unavailable) { try await usersStore(database).count() }
         #expect(unavailable.description.hasPrefix("the Users app cannot use this database: User_Master cannot be"))
         #expect(unavailable.description.contains("users with IDs (1, 4) share an email address"))
         #expect(unavailable.description.hasSuffix("(People, Contacts and Coffee work as usual)"))
@@ -205,8 +205,8 @@ struct ForeignDatabaseTests {
         mended.close()
         let reopened = try AppDatabase(url: url, template: nil)
         #expect(reopened.unavailability(of: .users) == nil)
-        #expect(try usersStore(reopened).count() == 4)
-        #expect(try PeopleStore(database: reopened).all().map(\.firstName) == ["Ada"])
+        #expect(try await usersStore(reopened).count() == 4)
+        #expect(try await PeopleStore(database: reopened).all().map(\.firstName) == ["Ada"])
     }
 
     @Test("A database made by a newer version still stops every app")

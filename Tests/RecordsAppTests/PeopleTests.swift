@@ -10,77 +10,77 @@ struct PeopleStoreTests {
     let database: AppDatabase
     let store: PeopleStore
 
-    init() throws {
+    init() async throws {
         database = try emptyDatabase()
         store = PeopleStore(database: database)
         for (first, last, age) in [("Ada", "Lovelace", 36), ("Alan", "Turing", 41), ("Zoë", "Åkesson", 29)] {
-            try store.add(PersonDraft(firstName: first, lastName: last, age: age))
+            try await store.add(PersonDraft(firstName: first, lastName: last, age: age))
         }
     }
 
     @Test("Add returns the new person with its ID, trimmed; show finds it")
-    func addAndShow() throws {
-        let grace = try store.add(PersonDraft(firstName: "  Grace ", lastName: "O'Hopper", age: 85))
+    func addAndShow() async throws {
+        let grace = try await store.add(PersonDraft(firstName: "  Grace ", lastName: "O'Hopper", age: 85))
         #expect(grace == Person(id: 4, firstName: "Grace", lastName: "O'Hopper", age: 85))
-        #expect(try store.person(id: 4) == grace)
-        #expect(try store.person(id: 99) == nil)
+        #expect(try await store.person(id: 4) == grace)
+        #expect(try await store.person(id: 99) == nil)
     }
 
     @Test("Sort by name, age and newest")
-    func sorting() throws {
-        #expect(try store.all(sortedBy: .name).map(\.lastName) == ["Åkesson", "Lovelace", "Turing"])
-        #expect(try store.all(sortedBy: .age).map(\.age) == [29, 36, 41])
-        #expect(try store.all(sortedBy: .newest).map(\.id) == [3, 2, 1])
+    func sorting() async throws {
+        #expect(try await store.all(sortedBy: .name).map(\.lastName) == ["Åkesson", "Lovelace", "Turing"])
+        #expect(try await store.all(sortedBy: .age).map(\.age) == [29, 36, 41])
+        #expect(try await store.all(sortedBy: .newest).map(\.id) == [3, 2, 1])
     }
 
     @Test("Unknown ages sort last by age")
-    func nullAgesLast() throws {
+    func nullAgesLast() async throws {
         try database.write { db in try db.execute("INSERT INTO peopleInfo (firstname, lastname) VALUES ('No', 'Age')") }
-        #expect(try store.all(sortedBy: .age).last?.lastName == "Age")
-        #expect(try store.all(sortedBy: .age).last?.age == nil)
+        #expect(try await store.all(sortedBy: .age).last?.lastName == "Age")
+        #expect(try await store.all(sortedBy: .age).last?.age == nil)
     }
 
     @Test("Search ignores case and accents, matches first, last or full name")
-    func search() throws {
-        #expect(try store.search("LOVE").map(\.firstName) == ["Ada"])
-        #expect(try store.search("akes").map(\.firstName) == ["Zoë"])
-        #expect(try store.search("zoe").map(\.firstName) == ["Zoë"])
-        #expect(try store.search("ada love").map(\.firstName) == ["Ada"])
-        #expect(try store.search("a", mode: .substring).count == 3)
-        #expect(try store.search("a", mode: .prefix).map(\.firstName) == ["Zoë", "Ada", "Alan"])
-        #expect(try store.search("ring", mode: .prefix).isEmpty)
-        #expect(try store.search("nobody").isEmpty)
+    func search() async throws {
+        #expect(try await store.search("LOVE").map(\.firstName) == ["Ada"])
+        #expect(try await store.search("akes").map(\.firstName) == ["Zoë"])
+        #expect(try await store.search("zoe").map(\.firstName) == ["Zoë"])
+        #expect(try await store.search("ada love").map(\.firstName) == ["Ada"])
+        #expect(try await store.search("a", mode: .substring).count == 3)
+        #expect(try await store.search("a", mode: .prefix).map(\.firstName) == ["Zoë", "Ada", "Alan"])
+        #expect(try await store.search("ring", mode: .prefix).isEmpty)
+        #expect(try await store.search("nobody").isEmpty)
     }
 
     @Test("Search text is data: quotes, % and _ match themselves only")
-    func searchWildcardsAreLiteral() throws {
-        #expect(try store.search("%").isEmpty)
-        #expect(try store.search("_").isEmpty)
-        try store.add(PersonDraft(firstName: "Seán", lastName: "O'Brien", age: 29))
-        #expect(try store.search("o'b").map(\.lastName) == ["O'Brien"])
+    func searchWildcardsAreLiteral() async throws {
+        #expect(try await store.search("%").isEmpty)
+        #expect(try await store.search("_").isEmpty)
+        try await store.add(PersonDraft(firstName: "Seán", lastName: "O'Brien", age: 29))
+        #expect(try await store.search("o'b").map(\.lastName) == ["O'Brien"])
     }
 
     @Test("Blank search text is a validation error")
-    func blankSearch() throws {
-        #expect(throws: ValidationError.self) { try store.search("   ") }
+    func blankSearch() async throws {
+        await #expect(throws: ValidationError.self) { try await store.search("   ") }
     }
 
     @Test("Update changes only the given fields")
-    func update() throws {
-        let updated = try store.update(id: 1, with: PersonChanges(age: 37))
+    func update() async throws {
+        let updated = try await store.update(id: 1, with: PersonChanges(age: 37))
         #expect(updated == Person(id: 1, firstName: "Ada", lastName: "Lovelace", age: 37))
-        #expect(try store.person(id: 1) == updated)
-        let renamed = try store.update(id: 2, with: PersonChanges(firstName: "Alan M.", lastName: " Turing "))
+        #expect(try await store.person(id: 1) == updated)
+        let renamed = try await store.update(id: 2, with: PersonChanges(firstName: "Alan M.", lastName: " Turing "))
         #expect(renamed == Person(id: 2, firstName: "Alan M.", lastName: "Turing", age: 41))
     }
 
     @Test("Updating a name keeps a NULL age NULL")
-    func updateKeepsNull() throws {
+    func updateKeepsNull() async throws {
         let id = try database.write { db in
             try db.execute("INSERT INTO peopleInfo (firstname, lastname) VALUES ('No', 'Age')")
             return db.lastInsertedRowID
         }
-        try store.update(id: id, with: PersonChanges(firstName: "Still"))
+        try await store.update(id: id, with: PersonChanges(firstName: "Still"))
         let age = try database.read { db in
             try db.fetchOne("SELECT age FROM peopleInfo WHERE peopleInfoID = ?", arguments: [id]).map {
                 try $0[0] as SQLiteValue
@@ -90,12 +90,12 @@ struct PeopleStoreTests {
     }
 
     @Test("Delete returns who was deleted; missing IDs are errors")
-    func delete() throws {
-        #expect(try store.delete(id: 2).lastName == "Turing")
-        #expect(try store.count() == 2)
-        #expect(throws: RecordNotFoundError(kind: "person", id: 2)) { try store.delete(id: 2) }
-        #expect(throws: RecordNotFoundError(kind: "person", id: 9)) {
-            try store.update(id: 9, with: PersonChanges(age: 1))
+    func delete() async throws {
+        #expect(try await store.delete(id: 2).lastName == "Turing")
+        #expect(try await store.count() == 2)
+        await #expect(throws: RecordNotFoundError(kind: "person", id: 2)) { try await store.delete(id: 2) }
+        await #expect(throws: RecordNotFoundError(kind: "person", id: 9)) {
+            try await store.update(id: 9, with: PersonChanges(age: 1))
         }
     }
 
@@ -110,24 +110,24 @@ struct PeopleStoreTests {
             PersonDraft(firstName: "X", lastName: "Y", age: -1),
             PersonDraft(firstName: "X", lastName: "Y", age: 151),
         ])
-    func invalidDrafts(draft: PersonDraft) throws {
-        #expect(throws: ValidationError.self) { try store.add(draft) }
-        #expect(try store.count() == 3)
+    func invalidDrafts(draft: PersonDraft) async throws {
+        await #expect(throws: ValidationError.self) { try await store.add(draft) }
+        #expect(try await store.count() == 3)
     }
 
     @Test("Limits are inclusive: 100-character names, ages 0 and 150")
-    func limits() throws {
-        try store.add(PersonDraft(firstName: String(repeating: "a", count: 100), lastName: "X", age: 0))
-        try store.add(PersonDraft(firstName: "Old", lastName: "X", age: 150))
-        #expect(try store.count() == 5)
+    func limits() async throws {
+        try await store.add(PersonDraft(firstName: String(repeating: "a", count: 100), lastName: "X", age: 0))
+        try await store.add(PersonDraft(firstName: "Old", lastName: "X", age: 150))
+        #expect(try await store.count() == 5)
     }
 
     @Test("Invalid changes are refused and nothing is written")
-    func invalidChanges() throws {
-        #expect(throws: ValidationError.self) { try store.update(id: 1, with: PersonChanges()) }
-        #expect(throws: ValidationError.self) { try store.update(id: 1, with: PersonChanges(firstName: "")) }
-        #expect(throws: ValidationError.self) { try store.update(id: 1, with: PersonChanges(age: 200)) }
-        #expect(try store.person(id: 1) == Person(id: 1, firstName: "Ada", lastName: "Lovelace", age: 36))
+    func invalidChanges() async throws {
+        await #expect(throws: ValidationError.self) { try await store.update(id: 1, with: PersonChanges()) }
+        await #expect(throws: ValidationError.self) { try await store.update(id: 1, with: PersonChanges(firstName: "")) }
+        await #expect(throws: ValidationError.self) { try await store.update(id: 1, with: PersonChanges(age: 200)) }
+        #expect(try await store.person(id: 1) == Person(id: 1, firstName: "Ada", lastName: "Lovelace", age: 36))
     }
 
     @Test("Parsing form text reports every field's problem at once")
@@ -147,11 +147,11 @@ struct PeopleStoreTests {
     }
 
     @Test("Quotes and SQL in names are stored as typed")
-    func injectionIsData() throws {
+    func injectionIsData() async throws {
         let name = "Robert'); DROP TABLE peopleInfo;--"
-        let person = try store.add(PersonDraft(firstName: name, lastName: "Tables", age: 10))
-        #expect(try store.person(id: person.id)?.firstName == name)
-        #expect(try store.count() == 4)
+        let person = try await store.add(PersonDraft(firstName: name, lastName: "Tables", age: 10))
+        #expect(try await store.person(id: person.id)?.firstName == name)
+        #expect(try await store.count() == 4)
     }
 
     @Test("JSON has every key, with null for an unknown age")
@@ -168,60 +168,64 @@ struct PeopleStoreTests {
 struct PeopleViewModelTests {
     let model: PeopleViewModel
 
-    init() throws {
+    init() async throws {
         let store = PeopleStore(database: try emptyDatabase())
-        try store.add(PersonDraft(firstName: "Ada", lastName: "Lovelace", age: 36))
-        try store.add(PersonDraft(firstName: "Alan", lastName: "Turing", age: 41))
+        try await store.add(PersonDraft(firstName: "Ada", lastName: "Lovelace", age: 36))
+        try await store.add(PersonDraft(firstName: "Alan", lastName: "Turing", age: 41))
         model = PeopleViewModel(store: store)
-        model.load()
+        await model.load()
     }
 
     @Test("The list refreshes after add, update and delete")
-    func refreshesAfterChanges() throws {
+    func refreshesAfterChanges() async throws {
         #expect(model.people.map(\.firstName) == ["Ada", "Alan"])
-        let grace = try model.add(PersonDraft(firstName: "Grace", lastName: "Hopper", age: 85))
+        let grace = try await model.add(PersonDraft(firstName: "Grace", lastName: "Hopper", age: 85))
         #expect(model.people.map(\.firstName) == ["Grace", "Ada", "Alan"])
-        try model.update(id: grace.id, with: PersonChanges(lastName: "Zed"))
+        try await model.update(id: grace.id, with: PersonChanges(lastName: "Zed"))
         #expect(model.people.map(\.lastName) == ["Lovelace", "Turing", "Zed"])
-        try model.delete(id: 1)
+        try await model.delete(id: 1)
         #expect(model.people.map(\.firstName) == ["Alan", "Grace"])
-        try model.delete(atOffsets: IndexSet(integer: 0))
+        try await model.delete(atOffsets: IndexSet(integer: 0))
         #expect(model.people.map(\.firstName) == ["Grace"])
     }
 
     @Test("Observers are told when the list changes")
-    func notifiesObservers() throws {
+    func notifiesObservers() async throws {
         let changed = Flag()
         withObservationTracking {
             _ = model.people
         } onChange: {
             changed.set()
         }
-        try model.add(PersonDraft(firstName: "Grace", lastName: "Hopper", age: 85))
+        try await model.add(PersonDraft(firstName: "Grace", lastName: "Hopper", age: 85))
         #expect(changed.isSet)
     }
 
     @Test("Changing sort or search text refreshes the list")
-    func sortAndSearch() throws {
+    func sortAndSearch() async throws {
         model.sort = .newest
+        await model.refreshed()
         #expect(model.people.map(\.firstName) == ["Alan", "Ada"])
         model.searchText = "LACE"
+        await model.refreshed()
         #expect(model.people.map(\.firstName) == ["Ada"])
         model.searchMode = .prefix
+        await model.refreshed()
         #expect(model.people.isEmpty)
         model.searchText = ""
+        await model.refreshed()
         #expect(model.people.count == 2)
     }
 
     @Test("A failed change throws, shows its message, writes nothing; a success clears it")
-    func errors() throws {
-        #expect(throws: ValidationError.self) { try model.add(PersonDraft(firstName: "", lastName: "X", age: 1)) }
+    func errors() async throws {
+        await #expect(throws: ValidationError.self) { try await model.add(PersonDraft(firstName: "", lastName: "X", age: 1)) }
         #expect(model.errorMessage == "first name must not be empty")
         #expect(model.people.count == 2)
-        #expect(throws: RecordNotFoundError.self) { try model.delete(id: 42) }
+        await #expect(throws: RecordNotFoundError.self) { try await model.delete(id: 42) }
         #expect(model.errorMessage == "no person with ID 42")
-        try model.add(PersonDraft(firstName: "Grace", lastName: "Hopper", age: 85))
+        try await model.add(PersonDraft(firstName: "Grace", lastName: "Hopper", age: 85))
         #expect(model.errorMessage == nil)
-        #expect(try model.person(id: 3)?.firstName == "Grace")
+        #expect(try await model.person(id: 3)?.firstName == "Grace")
     }
 }

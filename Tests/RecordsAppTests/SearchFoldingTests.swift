@@ -7,7 +7,7 @@ import Testing
 @Suite("The records_fold SQL function")
 struct SearchFoldingTests {
     private func connection() throws -> Database {
-        try Database.inMemory(configuration: AppDatabase.configuration)
+        try Database.inMemory(configuration: AppDatabase.configuration(debugLog: nil))
     }
 
     @Test("Folds text in SQL exactly as in Swift")

@@ -53,13 +53,13 @@ struct TextLimitValidationTests {
     }
 
     @Test("People: a 1-character name of 130 KB is refused and nothing is written")
-    func people() throws {
+    func people() async throws {
         let store = PeopleStore(database: try emptyDatabase())
-        let error = try #require(throws: ValidationError.self) {
-            try store.add(PersonDraft.parse(firstName: "Ada", lastName: blownUpLetter, age: "36"))
+        let error = try await #require(throws: ValidationError.self) {
+            try await store.add(PersonDraft.parse(firstName: "Ada", lastName: blownUpLetter, age: "36"))
         }
         #expect(error.message(for: "last name") == codePointMessage("last name", limit: 400, count: 65_001))
-        #expect(try store.all().isEmpty)
+        #expect(try await store.all().isEmpty)
         let changes = try #require(throws: ValidationError.self) {
             try PersonChanges(firstName: blownUpLetter).validated()
         }
@@ -81,16 +81,16 @@ struct TextLimitValidationTests {
     }
 
     @Test("Coffee: a blown-up name is refused when added and when saved")
-    func coffee() throws {
+    func coffee() async throws {
         let error = try #require(throws: ValidationError.self) {
             try CoffeeDraft.parse(name: blownUpLetter, price: "3.50")
         }
         #expect(error.message(for: "name") == codePointMessage("name", limit: 400, count: 65_001))
         let store = CoffeeStore(database: try emptyDatabase())
-        var coffee = try store.add(CoffeeDraft.parse(name: "Espresso", price: "2.50"))
+        var coffee = try await store.add(CoffeeDraft.parse(name: "Espresso", price: "2.50"))
         coffee.name = blownUpLetter
-        #expect(throws: ValidationError.self) { try store.save(&coffee) }
-        #expect(try store.coffee(id: coffee.id)?.name == "Espresso")
+        await #expect(throws: ValidationError.self) { try await store.save(&coffee) }
+        #expect(try await store.coffee(id: coffee.id)?.name == "Espresso")
     }
 
     @Test("Users: every free-text field of the form, and the password, has the limit")

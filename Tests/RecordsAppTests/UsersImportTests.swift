@@ -86,7 +86,7 @@ struct UsersImportTests {
     }
 
     @Test("After the import the users log in with their old passwords, and emails are unique ignoring case")
-    func importedUsersLogIn() throws {
+    func importedUsersLogIn() async throws {
         let dir = try TemporaryDirectory()
         let url = dir.fileURL("myDb")
         try makeSeedDatabase(at: url, users: seedUsers)
@@ -94,17 +94,17 @@ struct UsersImportTests {
         // Then the whole app opens it (the Users migration is recorded).
         let database = try AppDatabase(url: url, template: nil)
         let store = usersStore(database)
-        let ravi = try store.authenticate(email: "ravi.k@example.in", password: "plain-Secret-2")
+        let ravi = try await store.authenticate(email: "ravi.k@example.in", password: "plain-Secret-2")
         #expect(ravi.lastName == "O'Neil")
         #expect(ravi.gender == .male)
         #expect(ravi.dateOfBirth == "1985-01-31")
         #expect(ravi.mobile == "9123456789", "the seed's INTEGER column had already dropped the leading 0")
-        #expect(try store.user(id: 1)?.dateOfBirth == "10/12/1990", "the seed's own date text is kept")
-        #expect(throws: AuthenticationError.invalidCredentials) {
-            try store.authenticate(email: "asha@example.in", password: "plain-Secret-2")
+        #expect(try await store.user(id: 1)?.dateOfBirth == "10/12/1990", "the seed's own date text is kept")
+        await #expect(throws: AuthenticationError.invalidCredentials) {
+            try await store.authenticate(email: "asha@example.in", password: "plain-Secret-2")
         }
-        let taken = try #require(throws: ValidationError.self) {
-            try store.register(validForm(email: "ASHA@example.in"))
+        let taken = try await #require(throws: ValidationError.self) {
+            try await store.register(validForm(email: "ASHA@example.in"))
         }
         #expect(taken.description == "email is already registered")
     }
@@ -124,7 +124,7 @@ struct UsersImportTests {
     @Test(
         "IDs of deleted seed users are not handed out again, even when none is left",
         arguments: ["DELETE FROM User_Master WHERE UID = 3", "DELETE FROM User_Master"])
-    func sequenceKept(deletion: String) throws {
+    func sequenceKept(deletion: String) async throws {
         let dir = try TemporaryDirectory()
         let url = dir.fileURL("myDb")
         try makeSeedDatabase(at: url, users: seedUsers)
@@ -135,7 +135,7 @@ struct UsersImportTests {
         }
         try migrateUsers(at: url)
         let database = try AppDatabase(url: url, template: nil)
-        #expect(try usersStore(database).register(validForm()).id == 4)
+        #expect(try await usersStore(database).register(validForm()).id == 4)
     }
 
     @Test("The plain passwords are not left in the file's free pages")
@@ -216,7 +216,7 @@ struct UsersImportTests {
     }
 
     @Test("A table already in the app's layout, unrecorded, is kept as it is")
-    func currentLayoutKept() throws {
+    func currentLayoutKept() async throws {
         let dir = try TemporaryDirectory()
         let url = dir.fileURL("records.sqlite")
         do {
@@ -232,7 +232,7 @@ struct UsersImportTests {
         }
         let database = try AppDatabase(url: url, template: nil)
         let store = usersStore(database)
-        #expect(try store.user(id: 5)?.firstName == "Kept")
+        #expect(try await store.user(id: 5)?.firstName == "Kept")
         // The unique index it lacked was added.
         let index = try database.read { db in
             try db.fetchOne(String.self, "SELECT sql FROM sqlite_master WHERE name = 'User_Master_email'")

@@ -10,34 +10,34 @@ struct UsersStoreTests {
     // MARK: - Registering
 
     @Test("Registering saves every field and returns the user")
-    func register() throws {
+    func register() async throws {
         let store = usersStore(try emptyDatabase())
-        let user = try store.register(validForm())
+        let user = try await store.register(validForm())
         #expect(
             user
                 == User(
                     id: 1, firstName: "Ada", lastName: "Lovelace", email: "ada@example.com", mobile: "9876543210",
                     state: "Surrey", city: "London", pincode: "110001", address: "12 St James's Sq", gender: .female,
                     dateOfBirth: "1990-12-10", imageName: "ada.png"))
-        #expect(try store.user(id: 1) == user)
-        #expect(try store.count() == 1)
+        #expect(try await store.user(id: 1) == user)
+        #expect(try await store.count() == 1)
     }
 
     @Test("A mobile number and postal code keep their leading zero and +")
-    func digitStringsStayText() throws {
+    func digitStringsStayText() async throws {
         let store = usersStore(try emptyDatabase())
         var form = validForm()
         form.mobile = "+0441234567"
         form.pincode = "0123"
-        let user = try store.register(form)
-        #expect(try store.user(id: user.id)?.mobile == "+0441234567")
-        #expect(try store.user(id: user.id)?.pincode == "0123")
+        let user = try await store.register(form)
+        #expect(try await store.user(id: user.id)?.mobile == "+0441234567")
+        #expect(try await store.user(id: user.id)?.pincode == "0123")
     }
 
     @Test("The stored value is a scrypt PHC hash that verifies, not the password")
-    func storedHashVerifies() throws {
+    func storedHashVerifies() async throws {
         let database = try emptyDatabase()
-        let user = try usersStore(database).register(validForm(password: "correct horse"))
+        let user = try await usersStore(database).register(validForm(password: "correct horse"))
         let stored = try #require(try storedHash(database, id: user.id))
         #expect(stored != "correct horse")
         #expect(!stored.contains("correct horse"))
@@ -53,11 +53,11 @@ struct UsersStoreTests {
     }
 
     @Test("Two users with the same password get different hashes (fresh salts)")
-    func saltedHashes() throws {
+    func saltedHashes() async throws {
         let database = try emptyDatabase()
         let store = usersStore(database)
-        let ada = try store.register(validForm(email: "ada@example.com", password: "same password"))
-        let bob = try store.register(validForm(email: "bob@example.com", password: "same password"))
+        let ada = try await store.register(validForm(email: "ada@example.com", password: "same password"))
+        let bob = try await store.register(validForm(email: "bob@example.com", password: "same password"))
         let adaHash = try #require(try storedHash(database, id: ada.id))
         let bobHash = try #require(try storedHash(database, id: bob.id))
         #expect(adaHash != bobHash)
@@ -66,32 +66,32 @@ struct UsersStoreTests {
     }
 
     @Test("The default hasher is scrypt at OWASP's minimum cost")
-    func defaultCost() throws {
+    func defaultCost() async throws {
         let database = try emptyDatabase()
         let store = UsersStore(database: database, today: { testToday })
-        let user = try store.register(validForm())
+        let user = try await store.register(validForm())
         #expect(try #require(try storedHash(database, id: user.id)).hasPrefix("$scrypt$ln=17,r=8,p=1$"))
     }
 
     @Test(
         "An email registered in any case is taken; nothing is written",
         arguments: ["ada@example.com", "ADA@EXAMPLE.COM", "Ada@Example.Com", "  ada@example.com "])
-    func duplicateEmail(_ email: String) throws {
+    func duplicateEmail(_ email: String) async throws {
         let hasher = RecordingHasher()
         let store = usersStore(try emptyDatabase(), hasher: hasher)
-        try store.register(validForm(email: "ada@example.com"))
+        try await store.register(validForm(email: "ada@example.com"))
         hasher.reset()
-        let error = try #require(throws: ValidationError.self) { try store.register(validForm(email: email)) }
+        let error = try await #require(throws: ValidationError.self) { try await store.register(validForm(email: email)) }
         #expect(error.problems == [ValidationError.Problem(field: "email", message: "email is already registered")])
-        #expect(try store.count() == 1)
+        #expect(try await store.count() == 1)
         #expect(hasher.calls.isEmpty, "no time is spent hashing a registration that cannot be saved")
     }
 
     @Test("The table itself refuses a second email differing only in case")
-    func uniqueIndex() throws {
+    func uniqueIndex() async throws {
         let database = try emptyDatabase()
         let store = usersStore(database)
-        try store.register(validForm(email: "ada@example.com"))
+        try await store.register(validForm(email: "ada@example.com"))
         let hash = try cheapHasher.hash("whatever1")
         let error = try #require(throws: SQLiteError.self) {
             try database.write { db in
@@ -129,72 +129,72 @@ struct UsersStoreTests {
     }
 
     @Test("An invalid form writes nothing and hashes nothing")
-    func invalidFormWritesNothing() throws {
+    func invalidFormWritesNothing() async throws {
         let hasher = RecordingHasher()
         let store = usersStore(try emptyDatabase(), hasher: hasher)
         var form = validForm()
         form.pincode = "12"
-        #expect(throws: ValidationError.self) { try store.register(form) }
+        await #expect(throws: ValidationError.self) { try await store.register(form) }
         form = validForm()
         form.passwordConfirmation = "something else"
-        #expect(throws: ValidationError.self) { try store.register(form) }
-        #expect(try store.count() == 0)
+        await #expect(throws: ValidationError.self) { try await store.register(form) }
+        #expect(try await store.count() == 0)
         #expect(hasher.calls.isEmpty)
     }
 
     @Test("Dates of birth are checked against the store's today")
-    func storeToday() throws {
+    func storeToday() async throws {
         var form = validForm()
         form.dateOfBirth = "2026-03-14"
         let database = try emptyDatabase()
-        try usersStore(database).register(form)
+        try await usersStore(database).register(form)
         form.email = "later@example.com"
         let earlier = UsersStore(
             database: database, hasher: cheapHasher, today: { CalendarDate(year: 2026, month: 3, day: 14)! })
-        let error = try #require(throws: ValidationError.self) { try earlier.register(form) }
+        let error = try await #require(throws: ValidationError.self) { try await earlier.register(form) }
         #expect(error.message(for: "date of birth") == "date of birth must be in the past")
     }
 
     // MARK: - Logging in
 
     @Test("Logging in takes the email in any case and the exact password")
-    func login() throws {
+    func login() async throws {
         let store = usersStore(try emptyDatabase())
-        let ada = try store.register(validForm(email: "Ada@Example.com", password: "correct horse"))
-        #expect(try store.authenticate(email: "ada@example.com", password: "correct horse") == ada)
-        #expect(try store.authenticate(email: " ADA@EXAMPLE.COM ", password: "correct horse") == ada)
+        let ada = try await store.register(validForm(email: "Ada@Example.com", password: "correct horse"))
+        #expect(try await store.authenticate(email: "ada@example.com", password: "correct horse") == ada)
+        #expect(try await store.authenticate(email: " ADA@EXAMPLE.COM ", password: "correct horse") == ada)
         for wrong in ["correct horse ", "Correct horse", "correct", ""] {
-            #expect(throws: AuthenticationError.invalidCredentials) {
-                try store.authenticate(email: "ada@example.com", password: wrong)
+            await #expect(throws: AuthenticationError.invalidCredentials) {
+                try await store.authenticate(email: "ada@example.com", password: wrong)
             }
         }
     }
 
     @Test("A password typed in another Unicode form still matches (NFC)")
-    func unicodeNormalisation() throws {
+    func unicodeNormalisation() async throws {
         let store = usersStore(try emptyDatabase())
-        try store.register(validForm(password: "p\u{E4}sswort!"))
+        try await store.register(validForm(password: "p\u{E4}sswort!"))
         #expect(
-            try store.authenticate(email: "ada@example.com", password: "pa\u{308}sswort!").email == "ada@example.com")
+            try await store.authenticate(email: "ada@example.com", password: "pa\u{308}sswort!").email == "ada@example.com")
     }
 
     @Test("An unknown email fails as a wrong password does, after a dummy verification of the password")
-    func unknownEmailRunsDummyVerification() throws {
+    func unknownEmailRunsDummyVerification() async throws {
         let hasher = RecordingHasher()
         let database = try emptyDatabase()
         let store = usersStore(database, hasher: hasher)
-        let ada = try store.register(validForm(password: "correct horse"))
+        let ada = try await store.register(validForm(password: "correct horse"))
         let stored = try #require(try storedHash(database, id: ada.id))
 
         hasher.reset()
-        let unknown = try #require(throws: AuthenticationError.self) {
-            try store.authenticate(email: "nobody@example.com", password: "guess one")
+        let unknown = try await #require(throws: AuthenticationError.self) {
+            try await store.authenticate(email: "nobody@example.com", password: "guess one")
         }
         #expect(hasher.calls == [.dummyVerification(password: "guess one")])
 
         hasher.reset()
-        let wrong = try #require(throws: AuthenticationError.self) {
-            try store.authenticate(email: "ada@example.com", password: "guess one")
+        let wrong = try await #require(throws: AuthenticationError.self) {
+            try await store.authenticate(email: "ada@example.com", password: "guess one")
         }
         #expect(hasher.calls == [.verify(storedHash: stored)])
 
@@ -204,90 +204,90 @@ struct UsersStoreTests {
     }
 
     @Test("The dummy verification costs what a real one does: same parameters as stored hashes")
-    func dummyCostMatches() throws {
+    func dummyCostMatches() async throws {
         let database = try emptyDatabase()
         let store = usersStore(database)
-        let user = try store.register(validForm())
+        let user = try await store.register(validForm())
         let stored = try ScryptPasswordHash(phcString: try #require(try storedHash(database, id: user.id)))
         #expect(stored.parameters == cheapHasher.parameters)
         #expect(try !cheapHasher.needsRehash(try #require(try storedHash(database, id: user.id))))
     }
 
     @Test("A hash made at an older cost is replaced on a successful login, not on a failed one")
-    func rehashOnLogin() throws {
+    func rehashOnLogin() async throws {
         let database = try emptyDatabase()
         let old = try PasswordHasher(parameters: ScryptParameters(logN: 8, blockSize: 8, parallelism: 1))
-        let user = try usersStore(database, hasher: old).register(validForm(password: "correct horse"))
+        let user = try await usersStore(database, hasher: old).register(validForm(password: "correct horse"))
         let oldHash = try #require(try storedHash(database, id: user.id))
 
         let store = usersStore(database)
-        #expect(throws: AuthenticationError.invalidCredentials) {
-            try store.authenticate(email: "ada@example.com", password: "wrong horse")
+        await #expect(throws: AuthenticationError.invalidCredentials) {
+            try await store.authenticate(email: "ada@example.com", password: "wrong horse")
         }
         #expect(try storedHash(database, id: user.id) == oldHash)
 
-        _ = try store.authenticate(email: "ada@example.com", password: "correct horse")
+        _ = try await store.authenticate(email: "ada@example.com", password: "correct horse")
         let newHash = try #require(try storedHash(database, id: user.id))
         #expect(newHash != oldHash)
         #expect(newHash.hasPrefix("$scrypt$ln=10,r=8,p=1$"))
-        #expect(try store.authenticate(email: "ada@example.com", password: "correct horse").id == user.id)
+        #expect(try await store.authenticate(email: "ada@example.com", password: "correct horse").id == user.id)
     }
 
     @Test("A damaged stored hash is an error, not a silent success or failure")
-    func damagedHash() throws {
+    func damagedHash() async throws {
         let database = try emptyDatabase()
         let store = usersStore(database)
-        let user = try store.register(validForm())
+        let user = try await store.register(validForm())
         try database.write { db in
             try db.execute("UPDATE User_Master SET USER_PASS = '$scrypt$broken' WHERE UID = ?", arguments: [user.id])
         }
-        #expect(throws: PasswordHashingError.self) {
-            try store.authenticate(email: "ada@example.com", password: "correct horse")
+        await #expect(throws: PasswordHashingError.self) {
+            try await store.authenticate(email: "ada@example.com", password: "correct horse")
         }
     }
 
     // MARK: - Changing the password
 
     @Test("Changing the password needs the current one; then only the new one works")
-    func changePassword() throws {
+    func changePassword() async throws {
         let database = try emptyDatabase()
         let store = usersStore(database)
-        let ada = try store.register(validForm(password: "correct horse"))
-        try store.changePassword(
+        let ada = try await store.register(validForm(password: "correct horse"))
+        try await store.changePassword(
             id: ada.id, current: "correct horse", new: "battery staple", confirmation: "battery staple")
-        #expect(try store.authenticate(email: "ada@example.com", password: "battery staple").id == ada.id)
-        #expect(throws: AuthenticationError.invalidCredentials) {
-            try store.authenticate(email: "ada@example.com", password: "correct horse")
+        #expect(try await store.authenticate(email: "ada@example.com", password: "battery staple").id == ada.id)
+        await #expect(throws: AuthenticationError.invalidCredentials) {
+            try await store.authenticate(email: "ada@example.com", password: "correct horse")
         }
     }
 
     @Test("A wrong current password changes nothing")
-    func wrongCurrentPassword() throws {
+    func wrongCurrentPassword() async throws {
         let database = try emptyDatabase()
         let store = usersStore(database)
-        let ada = try store.register(validForm(password: "correct horse"))
+        let ada = try await store.register(validForm(password: "correct horse"))
         let before = try storedHash(database, id: ada.id)
-        #expect(throws: AuthenticationError.wrongCurrentPassword) {
-            try store.changePassword(
+        await #expect(throws: AuthenticationError.wrongCurrentPassword) {
+            try await store.changePassword(
                 id: ada.id, current: "wrong horse", new: "battery staple", confirmation: "battery staple")
         }
         #expect(try storedHash(database, id: ada.id) == before)
     }
 
     @Test("An invalid new password is refused before the current one is even checked")
-    func invalidNewPassword() throws {
+    func invalidNewPassword() async throws {
         let hasher = RecordingHasher()
         let database = try emptyDatabase()
         let store = usersStore(database, hasher: hasher)
-        let ada = try store.register(validForm(password: "correct horse"))
+        let ada = try await store.register(validForm(password: "correct horse"))
         let before = try storedHash(database, id: ada.id)
         hasher.reset()
-        let short = try #require(throws: ValidationError.self) {
-            try store.changePassword(id: ada.id, current: "correct horse", new: "short", confirmation: "short")
+        let short = try await #require(throws: ValidationError.self) {
+            try await store.changePassword(id: ada.id, current: "correct horse", new: "short", confirmation: "short")
         }
         #expect(short.problems.map(\.field) == ["password"])
-        let mismatch = try #require(throws: ValidationError.self) {
-            try store.changePassword(
+        let mismatch = try await #require(throws: ValidationError.self) {
+            try await store.changePassword(
                 id: ada.id, current: "correct horse", new: "battery staple", confirmation: "battery")
         }
         #expect(mismatch.problems.map(\.field) == ["password confirmation"])
@@ -296,86 +296,86 @@ struct UsersStoreTests {
     }
 
     @Test("Changing the password of an unknown user is a not-found error")
-    func changePasswordUnknownUser() throws {
+    func changePasswordUnknownUser() async throws {
         let store = usersStore(try emptyDatabase())
-        #expect(throws: RecordNotFoundError(kind: "user", id: 9)) {
-            try store.changePassword(id: 9, current: "whatever1", new: "battery staple", confirmation: "battery staple")
+        await #expect(throws: RecordNotFoundError(kind: "user", id: 9)) {
+            try await store.changePassword(id: 9, current: "whatever1", new: "battery staple", confirmation: "battery staple")
         }
     }
 
     // MARK: - Editing, listing, deleting
 
     @Test("Editing changes the given fields only, and never the password")
-    func updateProfile() throws {
+    func updateProfile() async throws {
         let database = try emptyDatabase()
         let store = usersStore(database)
-        let ada = try store.register(validForm())
+        let ada = try await store.register(validForm())
         let hash = try storedHash(database, id: ada.id)
-        let updated = try store.updateProfile(
+        let updated = try await store.updateProfile(
             id: ada.id, with: ProfileChanges(city: " Cambridge ", gender: "other", dateOfBirth: "1991-01-02"))
         var expected = ada
         expected.city = "Cambridge"
         expected.gender = .other
         expected.dateOfBirth = "1991-01-02"
         #expect(updated == expected)
-        #expect(try store.user(id: ada.id) == expected)
+        #expect(try await store.user(id: ada.id) == expected)
         #expect(try storedHash(database, id: ada.id) == hash)
     }
 
     @Test("A user may change the case of their own email, not take another's")
-    func updateEmail() throws {
+    func updateEmail() async throws {
         let store = usersStore(try emptyDatabase())
-        let ada = try store.register(validForm(email: "ada@example.com"))
-        let bob = try store.register(validForm(email: "bob@example.com"))
+        let ada = try await store.register(validForm(email: "ada@example.com"))
+        let bob = try await store.register(validForm(email: "bob@example.com"))
         #expect(
-            try store.updateProfile(id: ada.id, with: ProfileChanges(email: "ADA@example.com")).email
+            try await store.updateProfile(id: ada.id, with: ProfileChanges(email: "ADA@example.com")).email
                 == "ADA@example.com")
-        let error = try #require(throws: ValidationError.self) {
-            try store.updateProfile(id: bob.id, with: ProfileChanges(email: "ada@EXAMPLE.com"))
+        let error = try await #require(throws: ValidationError.self) {
+            try await store.updateProfile(id: bob.id, with: ProfileChanges(email: "ada@EXAMPLE.com"))
         }
         #expect(error.description == "email is already registered")
-        #expect(try store.user(id: bob.id)?.email == "bob@example.com")
+        #expect(try await store.user(id: bob.id)?.email == "bob@example.com")
     }
 
     @Test("An invalid edit, an empty one, or one of an unknown user writes nothing")
-    func badEdits() throws {
+    func badEdits() async throws {
         let store = usersStore(try emptyDatabase())
-        let ada = try store.register(validForm())
-        #expect(throws: ValidationError.self) {
-            try store.updateProfile(id: ada.id, with: ProfileChanges(city: "Oxford", pincode: "x"))
+        let ada = try await store.register(validForm())
+        await #expect(throws: ValidationError.self) {
+            try await store.updateProfile(id: ada.id, with: ProfileChanges(city: "Oxford", pincode: "x"))
         }
-        #expect(throws: ValidationError.self) { try store.updateProfile(id: ada.id, with: ProfileChanges()) }
-        #expect(throws: RecordNotFoundError(kind: "user", id: 42)) {
-            try store.updateProfile(id: 42, with: ProfileChanges(city: "Oxford"))
+        await #expect(throws: ValidationError.self) { try await store.updateProfile(id: ada.id, with: ProfileChanges()) }
+        await #expect(throws: RecordNotFoundError(kind: "user", id: 42)) {
+            try await store.updateProfile(id: 42, with: ProfileChanges(city: "Oxford"))
         }
-        #expect(try store.user(id: ada.id) == ada)
+        #expect(try await store.user(id: ada.id) == ada)
     }
 
     @Test("Users list by name or newest first; deleting removes one")
-    func listAndDelete() throws {
+    func listAndDelete() async throws {
         let store = usersStore(try emptyDatabase())
         var form = validForm(email: "a@example.com")
         form.lastName = "Åkesson"
-        let akesson = try store.register(form)
+        let akesson = try await store.register(form)
         form = validForm(email: "z@example.com")
         form.lastName = "Zuse"
-        let zuse = try store.register(form)
+        let zuse = try await store.register(form)
         form = validForm(email: "b@example.com")
         form.lastName = "Babbage"
-        let babbage = try store.register(form)
-        #expect(try store.all().map(\.id) == [akesson.id, babbage.id, zuse.id])
-        #expect(try store.all(sortedBy: .newest).map(\.id) == [babbage.id, zuse.id, akesson.id])
-        #expect(try store.delete(id: zuse.id) == zuse)
-        #expect(try store.all() == [akesson, babbage])
-        #expect(throws: RecordNotFoundError(kind: "user", id: zuse.id)) { try store.delete(id: zuse.id) }
-        #expect(try store.user(email: "A@EXAMPLE.COM") == akesson)
-        #expect(try store.user(email: "z@example.com") == nil)
+        let babbage = try await store.register(form)
+        #expect(try await store.all().map(\.id) == [akesson.id, babbage.id, zuse.id])
+        #expect(try await store.all(sortedBy: .newest).map(\.id) == [babbage.id, zuse.id, akesson.id])
+        #expect(try await store.delete(id: zuse.id) == zuse)
+        #expect(try await store.all() == [akesson, babbage])
+        await #expect(throws: RecordNotFoundError(kind: "user", id: zuse.id)) { try await store.delete(id: zuse.id) }
+        #expect(try await store.user(email: "A@EXAMPLE.COM") == akesson)
+        #expect(try await store.user(email: "z@example.com") == nil)
     }
 
     @Test("A user's JSON has the profile and no password hash")
-    func json() throws {
+    func json() async throws {
         let database = try emptyDatabase()
-        let ada = try usersStore(database).register(validForm())
+        let ada = try await usersStore(database).register(validForm())
         let json = String(decoding: try JSONEncoder().encode(ada), as: UTF8.self)
         #expect(json.contains("\"gender\":\"female\""))
         #expect(!json.contains("scrypt"))

@@ -25,11 +25,11 @@ struct UsersViewModelTests {
         #expect(model.errorMessage == nil)
         #expect(model.registeredUser == nil)
         #expect(!model.isRegistering)
-        #expect(try store.count() == 0)
+        #expect(try await store.count() == 0)
     }
 
     @Test("Registration: validate() checks as the user types, without saving")
-    func registrationValidate() throws {
+    func registrationValidate() async throws {
         let store = usersStore(try emptyDatabase())
         let model = RegistrationViewModel(store: store)
         #expect(!model.validate())
@@ -40,7 +40,7 @@ struct UsersViewModelTests {
         model.form = validForm()
         #expect(model.validate())
         #expect(model.fieldErrors.isEmpty)
-        #expect(try store.count() == 0)
+        #expect(try await store.count() == 0)
     }
 
     @Test("Registration: a valid form registers and clears the errors; a taken email is the email's error")
@@ -54,7 +54,7 @@ struct UsersViewModelTests {
         let user = try #require(await model.register())
         #expect(model.registeredUser == user)
         #expect(model.fieldErrors.isEmpty)
-        #expect(try store.user(id: user.id) == user)
+        #expect(try await store.user(id: user.id) == user)
 
         let again = RegistrationViewModel(store: store)
         again.form = validForm(email: "ADA@EXAMPLE.COM")
@@ -89,63 +89,63 @@ struct UsersViewModelTests {
     // MARK: - Profile
 
     @Test("Profile: load fills the form; save writes only what changed")
-    func profileSave() throws {
+    func profileSave() async throws {
         let database = try emptyDatabase()
         let store = usersStore(database)
-        let ada = try store.register(validForm())
+        let ada = try await store.register(validForm())
         // A date the seed app wrote, in its own format, must survive an edit
         // of another field.
         try database.write { db in
             try db.execute("UPDATE User_Master SET USER_DOB = '10/12/1990' WHERE UID = ?", arguments: [ada.id])
         }
         let model = ProfileViewModel(store: store, userID: ada.id)
-        model.load()
+        await model.load()
         #expect(model.form?.email == "ada@example.com")
         #expect(model.form?.dateOfBirth == "10/12/1990")
         #expect(!model.hasChanges)
         model.form?.city = "Cambridge"
         #expect(model.hasChanges)
-        #expect(model.save())
+        #expect((await model.save()))
         #expect(model.user?.city == "Cambridge")
-        #expect(try store.user(id: ada.id)?.dateOfBirth == "10/12/1990")
+        #expect(try await store.user(id: ada.id)?.dateOfBirth == "10/12/1990")
         #expect(!model.hasChanges)
-        #expect(model.save(), "nothing to save is not a failure")
+        #expect((await model.save()), "nothing to save is not a failure")
     }
 
     @Test("Profile: bad fields get their errors and nothing is saved")
-    func profileFieldErrors() throws {
+    func profileFieldErrors() async throws {
         let store = usersStore(try emptyDatabase())
-        let ada = try store.register(validForm())
-        try store.register(validForm(email: "bob@example.com"))
+        let ada = try await store.register(validForm())
+        try await store.register(validForm(email: "bob@example.com"))
         let model = ProfileViewModel(store: store, userID: ada.id)
-        model.load()
+        await model.load()
         model.form?.mobile = "12"
         model.form?.dateOfBirth = "2030-01-01"
-        #expect(!model.save())
+        #expect(!(await model.save()))
         #expect(Set(model.fieldErrors.keys) == [.mobile, .dateOfBirth])
         model.form?.mobile = "1234567"
         model.form?.dateOfBirth = "1990-12-10"
         model.form?.email = "BOB@example.com"
-        #expect(!model.save())
+        #expect(!(await model.save()))
         #expect(model.fieldErrors == [.email: "email is already registered"])
-        #expect(try store.user(id: ada.id) == ada)
+        #expect(try await store.user(id: ada.id) == ada)
     }
 
     @Test("Profile: an unknown user is an error message")
-    func profileUnknownUser() throws {
+    func profileUnknownUser() async throws {
         let model = ProfileViewModel(store: usersStore(try emptyDatabase()), userID: 99)
-        model.load()
+        await model.load()
         #expect(model.user == nil && model.form == nil)
         #expect(model.errorMessage == "no user with ID 99")
-        #expect(!model.save())
+        #expect(!(await model.save()))
     }
 
     @Test("Profile: the password changes only with the current one")
     func profilePasswordChange() async throws {
         let store = usersStore(try emptyDatabase())
-        let ada = try store.register(validForm(password: "correct horse"))
+        let ada = try await store.register(validForm(password: "correct horse"))
         let model = ProfileViewModel(store: store, userID: ada.id)
-        model.load()
+        await model.load()
 
         model.currentPassword = "wrong horse"
         model.newPassword = "battery staple"
@@ -164,6 +164,6 @@ struct UsersViewModelTests {
         #expect(model.passwordChanged)
         #expect(model.fieldErrors.isEmpty)
         #expect(model.currentPassword.isEmpty && model.newPassword.isEmpty && model.newPasswordConfirmation.isEmpty)
-        #expect(try store.authenticate(email: "ada@example.com", password: "battery staple").id == ada.id)
+        #expect(try await store.authenticate(email: "ada@example.com", password: "battery staple").id == ada.id)
     }
 }

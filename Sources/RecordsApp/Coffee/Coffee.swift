@@ -1,4 +1,5 @@
 import Foundation
+import SQLiteStore
 
 /// A coffee of the Coffee app: a row of `coffee`.
 ///
@@ -15,12 +16,12 @@ import Foundation
 ///   to its stored value makes the model clean again.
 ///
 /// ```swift
-/// var coffee = try store.all()[0]          // id and name only
-/// try store.hydrate(&coffee)               // price and picture size and type
+/// var coffee = try await store.all()[0]    // id and name only
+/// try await store.hydrate(&coffee)         // price and picture size and type
 /// coffee.price = Decimal(string: "2.70")
 /// coffee.isDirty                           // true
-/// try store.save(&coffee)                  // UPDATE coffee SET price = ? ...
-/// try store.save(&coffee)                  // false: nothing to write, no statement run
+/// try await store.save(&coffee)            // UPDATE coffee SET price = ? ...
+/// try await store.save(&coffee)            // false: nothing to write, no statement run
 /// ```
 ///
 /// The picture's bytes are never part of the model: only its size and
@@ -29,7 +30,7 @@ import Foundation
 /// state.
 public struct Coffee: Sendable, Identifiable, Hashable {
     /// The row's ID (`coffeeID`), assigned by the database.
-    public let id: Int64
+    public internal(set) var id: Int64
     /// The coffee's name.
     public var name: String
     /// The price, exact; nil when the coffee is not hydrated yet, or has no
@@ -122,6 +123,73 @@ extension Coffee: Encodable {
             try container.encode(picture, forKey: .picture)
             if !unreadable.isEmpty { try container.encode(unreadable.map(\.field), forKey: .unreadable) }
         }
+    }
+}
+
+extension Coffee: FetchableRecord, PersistableRecord {
+    /// The original tutorial's table.
+    public static let tableName = "coffee"
+    /// Its key column.
+    public static let primaryKey = "coffeeID"
+
+    /// A coffee from a row of `coffee`: the list's (`coffeeID`,
+    /// `coffeeName`: not hydrated), or the detail's, which adds
+    /// `priceMicros`, `pictureType` and `length(picture) AS pictureSize`
+    /// (hydrated; see ``unreadable``).
+    ///
+    /// - Throws: ``UnreadableRowError`` when the list's name is not text.
+    public init(row: Row) throws { try self.init(row: row, strict: true) }
+
+    /// Writes the ID, the name, and for a hydrated coffee the price in
+    /// millionths; never the picture, which is streamed apart.
+    public func encode(to columns: inout RecordColumns) {
+        columns["coffeeID"] = id
+        columns["coffeeName"] = name
+        if isHydrated { columns["priceMicros"] = price.flatMap(CoffeePrice.micros(exactly:)) }
+    }
+
+    /// Takes the ID SQLite gave the new row.
+    public mutating func didInsert(rowID: Int64) { id = rowID }
+}
+
+extension Coffee: AppRecord {
+    static let app = AppDatabase.App.coffee
+    static let kind = "coffee"
+    static let selection: SQL = "coffeeID, coffeeName"
+    /// Everything but the picture's bytes: `length()` of a blob column is
+    /// read from the row's header, without loading the value.
+    static let detailSelection: SQL = "coffeeID, coffeeName, priceMicros, pictureType, length(picture) AS pictureSize"
+
+    /// The list's row is strict about the name (unless `strict` is false);
+    /// the detail's never throws for a stored value: a name or price the
+    /// app cannot read is listed in ``unreadable``, so that the coffee can
+    /// still be shown, edited and deleted.
+    init(row: Row, strict: Bool) throws {
+        let id: Int64 = try row["coffeeID"]
+        var reader = RowReader(row, table: Self.tableName)
+        // The original tutorial's table allows a NULL name; it reads as empty.
+        let name = try reader.text("coffeeName", field: "name") ?? ""
+        guard row.hasColumn("priceMicros") else {
+            if strict { try reader.check(kind: Self.kind, id: id) }
+            self.init(id: id, name: name)
+            return
+        }
+        let storedPrice: SQLiteValue = try row["priceMicros"]
+        var price: Decimal?
+        switch storedPrice {
+        case .null: break
+        case .integer(let micros): price = CoffeePrice.decimal(micros: micros)
+        default:
+            reader.fail(
+                storedPrice, column: "priceMicros", field: "price", expected: "a price in millionths (a whole number)")
+        }
+        let size: Int? = try row["pictureSize"]
+        // A type that is not text is an unknown format.
+        let type = try? row["pictureType"] as String?
+        self.init(
+            id: id, name: name, price: price,
+            picture: size.map { CoffeePicture(size: $0, format: type.flatMap(PictureFormat.init(mimeType:))) })
+        unreadable = reader.problems
     }
 }
 

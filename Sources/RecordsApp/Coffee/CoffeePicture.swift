@@ -108,8 +108,8 @@ public struct CoffeePicture: Sendable, Hashable, Encodable {
 }
 
 /// Where a picture to store comes from.
-public struct PictureSource {
-    enum Kind {
+public struct PictureSource: Sendable {
+    enum Kind: Sendable {
         case file(path: String)
         case fileHandle(FileHandle, name: String)
         case data(Data)
@@ -143,8 +143,8 @@ public struct PictureSource {
 }
 
 /// Where a stored picture is written.
-public struct PictureDestination {
-    enum Kind {
+public struct PictureDestination: Sendable {
+    enum Kind: Sendable {
         case file(path: String)
         case fileHandle(FileHandle, name: String)
     }

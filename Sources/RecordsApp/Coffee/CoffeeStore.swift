@@ -3,14 +3,16 @@ import SQLiteStore
 
 /// Reads and writes coffees and their pictures. Every value is a bound
 /// argument; every write is validated first and runs in a transaction.
+/// Every method runs on the database's own threads (pictures are streamed
+/// there too), never on the caller's actor.
 ///
 /// ```swift
 /// let store = CoffeeStore(database: database)
-/// let latte = try store.add(CoffeeDraft(name: "Caffè Latte", price: Decimal(string: "3.20")!))
-/// var coffees = try store.all()                 // id and name only: what the list shows
-/// try store.hydrate(&coffees[0])                // price, picture size and format
-/// try store.setPicture(id: latte.id, from: .file(path: "latte.png"))   // streamed, checked first
-/// try store.writePicture(id: latte.id, to: .file(path: "copy.png"))    // byte for byte
+/// let latte = try await store.add(CoffeeDraft(name: "Caffè Latte", price: Decimal(string: "3.20")!))
+/// var coffees = try await store.all()           // id and name only: what the list shows
+/// try await store.hydrate(&coffees[0])          // price, picture size and format
+/// try await store.setPicture(id: latte.id, from: .file(path: "latte.png"))   // streamed, checked first
+/// try await store.writePicture(id: latte.id, to: .file(path: "copy.png"))    // byte for byte
 /// ```
 ///
 /// The list and the detail never read a picture's bytes: the detail gets
@@ -19,6 +21,7 @@ import SQLiteStore
 /// BLOB I/O in chunks, so memory stays flat whatever their size.
 public struct CoffeeStore: Sendable {
     private let database: AppDatabase
+    private let table: RecordTable<Coffee>
     /// The largest picture accepted, in bytes.
     public let pictureSizeLimit: Int
 
@@ -29,6 +32,7 @@ public struct CoffeeStore: Sendable {
     public init(database: AppDatabase, pictureSizeLimit: Int = CoffeeRules.defaultPictureSizeLimit) {
         precondition(pictureSizeLimit >= 0, "the picture size limit must not be negative")
         self.database = database
+        self.table = RecordTable(database: database)
         self.pictureSizeLimit = pictureSizeLimit
     }
 
@@ -37,11 +41,11 @@ public struct CoffeeStore: Sendable {
     /// Every coffee, ID and name only (not hydrated), in the given order.
     ///
     /// - Throws: ``UnreadableRowError`` naming the first coffee whose
-    ///   stored name is not text (see ``list(sortedBy:prices:)``, which
+    ///   stored name is not text (see ``list(sortedBy:prices:page:)``, which
     ///   reads the others all the same); ``ValidationError`` for an invalid
     ///   price range.
-    public func all(sortedBy sort: CoffeeSort = .name, prices: CoffeePriceRange = .any) throws -> [Coffee] {
-        try list(sortedBy: sort, prices: prices).get()
+    public func all(sortedBy sort: CoffeeSort = .name, prices: CoffeePriceRange = .any) async throws -> [Coffee] {
+        try await list(sortedBy: sort, prices: prices).get()
     }
 
     /// Every coffee whose name can be read, ID and name only, in the given
@@ -55,16 +59,26 @@ public struct CoffeeStore: Sendable {
     ///   - sort: The order.
     ///   - prices: Only the coffees whose price is in this range; by
     ///     default every coffee, priced or not.
+    ///   - page: Which rows of the list; all by default.
     /// - Throws: ``ValidationError`` when an end of `prices` is not a valid
     ///   price or the minimum is above the maximum.
-    public func list(sortedBy sort: CoffeeSort = .name, prices: CoffeePriceRange = .any) throws
-        -> RecordList<Coffee>
+    public func list(sortedBy sort: CoffeeSort = .name, prices: CoffeePriceRange = .any, page: ListPage = .all)
+        async throws -> RecordList<Coffee>
     {
-        let filter = try Self.priceFilter(prices)
-        return try database.read(for: .coffee) { db in
-            try Self.list(
-                db, "SELECT coffeeID, coffeeName FROM coffee WHERE \(filter) ORDER BY \(Self.orderBy(sort))")
-        }
+        try await table.list(where: Self.priceFilter(prices), orderBy: Self.orderBy(sort), page: page)
+    }
+
+    /// Walks the coffees (as ``list(sortedBy:prices:page:)``) without
+    /// loading the whole list: `body` gets the rows in chunks as they are
+    /// read, on a reader connection's thread, all from one committed state.
+    ///
+    /// - Returns: How many rows `body` was given.
+    @discardableResult
+    public func forEach(
+        sortedBy sort: CoffeeSort = .name, prices: CoffeePriceRange = .any, page: ListPage = .all,
+        _ body: @escaping @Sendable (RecordList<Coffee>) throws -> Void
+    ) async throws -> Int {
+        try await table.forEach(where: Self.priceFilter(prices), orderBy: Self.orderBy(sort), page: page, body)
     }
 
     /// The coffees whose name contains `text` (or starts with it, in
@@ -73,10 +87,10 @@ public struct CoffeeStore: Sendable {
     ///
     /// - Throws: ``ValidationError`` when `text` is blank;
     ///   ``UnreadableRowError`` for the first match that cannot be read.
-    public func search(_ text: String, mode: SearchMode = .substring, sortedBy sort: CoffeeSort = .name) throws
-        -> [Coffee]
+    public func search(_ text: String, mode: SearchMode = .substring, sortedBy sort: CoffeeSort = .name)
+        async throws -> [Coffee]
     {
-        try list(matching: text, mode: mode, sortedBy: sort).get()
+        try await list(matching: text, mode: mode, sortedBy: sort).get()
     }
 
     /// The coffees matching `text` whose name can be read (as
@@ -84,28 +98,28 @@ public struct CoffeeStore: Sendable {
     /// cannot.
     ///
     /// - Throws: ``ValidationError`` when `text` is blank.
-    public func list(matching text: String, mode: SearchMode = .substring, sortedBy sort: CoffeeSort = .name)
-        throws -> RecordList<Coffee>
-    {
-        let needle = SearchFolding.fold(text.trimmingCharacters(in: .whitespacesAndNewlines))
-        guard !needle.isEmpty else {
-            throw ValidationError(field: "search text", message: "search text must not be empty")
-        }
-        let match: SQL = mode == .prefix ? "= 1" : "> 0"
-        return try database.read(for: .coffee) { db in
-            try Self.list(
-                db,
-                """
-                SELECT coffeeID, coffeeName FROM coffee
-                WHERE instr(records_fold(coffeeName), \(needle)) \(match)
-                ORDER BY \(Self.orderBy(sort))
-                """)
-        }
+    public func list(
+        matching text: String, mode: SearchMode = .substring, sortedBy sort: CoffeeSort = .name,
+        page: ListPage = .all
+    ) async throws -> RecordList<Coffee> {
+        try await table.list(where: Self.filter(text, mode: mode), orderBy: Self.orderBy(sort), page: page)
+    }
+
+    /// Walks the coffees matching `text` (as ``search(_:mode:sortedBy:)``)
+    /// in chunks, as ``forEach(sortedBy:prices:page:_:)`` walks them all.
+    ///
+    /// - Throws: ``ValidationError`` when `text` is blank.
+    @discardableResult
+    public func forEach(
+        matching text: String, mode: SearchMode = .substring, sortedBy sort: CoffeeSort = .name,
+        page: ListPage = .all, _ body: @escaping @Sendable (RecordList<Coffee>) throws -> Void
+    ) async throws -> Int {
+        try await table.forEach(where: Self.filter(text, mode: mode), orderBy: Self.orderBy(sort), page: page, body)
     }
 
     /// How many coffees there are.
-    public func count() throws -> Int {
-        try database.read(for: .coffee) { db in try db.fetchOne(Int.self, "SELECT COUNT(*) FROM coffee") ?? 0 }
+    public func count() async throws -> Int {
+        try await table.count()
     }
 
     /// The sum of the prices of the coffees in `prices` (every priced
@@ -116,9 +130,9 @@ public struct CoffeeStore: Sendable {
     ///
     /// - Throws: ``ValidationError`` for an invalid range, or a database
     ///   error.
-    public func totalPrice(prices: CoffeePriceRange = .any) throws -> CoffeePriceTotal {
+    public func totalPrice(prices: CoffeePriceRange = .any) async throws -> CoffeePriceTotal {
         let filter = try Self.priceFilter(prices, pricedOnly: true)
-        return try database.read(for: .coffee) { db in
+        return try await database.read(for: .coffee) { db in
             // Whole units and millionths are added apart: a sum of prices
             // below a billion overflows neither before some 9 billion
             // coffees, where one sum of millionths would after 9,223.
@@ -145,8 +159,8 @@ public struct CoffeeStore: Sendable {
     /// The coffee with that ID, hydrated; nil when there is none. A stored
     /// name or price the app cannot read is listed in
     /// ``Coffee/unreadable``.
-    public func coffee(id: Int64) throws -> Coffee? {
-        try database.read(for: .coffee) { db in try Self.details(db, id: id) }.map { $0.coffee(id: id) }
+    public func coffee(id: Int64) async throws -> Coffee? {
+        try await table.record(id: id)
     }
 
     /// Loads a coffee's details (the original tutorial's `hydrateDetailViewData`): price,
@@ -157,13 +171,14 @@ public struct CoffeeStore: Sendable {
     ///     unless `reload` is true.
     ///   - reload: Read the stored values again even if it is hydrated.
     /// - Throws: ``RecordNotFoundError`` when the coffee was deleted.
-    public func hydrate(_ coffee: inout Coffee, reload: Bool = false) throws {
+    public func hydrate(_ coffee: inout Coffee, reload: Bool = false) async throws {
         if coffee.isHydrated && !reload { return }
-        let id = coffee.id
-        guard let details = try database.read(for: .coffee, { db in try Self.details(db, id: id) }) else {
-            throw RecordNotFoundError(kind: "coffee", id: id)
+        guard let stored = try await table.record(id: coffee.id) else {
+            throw RecordNotFoundError(kind: "coffee", id: coffee.id)
         }
-        coffee.hydrate(with: details.fields, picture: details.picture, unreadable: details.unreadable)
+        coffee.hydrate(
+            with: Coffee.Fields(name: stored.name, price: stored.price), picture: stored.picture,
+            unreadable: stored.unreadable)
     }
 
     // MARK: - Changes
@@ -172,14 +187,10 @@ public struct CoffeeStore: Sendable {
     ///
     /// - Throws: ``ValidationError`` (nothing is written) or a database error.
     @discardableResult
-    public func add(_ draft: CoffeeDraft) throws -> Coffee {
+    public func add(_ draft: CoffeeDraft) async throws -> Coffee {
         let valid = try draft.validated()
-        let micros = try Self.micros(valid.price)
-        return try database.write(for: .coffee) { db in
-            try db.execute(
-                "INSERT INTO coffee (coffeeName, priceMicros) VALUES (?, ?)", arguments: [valid.name, micros])
-            return Coffee(id: db.lastInsertedRowID, name: valid.name, price: valid.price, picture: nil)
-        }
+        _ = try Self.micros(valid.price)
+        return try await table.insert(Coffee(id: 0, name: valid.name, price: valid.price, picture: nil))
     }
 
     /// Writes the fields of `coffee` that changed since it was read or last
@@ -191,7 +202,7 @@ public struct CoffeeStore: Sendable {
     ///   cleared) or ``RecordNotFoundError`` (the coffee was deleted):
     ///   nothing is written and the coffee stays dirty.
     @discardableResult
-    public func save(_ coffee: inout Coffee) throws -> Bool {
+    public func save(_ coffee: inout Coffee) async throws -> Bool {
         guard coffee.isDirty else { return false }
         var validator = Validator()
         var assignments: [String] = []
@@ -221,8 +232,9 @@ public struct CoffeeStore: Sendable {
         try validator.check()
         let sql = "UPDATE coffee SET \(assignments.joined(separator: ", ")) WHERE coffeeID = :id"
         let id = coffee.id
-        try database.write(for: .coffee) { db in
-            try db.execute(sql, arguments: StatementArguments(arguments))
+        let statementArguments = StatementArguments(arguments)
+        try await database.write(for: .coffee) { db in
+            try db.execute(sql, arguments: statementArguments)
             if db.changesCount == 0 { throw RecordNotFoundError(kind: "coffee", id: id) }
         }
         saved.markSaved(fields: written)
@@ -235,12 +247,8 @@ public struct CoffeeStore: Sendable {
     ///
     /// - Throws: ``RecordNotFoundError`` or a database error.
     @discardableResult
-    public func delete(id: Int64) throws -> Coffee {
-        try database.write(for: .coffee) { db in
-            guard let details = try Self.details(db, id: id) else { throw RecordNotFoundError(kind: "coffee", id: id) }
-            try db.execute("DELETE FROM coffee WHERE coffeeID = ?", arguments: [id])
-            return details.coffee(id: id)
-        }
+    public func delete(id: Int64) async throws -> Coffee {
+        try await table.delete(id: id)
     }
 
     // MARK: - Pictures
@@ -252,19 +260,20 @@ public struct CoffeeStore: Sendable {
     /// against ``pictureSizeLimit`` (a source of unknown size, such as a
     /// pipe, is buffered in a temporary file first and stopped as soon as
     /// it passes the limit). The bytes are then streamed into the row in
-    /// chunks; if anything fails, the coffee keeps its old picture.
+    /// chunks, on the database writer's thread; if anything fails, the
+    /// coffee keeps its old picture.
     ///
     /// - Returns: The stored picture's size and format.
     /// - Throws: ``PictureError`` (unreadable, empty, unrecognised, too
     ///   large), ``RecordNotFoundError``, or a database error.
     @discardableResult
-    public func setPicture(id: Int64, from source: PictureSource) throws -> CoffeePicture {
+    public func setPicture(id: Int64, from source: PictureSource) async throws -> CoffeePicture {
         let input = try PictureInput.open(source, limit: pictureSizeLimit)
         defer { input.close() }
         let limit = pictureSizeLimit
         do {
-            return try database.write(for: .coffee) { db in
-                guard try Self.details(db, id: id) != nil else { throw RecordNotFoundError(kind: "coffee", id: id) }
+            return try await database.write(for: .coffee) { db in
+                guard try Coffee.exists(db, id: id) else { throw RecordNotFoundError(kind: "coffee", id: id) }
                 // The type first: the picture must stay the last non-NULL
                 // value of the row while it is reserved.
                 try db.execute(
@@ -279,29 +288,27 @@ public struct CoffeeStore: Sendable {
     }
 
     /// Writes a coffee's picture to a file or stream, byte for byte, in
-    /// chunks. A file appears only once complete; an existing file is
-    /// replaced.
+    /// chunks, on a database reader's thread. A file appears only once
+    /// complete; an existing file is replaced.
     ///
     /// - Returns: The picture's size and format.
     /// - Throws: ``RecordNotFoundError``, ``PictureError`` (no picture, the
     ///   destination cannot be written: nothing is created), or a database
     ///   error.
     @discardableResult
-    public func writePicture(id: Int64, to destination: PictureDestination) throws -> CoffeePicture {
-        let blobDestination: BlobDestination
-        switch destination.kind {
-        case .file(let path): blobDestination = .file(path: path)
-        case .fileHandle(let handle, _): blobDestination = .fileHandle(handle)
-        }
+    public func writePicture(id: Int64, to destination: PictureDestination) async throws -> CoffeePicture {
+        let kind = destination.kind
         do {
-            return try database.read(for: .coffee) { db in
-                // One read transaction: the type and the bytes are of the
-                // same picture.
-                try db.transaction(.deferred) { db in
-                    let picture = try Self.picture(db, id: id)
-                    let size = try db.readBlob(table: "coffee", column: "picture", rowID: id, to: blobDestination)
-                    return CoffeePicture(size: size, format: picture.format)
+            // One read: the type and the bytes are of the same picture.
+            return try await database.read(for: .coffee) { db in
+                let blobDestination: BlobDestination
+                switch kind {
+                case .file(let path): blobDestination = .file(path: path)
+                case .fileHandle(let handle, _): blobDestination = .fileHandle(handle)
                 }
+                let picture = try Self.picture(db, id: id)
+                let size = try db.readBlob(table: "coffee", column: "picture", rowID: id, to: blobDestination)
+                return CoffeePicture(size: size, format: picture.format)
             }
         } catch let error as BlobError {
             throw Self.translate(error, subject: destination.name)
@@ -313,8 +320,8 @@ public struct CoffeeStore: Sendable {
     /// - Throws: ``RecordNotFoundError``, ``PictureError`` when it has none,
     ///   or a database error.
     @discardableResult
-    public func removePicture(id: Int64) throws -> CoffeePicture {
-        try database.write(for: .coffee) { db in
+    public func removePicture(id: Int64) async throws -> CoffeePicture {
+        try await database.write(for: .coffee) { db in
             let picture = try Self.picture(db, id: id)
             try db.execute("UPDATE coffee SET picture = NULL, pictureType = NULL WHERE coffeeID = ?", arguments: [id])
             return picture
@@ -334,6 +341,15 @@ public struct CoffeeStore: Sendable {
             records_fold(coffeeName), coffeeID
             """
         }
+    }
+
+    private static func filter(_ text: String, mode: SearchMode) throws -> SQL {
+        let needle = SearchFolding.fold(text.trimmingCharacters(in: .whitespacesAndNewlines))
+        guard !needle.isEmpty else {
+            throw ValidationError(field: "search text", message: "search text must not be empty")
+        }
+        let match: SQL = mode == .prefix ? "= 1" : "> 0"
+        return "instr(records_fold(coffeeName), \(needle)) \(match)"
     }
 
     /// A `WHERE` condition taking in the coffees whose price is in
@@ -356,63 +372,12 @@ public struct CoffeeStore: Sendable {
         return micros
     }
 
-    private static func list(_ db: Database, _ sql: SQL) throws -> RecordList<Coffee> {
-        try readList(db, sql) { row in
-            let id: Int64 = try row[0]
-            var reader = RowReader(row, table: "coffee")
-            // The original tutorial's table allows a NULL name; it reads as empty.
-            let name = try reader.text("coffeeName", field: "name") ?? ""
-            try reader.check(kind: "coffee", id: id)
-            return Coffee(id: id, name: name)
-        }
-    }
-
-    private struct Details {
-        var fields: Coffee.Fields
-        var picture: CoffeePicture?
-        var unreadable: [UnreadableValue]
-
-        func coffee(id: Int64) -> Coffee {
-            var coffee = Coffee(id: id, name: fields.name, price: fields.price, picture: picture)
-            coffee.unreadable = unreadable
-            return coffee
-        }
-    }
-
-    /// Everything but the picture's bytes: `length()` of a blob column is
-    /// read from the row's header, without loading the value. A name or
-    /// price the app cannot read is reported in `unreadable`, not thrown,
-    /// so that the coffee can still be shown, edited and deleted.
-    private static func details(_ db: Database, id: Int64) throws -> Details? {
-        guard
-            let row = try db.fetchOne(
-                "SELECT coffeeName, priceMicros, pictureType, length(picture) FROM coffee WHERE coffeeID = ?",
-                arguments: [id])
-        else { return nil }
-        var reader = RowReader(row, table: "coffee")
-        let name = try reader.text("coffeeName", field: "name") ?? ""
-        let storedPrice: SQLiteValue = try row["priceMicros"]
-        var price: Decimal?
-        switch storedPrice {
-        case .null: break
-        case .integer(let micros): price = CoffeePrice.decimal(micros: micros)
-        default:
-            reader.fail(
-                storedPrice, column: "priceMicros", field: "price", expected: "a price in millionths (a whole number)")
-        }
-        let size: Int? = try row[3]
-        // A type that is not text is an unknown format.
-        let type = try? row[2] as String?
-        return Details(
-            fields: Coffee.Fields(name: name, price: price),
-            picture: size.map { CoffeePicture(size: $0, format: type.flatMap(PictureFormat.init(mimeType:))) },
-            unreadable: reader.problems)
-    }
-
     /// The picture of a coffee that must have one.
     private static func picture(_ db: Database, id: Int64) throws -> CoffeePicture {
-        guard let details = try details(db, id: id) else { throw RecordNotFoundError(kind: "coffee", id: id) }
-        guard let picture = details.picture else { throw PictureError(.noPicture(coffeeID: id), subject: nil) }
+        guard let coffee = try RecordTable<Coffee>.record(db, id: id, strict: false) else {
+            throw RecordNotFoundError(kind: "coffee", id: id)
+        }
+        guard let picture = coffee.picture else { throw PictureError(.noPicture(coffeeID: id), subject: nil) }
         return picture
     }
 

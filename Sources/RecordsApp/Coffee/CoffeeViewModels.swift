@@ -6,11 +6,11 @@ import Observation
 ///
 /// ```swift
 /// let list = CoffeeListViewModel(store: CoffeeStore(database: database))
-/// list.load()                                  // id and name of every coffee
+/// await list.load()                            // id and name of every coffee
 /// let detail = list.detail(for: list.coffees[0])
-/// detail.load()                                // hydrates: price, picture size and format
+/// await detail.load()                          // hydrates: price, picture size and format
 /// detail.coffee.name = "Doppio"
-/// try detail.save()                            // writes the name; the list refreshes
+/// try await detail.save()                      // writes the name; the list refreshes
 /// ```
 @MainActor
 @Observable
@@ -21,18 +21,18 @@ public final class CoffeeListViewModel: ListViewModel {
 
     /// The order of ``coffees``; changing it refreshes the list.
     public var sort: CoffeeSort = .name {
-        didSet { if sort != oldValue { refresh() } }
+        didSet { if sort != oldValue { scheduleRefresh() } }
     }
 
     /// Filters ``coffees`` by name (see ``CoffeeStore/search(_:mode:sortedBy:)``);
     /// blank shows every coffee. Changing it refreshes the list.
     public var searchText: String = "" {
-        didSet { if searchText != oldValue { refresh() } }
+        didSet { if searchText != oldValue { scheduleRefresh() } }
     }
 
     /// How ``searchText`` matches; changing it refreshes the list.
     public var searchMode: SearchMode = .substring {
-        didSet { if searchMode != oldValue { refresh() } }
+        didSet { if searchMode != oldValue { scheduleRefresh() } }
     }
 
     /// The rows of the list that could not be read (a stored value that is
@@ -43,6 +43,8 @@ public final class CoffeeListViewModel: ListViewModel {
     /// The last error, for display; nil after a success.
     public internal(set) var errorMessage: String?
 
+    @ObservationIgnored var pendingRefresh: Task<Void, Never>?
+
     private let store: CoffeeStore
 
     /// Creates a view model; call ``load()`` to fill the list.
@@ -51,42 +53,49 @@ public final class CoffeeListViewModel: ListViewModel {
     }
 
     /// Loads the list again from the database.
-    public func load() {
-        refresh()
+    public func load() async {
+        await refresh()
+    }
+
+    /// Returns once the reloads that changing ``sort``, ``searchText`` or
+    /// ``searchMode`` started are done.
+    public func refreshed() async {
+        await waitForPendingRefresh()
     }
 
     /// The detail screen of a coffee of the list. Saving or deleting there
     /// refreshes this list, as the original tutorial's detail view did.
     public func detail(for coffee: Coffee) -> CoffeeDetailViewModel {
-        CoffeeDetailViewModel(coffee: coffee, store: store) { [weak self] in self?.refresh() }
+        CoffeeDetailViewModel(coffee: coffee, store: store) { [weak self] in await self?.refresh() }
     }
 
     /// Saves a new coffee, then refreshes the list.
     @discardableResult
-    public func add(_ draft: CoffeeDraft) throws -> Coffee {
-        try change { try store.add(draft) }
+    public func add(_ draft: CoffeeDraft) async throws -> Coffee {
+        try await change { try await store.add(draft) }
     }
 
     /// Deletes a coffee, then refreshes the list.
-    public func delete(id: Int64) throws {
-        try change { _ = try store.delete(id: id) }
+    public func delete(id: Int64) async throws {
+        try await change { _ = try await store.delete(id: id) }
     }
 
     /// Deletes the coffees at positions of ``coffees`` (a list's swipe to
     /// delete), then refreshes the list.
-    public func delete(atOffsets offsets: IndexSet) throws {
+    public func delete(atOffsets offsets: IndexSet) async throws {
         let ids = offsets.filter { coffees.indices.contains($0) }.map { coffees[$0].id }
-        try change {
-            for id in ids { _ = try store.delete(id: id) }
+        try await change {
+            for id in ids { _ = try await store.delete(id: id) }
         }
     }
 
-    func refresh(keepingError: Bool = false) {
+    func refresh(keepingError: Bool = false) async {
         do {
             let text = searchText.trimmingCharacters(in: .whitespacesAndNewlines)
             let listed =
                 text.isEmpty
-                ? try store.list(sortedBy: sort) : try store.list(matching: text, mode: searchMode, sortedBy: sort)
+                ? try await store.list(sortedBy: sort)
+                : try await store.list(matching: text, mode: searchMode, sortedBy: sort)
             coffees = listed.records
             unreadableRows = listed.unreadable
             if !keepingError { errorMessage = nil }
@@ -101,12 +110,12 @@ public final class CoffeeListViewModel: ListViewModel {
 ///
 /// ```swift
 /// let detail = CoffeeDetailViewModel(coffee: listed, store: store)
-/// detail.load()                       // price, picture size and format
+/// await detail.load()                 // price, picture size and format
 /// try detail.setPrice(text: "2.70")
 /// detail.isDirty                      // true
-/// try detail.save()                   // true: the price was written
-/// try detail.save()                   // false: nothing to write
-/// try detail.setPicture(from: .file(path: "espresso.png"))
+/// try await detail.save()             // true: the price was written
+/// try await detail.save()             // false: nothing to write
+/// try await detail.setPicture(from: .file(path: "espresso.png"))   // streamed off the main actor
 /// ```
 @MainActor
 @Observable
@@ -122,13 +131,13 @@ public final class CoffeeDetailViewModel: ErrorReporting {
     public private(set) var isDeleted = false
 
     private let store: CoffeeStore
-    private let onChange: @MainActor () -> Void
+    private let onChange: @MainActor () async -> Void
 
     /// Creates a detail for a coffee, hydrated or not; call ``load()``.
     ///
     /// - Parameter onChange: Called after the coffee was saved or deleted,
     ///   to refresh a list.
-    public init(coffee: Coffee, store: CoffeeStore, onChange: @escaping @MainActor () -> Void = {}) {
+    public init(coffee: Coffee, store: CoffeeStore, onChange: @escaping @MainActor () async -> Void = {}) {
         self.coffee = coffee
         self.store = store
         self.onChange = onChange
@@ -140,13 +149,20 @@ public final class CoffeeDetailViewModel: ErrorReporting {
     /// Hydrates the coffee if it is not yet (the original tutorial's
     /// `hydrateDetailViewData`); unsaved edits are kept. A failure is left
     /// in ``errorMessage``.
-    public func load() {
-        try? reportingErrors { try store.hydrate(&coffee) }
+    public func load() async {
+        await hydrate(reload: false)
     }
 
     /// Reads the stored details again, keeping unsaved edits.
-    public func reload() {
-        try? reportingErrors { try store.hydrate(&coffee, reload: true) }
+    public func reload() async {
+        await hydrate(reload: true)
+    }
+
+    private func hydrate(reload: Bool) async {
+        var hydrated = coffee
+        if (try? await reportingErrors({ try await store.hydrate(&hydrated, reload: reload) })) != nil {
+            coffee = hydrated
+        }
     }
 
     /// Sets the price from a text field ("3.50").
@@ -161,37 +177,40 @@ public final class CoffeeDetailViewModel: ErrorReporting {
     /// - Returns: Whether anything was written: false, with no statement
     ///   run, when the coffee is not dirty.
     @discardableResult
-    public func save() throws -> Bool {
-        let wrote = try reportingErrors { try store.save(&coffee) }
-        if wrote { onChange() }
+    public func save() async throws -> Bool {
+        var saved = coffee
+        let wrote = try await reportingErrors { try await store.save(&saved) }
+        coffee = saved
+        if wrote { await onChange() }
         return wrote
     }
 
-    /// Stores a picture (checked, then streamed) and shows its size and
-    /// format.
+    /// Stores a picture (checked, then streamed, off the main actor) and
+    /// shows its size and format.
     @discardableResult
-    public func setPicture(from source: PictureSource) throws -> CoffeePicture {
-        let picture = try reportingErrors { try store.setPicture(id: coffee.id, from: source) }
+    public func setPicture(from source: PictureSource) async throws -> CoffeePicture {
+        let picture = try await reportingErrors { try await store.setPicture(id: coffee.id, from: source) }
         coffee.picture = picture
         return picture
     }
 
-    /// Writes the picture to a file or stream, byte for byte.
+    /// Writes the picture to a file or stream, byte for byte, off the main
+    /// actor.
     @discardableResult
-    public func writePicture(to destination: PictureDestination) throws -> CoffeePicture {
-        try reportingErrors { try store.writePicture(id: coffee.id, to: destination) }
+    public func writePicture(to destination: PictureDestination) async throws -> CoffeePicture {
+        try await reportingErrors { try await store.writePicture(id: coffee.id, to: destination) }
     }
 
     /// Removes the picture.
-    public func removePicture() throws {
-        _ = try reportingErrors { try store.removePicture(id: coffee.id) }
+    public func removePicture() async throws {
+        _ = try await reportingErrors { try await store.removePicture(id: coffee.id) }
         coffee.picture = nil
     }
 
     /// Deletes the coffee, then lets the list refresh.
-    public func delete() throws {
-        _ = try reportingErrors { try store.delete(id: coffee.id) }
+    public func delete() async throws {
+        _ = try await reportingErrors { try await store.delete(id: coffee.id) }
         isDeleted = true
-        onChange()
+        await onChange()
     }
 }

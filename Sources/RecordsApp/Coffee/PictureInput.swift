@@ -9,7 +9,11 @@ import SQLiteStore
 /// rest by ``blobSource()``: so the source is read once, pipes work, and the
 /// bytes stored are the very bytes that were checked, even if the file
 /// changes meanwhile.
-final class PictureInput {
+///
+/// `@unchecked Sendable`: it is opened on one thread and then handed to the
+/// database writer's thread, which alone uses it until the store closes it
+/// after the write; it is never used from two threads at once.
+final class PictureInput: @unchecked Sendable {
     let format: PictureFormat
     /// The number of bytes the source will deliver; nil for a pipe.
     let size: Int?

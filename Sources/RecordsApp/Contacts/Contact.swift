@@ -1,9 +1,10 @@
 import Foundation
+import SQLiteStore
 
 /// A contact of the Contacts app: a row of `CONTACTS`.
 public struct Contact: Sendable, Equatable, Hashable, Identifiable, Codable {
     /// The row's ID, assigned by the database.
-    public let id: Int64
+    public internal(set) var id: Int64
     /// The contact's name.
     public var name: String
     /// The postal address.
@@ -21,6 +22,47 @@ public struct Contact: Sendable, Equatable, Hashable, Identifiable, Codable {
 
     /// The original tutorial's list subtitle: "address | contact".
     public var details: String { "\(address) | \(contact)" }
+}
+
+extension Contact: FetchableRecord, PersistableRecord {
+    /// The original tutorial's table.
+    public static let tableName = "CONTACTS"
+    /// Its key column.
+    public static let primaryKey = "ID"
+
+    /// A contact from a row of `CONTACTS`: NULL reads as empty.
+    ///
+    /// - Throws: ``UnreadableRowError`` when a stored value is not text,
+    ///   naming each.
+    public init(row: Row) throws { try self.init(row: row, strict: true) }
+
+    /// Writes the four columns.
+    public func encode(to columns: inout RecordColumns) {
+        columns["ID"] = id
+        columns["NAME"] = name
+        columns["ADDRESS"] = address
+        columns["CONTACT"] = contact
+    }
+
+    /// Takes the ID SQLite gave the new row.
+    public mutating func didInsert(rowID: Int64) { id = rowID }
+}
+
+extension Contact: AppRecord {
+    static let app = AppDatabase.App.contacts
+    static let kind = "contact"
+    static let selection: SQL = "ID, NAME, ADDRESS, CONTACT"
+
+    init(row: Row, strict: Bool) throws {
+        let id: Int64 = try row["ID"]
+        var reader = RowReader(row, table: Self.tableName)
+        // The original tutorial's table allows NULL in every column; they read as empty.
+        self.init(
+            id: id, name: try reader.text("NAME", field: "name") ?? "",
+            address: try reader.text("ADDRESS", field: "address") ?? "",
+            contact: try reader.text("CONTACT", field: "contact") ?? "")
+        if strict { try reader.check(kind: Self.kind, id: id) }
+    }
 }
 
 /// The rules for a contact's fields.

@@ -9,10 +9,10 @@ import Observation
 ///
 /// ```swift
 /// let model = ContactsViewModel(store: ContactsStore(database: database))
-/// model.load()
-/// model.add(ContactDraft(name: "Jane", address: "12 Main St", contact: "555 0100"))
+/// await model.load()
+/// await model.add(ContactDraft(name: "Jane", address: "12 Main St", contact: "555 0100"))
 /// model.status?.description     // "Contact added"
-/// model.find(name: "jane")       // fills `matches`; status "Match found"
+/// await model.find(name: "jane") // fills `matches`; status "Match found"
 /// ```
 @MainActor
 @Observable
@@ -22,7 +22,7 @@ public final class ContactsViewModel: ListViewModel {
 
     /// The order of ``contacts``; changing it refreshes the list.
     public var sort: ContactSort = .name {
-        didSet { if sort != oldValue { refresh() } }
+        didSet { if sort != oldValue { scheduleRefresh() } }
     }
 
     /// The original tutorial's status line after the last add or find.
@@ -39,6 +39,8 @@ public final class ContactsViewModel: ListViewModel {
     /// The last error, for display; nil after a success.
     public internal(set) var errorMessage: String?
 
+    @ObservationIgnored var pendingRefresh: Task<Void, Never>?
+
     private let store: ContactsStore
 
     /// Creates a view model; call ``load()`` to fill the list.
@@ -47,8 +49,13 @@ public final class ContactsViewModel: ListViewModel {
     }
 
     /// Loads the list again from the database.
-    public func load() {
-        refresh()
+    public func load() async {
+        await refresh()
+    }
+
+    /// Returns once the reloads that changing ``sort`` started are done.
+    public func refreshed() async {
+        await waitForPendingRefresh()
     }
 
     /// Saves a new contact and refreshes the list. The status says
@@ -56,27 +63,27 @@ public final class ContactsViewModel: ListViewModel {
     ///
     /// - Returns: The saved contact, or nil when it was not saved.
     @discardableResult
-    public func add(_ draft: ContactDraft) -> Contact? {
-        defer { refresh(keepingError: true) }
+    public func add(_ draft: ContactDraft) async -> Contact? {
+        var contact: Contact?
         do {
-            let contact = try store.add(draft)
+            contact = try await store.add(draft)
             status = .added
             errorMessage = nil
-            return contact
         } catch {
             status = .failedToAdd(String(describing: error))
             errorMessage = String(describing: error)
-            return nil
         }
+        await refresh(keepingError: true)
+        return contact
     }
 
     /// Finds contacts by name (the original tutorial's "Find Contact"); the status says
     /// "Match found" or "Match not found". A matching row that cannot be
     /// read still counts as found; ``errorMessage`` names it.
     @discardableResult
-    public func find(name: String) -> [Contact] {
+    public func find(name: String) async -> [Contact] {
         do {
-            let listed = try store.list(named: name)
+            let listed = try await store.list(named: name)
             matches = listed.records
             status = matches.isEmpty && listed.isComplete ? .matchNotFound : .matchFound
             errorMessage = listed.isComplete ? nil : listed.unreadable.map(\.description).joined(separator: "\n")
@@ -90,27 +97,27 @@ public final class ContactsViewModel: ListViewModel {
 
     /// Saves changes to a contact, then refreshes the list.
     @discardableResult
-    public func update(id: Int64, with changes: ContactChanges) throws -> Contact {
-        try change { try store.update(id: id, with: changes) }
+    public func update(id: Int64, with changes: ContactChanges) async throws -> Contact {
+        try await change { try await store.update(id: id, with: changes) }
     }
 
     /// Deletes a contact, then refreshes the list.
-    public func delete(id: Int64) throws {
-        try change { _ = try store.delete(id: id) }
+    public func delete(id: Int64) async throws {
+        try await change { _ = try await store.delete(id: id) }
     }
 
     /// Deletes the contacts at positions of ``contacts`` (a list's swipe
     /// to delete), then refreshes the list.
-    public func delete(atOffsets offsets: IndexSet) throws {
+    public func delete(atOffsets offsets: IndexSet) async throws {
         let ids = offsets.filter { contacts.indices.contains($0) }.map { contacts[$0].id }
-        try change {
-            for id in ids { _ = try store.delete(id: id) }
+        try await change {
+            for id in ids { _ = try await store.delete(id: id) }
         }
     }
 
-    func refresh(keepingError: Bool = false) {
+    func refresh(keepingError: Bool = false) async {
         do {
-            let listed = try store.list(sortedBy: sort)
+            let listed = try await store.list(sortedBy: sort)
             contacts = listed.records
             unreadableRows = listed.unreadable
             if !keepingError { errorMessage = nil }

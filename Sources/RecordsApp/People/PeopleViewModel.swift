@@ -9,12 +9,16 @@ import Observation
 ///
 /// ```swift
 /// let model = PeopleViewModel(store: PeopleStore(database: database))
-/// model.load()
-/// try model.add(PersonDraft(firstName: "Ada", lastName: "Lovelace", age: 36))
+/// await model.load()
+/// try await model.add(PersonDraft(firstName: "Ada", lastName: "Lovelace", age: 36))
 /// model.people      // includes Ada, in the current sort order
 /// model.sort = .newest
-/// model.searchText = "love"   // the list is filtered at once
+/// model.searchText = "love"   // the list is reloaded, filtered
+/// await model.refreshed()     // (only to wait for it)
 /// ```
+///
+/// The store's work runs on the database's threads; the view model only
+/// awaits it, so the main actor never waits for SQL.
 ///
 /// Changes throw their error and also leave its message in
 /// ``errorMessage`` for display; a successful change clears it.
@@ -24,20 +28,21 @@ public final class PeopleViewModel: ListViewModel {
     /// The people shown, in ``sort`` order, filtered by ``searchText``.
     public private(set) var people: [Person] = []
 
-    /// The order of ``people``; changing it refreshes the list.
+    /// The order of ``people``; changing it reloads the list (see
+    /// ``refreshed()``).
     public var sort: PersonSort = .name {
-        didSet { if sort != oldValue { refresh() } }
+        didSet { if sort != oldValue { scheduleRefresh() } }
     }
 
     /// Filters ``people`` (see ``PeopleStore/search(_:mode:sortedBy:)``);
     /// blank shows everyone. Changing it refreshes the list.
     public var searchText: String = "" {
-        didSet { if searchText != oldValue { refresh() } }
+        didSet { if searchText != oldValue { scheduleRefresh() } }
     }
 
     /// How ``searchText`` matches; changing it refreshes the list.
     public var searchMode: SearchMode = .substring {
-        didSet { if searchMode != oldValue { refresh() } }
+        didSet { if searchMode != oldValue { scheduleRefresh() } }
     }
 
     /// The rows of the list that could not be read (a stored value that is
@@ -48,6 +53,8 @@ public final class PeopleViewModel: ListViewModel {
     /// The last error, for display; nil after a success.
     public internal(set) var errorMessage: String?
 
+    @ObservationIgnored var pendingRefresh: Task<Void, Never>?
+
     private let store: PeopleStore
 
     /// Creates a view model; call ``load()`` to fill the list.
@@ -56,48 +63,55 @@ public final class PeopleViewModel: ListViewModel {
     }
 
     /// Loads the list again from the database.
-    public func load() {
-        refresh()
+    public func load() async {
+        await refresh()
+    }
+
+    /// Returns once the reloads that changing ``sort``, ``searchText`` or
+    /// ``searchMode`` started are done.
+    public func refreshed() async {
+        await waitForPendingRefresh()
     }
 
     /// The person with that ID, to fill an edit form (the original tutorial's
     /// `recordIDToEdit`).
-    public func person(id: Int64) throws -> Person? {
-        try reportingErrors { try store.person(id: id) }
+    public func person(id: Int64) async throws -> Person? {
+        try await reportingErrors { try await store.person(id: id) }
     }
 
     /// Saves a new person, then refreshes the list.
     @discardableResult
-    public func add(_ draft: PersonDraft) throws -> Person {
-        try change { try store.add(draft) }
+    public func add(_ draft: PersonDraft) async throws -> Person {
+        try await change { try await store.add(draft) }
     }
 
     /// Saves changes to a person, then refreshes the list.
     @discardableResult
-    public func update(id: Int64, with changes: PersonChanges) throws -> Person {
-        try change { try store.update(id: id, with: changes) }
+    public func update(id: Int64, with changes: PersonChanges) async throws -> Person {
+        try await change { try await store.update(id: id, with: changes) }
     }
 
     /// Deletes a person, then refreshes the list.
-    public func delete(id: Int64) throws {
-        try change { _ = try store.delete(id: id) }
+    public func delete(id: Int64) async throws {
+        try await change { _ = try await store.delete(id: id) }
     }
 
     /// Deletes the people at positions of ``people`` (a list's swipe to
     /// delete), then refreshes the list.
-    public func delete(atOffsets offsets: IndexSet) throws {
+    public func delete(atOffsets offsets: IndexSet) async throws {
         let ids = offsets.filter { people.indices.contains($0) }.map { people[$0].id }
-        try change {
-            for id in ids { _ = try store.delete(id: id) }
+        try await change {
+            for id in ids { _ = try await store.delete(id: id) }
         }
     }
 
-    func refresh(keepingError: Bool = false) {
+    func refresh(keepingError: Bool = false) async {
         do {
             let text = searchText.trimmingCharacters(in: .whitespacesAndNewlines)
             let listed =
                 text.isEmpty
-                ? try store.list(sortedBy: sort) : try store.list(matching: text, mode: searchMode, sortedBy: sort)
+                ? try await store.list(sortedBy: sort)
+                : try await store.list(matching: text, mode: searchMode, sortedBy: sort)
             people = listed.records
             unreadableRows = listed.unreadable
             if !keepingError { errorMessage = nil }

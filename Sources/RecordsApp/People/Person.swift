@@ -1,9 +1,10 @@
 import Foundation
+import SQLiteStore
 
 /// A person of the People app: a row of `peopleInfo`.
 public struct Person: Sendable, Equatable, Hashable, Identifiable, Codable {
     /// The row's ID (`peopleInfoID`), assigned by the database.
-    public let id: Int64
+    public internal(set) var id: Int64
     /// The first name.
     public var firstName: String
     /// The last name.
@@ -35,6 +36,48 @@ public struct Person: Sendable, Equatable, Hashable, Identifiable, Codable {
         try container.encode(firstName, forKey: .firstName)
         try container.encode(lastName, forKey: .lastName)
         try container.encode(age, forKey: .age)
+    }
+}
+
+extension Person: FetchableRecord, PersistableRecord {
+    /// The original tutorial's table.
+    public static let tableName = "peopleInfo"
+    /// Its key column.
+    public static let primaryKey = "peopleInfoID"
+
+    /// A person from a row of `peopleInfo`: NULL names read as empty, a
+    /// NULL age as nil.
+    ///
+    /// - Throws: ``UnreadableRowError`` when a stored value is not what its
+    ///   field holds (text in the age, a blob in a name), naming each.
+    public init(row: Row) throws { try self.init(row: row, strict: true) }
+
+    /// Writes the four columns.
+    public func encode(to columns: inout RecordColumns) {
+        columns["peopleInfoID"] = id
+        columns["firstname"] = firstName
+        columns["lastname"] = lastName
+        columns["age"] = age
+    }
+
+    /// Takes the ID SQLite gave the new row.
+    public mutating func didInsert(rowID: Int64) { id = rowID }
+}
+
+extension Person: AppRecord {
+    static let app = AppDatabase.App.people
+    static let kind = "person"
+    static let selection: SQL = "peopleInfoID, firstname, lastname, age"
+
+    init(row: Row, strict: Bool) throws {
+        let id: Int64 = try row["peopleInfoID"]
+        var reader = RowReader(row, table: Self.tableName)
+        // The original tutorial's table allows NULL names; they read as empty.
+        self.init(
+            id: id, firstName: try reader.text("firstname", field: "first name") ?? "",
+            lastName: try reader.text("lastname", field: "last name") ?? "",
+            age: try reader.integer("age", field: "age"))
+        if strict { try reader.check(kind: Self.kind, id: id) }
     }
 }
 

@@ -1,3 +1,4 @@
+import Dispatch
 import PasswordHashing
 
 /// What ``UsersStore`` needs from a password hasher. ``PasswordHasher`` (scrypt
@@ -31,3 +32,16 @@ public protocol PasswordHashingService: Sendable {
 }
 
 extension PasswordHasher: PasswordHashingService {}
+
+/// Runs password hashing, which is slow on purpose, on a dispatch thread of
+/// its own: never on the caller's actor, nor on one of the few threads of
+/// Swift concurrency, and outside any database access.
+enum PasswordWork {
+    static func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global(qos: .userInitiated).async {
+                continuation.resume(with: Result { try work() })
+            }
+        }
+    }
+}

@@ -4,7 +4,7 @@ import Foundation
 /// without its password hash, which never leaves ``UsersStore``.
 public struct User: Sendable, Equatable, Hashable, Identifiable, Codable {
     /// The row's ID (`UID`), assigned by the database.
-    public let id: Int64
+    public internal(set) var id: Int64
     /// The first name (`USER_FNAME`).
     public var firstName: String
     /// The last name (`USER_LNAME`).

@@ -191,18 +191,20 @@ enum UsersSchema {
         let placeholders = Array(repeating: SQL("?"), count: currentColumnNames.count).joined(separator: ", ")
         let insert = try db.makeStatement(
             "INSERT INTO \(identifier: newTable) (\(identifiers: currentColumnNames)) VALUES (\(placeholders))")
-        let passwordIndex = 5
         // Mobile numbers and postal codes become the text they were typed as.
         let cursor = try db.fetchCursor(
             """
             SELECT UID, USER_IMAGENAME, USER_FNAME, USER_LNAME, USER_EMAIL, USER_PASS,
-                CAST(USER_MOBILE AS TEXT), USER_STATE, USER_CITY, CAST(USER_PINCODE AS TEXT),
-                USER_ADDRESS, USER_GENDER, USER_DOB
+                CAST(USER_MOBILE AS TEXT) AS USER_MOBILE, USER_STATE, USER_CITY,
+                CAST(USER_PINCODE AS TEXT) AS USER_PINCODE, USER_ADDRESS, USER_GENDER, USER_DOB
             FROM User_Master ORDER BY UID
             """)
         while let row = try cursor.next() {
-            var values = row.values
-            values[passwordIndex] = .text(try hashImported(values[passwordIndex], hasher: hasher))
+            // Each of the new table's columns by name; the password hashed.
+            let values: [SQLiteValue] = try currentColumnNames.map { name in
+                let value: SQLiteValue = try row[name]
+                return name == "USER_PASS" ? .text(try hashImported(value, hasher: hasher)) : value
+            }
             try insert.execute(arguments: StatementArguments(values: values))
         }
         try db.execute("DROP TABLE User_Master")

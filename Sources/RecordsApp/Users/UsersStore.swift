@@ -8,18 +8,19 @@ import SQLiteStore
 ///
 /// ```swift
 /// let store = UsersStore(database: database)
-/// let ada = try store.register(form)                         // ValidationError: every bad field
-/// let same = try store.authenticate(email: "ADA@example.com", password: typed)
-/// try store.updateProfile(id: ada.id, with: ProfileChanges(city: "London"))
-/// try store.changePassword(id: ada.id, current: typed, new: newOne, confirmation: newOne)
+/// let ada = try await store.register(form)                   // ValidationError: every bad field
+/// let same = try await store.authenticate(email: "ADA@example.com", password: typed)
+/// try await store.updateProfile(id: ada.id, with: ProfileChanges(city: "London"))
+/// try await store.changePassword(id: ada.id, current: typed, new: newOne, confirmation: newOne)
 /// ```
 ///
-/// Hashing is slow on purpose (about 0.4 s at the default cost), and runs
-/// outside the database lock; call the methods that hash (``register(_:)``,
-/// ``authenticate(email:password:)``, ``changePassword(id:current:new:confirmation:)``)
-/// off the main actor in an app, as the view models do.
+/// Hashing is slow on purpose (about 0.4 s at the default cost): it runs
+/// on a thread of its own, never the caller's actor nor a Swift
+/// concurrency thread, and outside any database access (hash, then write;
+/// read, then verify).
 public struct UsersStore: Sendable {
     private let database: AppDatabase
+    private let table: RecordTable<User>
     private let hasher: any PasswordHashingService
     private let today: @Sendable () -> CalendarDate
 
@@ -35,6 +36,7 @@ public struct UsersStore: Sendable {
         today: @escaping @Sendable () -> CalendarDate = { CalendarDate.today() }
     ) {
         self.database = database
+        self.table = RecordTable(database: database)
         self.hasher = hasher
         self.today = today
     }
@@ -42,92 +44,84 @@ public struct UsersStore: Sendable {
     /// The day dates of birth are checked against.
     public var currentDate: CalendarDate { today() }
 
-    private static let columns: SQL = """
-        UID, USER_IMAGENAME, USER_FNAME, USER_LNAME, USER_EMAIL, USER_MOBILE, USER_STATE, USER_CITY,
-        USER_PINCODE, USER_ADDRESS, USER_GENDER, USER_DOB
-        """
-
     // MARK: - Reading
 
     /// Every user, in the given order.
     ///
     /// - Throws: ``UnreadableRowError`` naming the first row with a stored
-    ///   value that is not what its field holds (see ``list(sortedBy:)``,
+    ///   value that is not what its field holds (see ``list(sortedBy:page:)``,
     ///   which reads the others all the same).
-    public func all(sortedBy sort: UserSort = .name) throws -> [User] {
-        try list(sortedBy: sort).get()
+    public func all(sortedBy sort: UserSort = .name) async throws -> [User] {
+        try await list(sortedBy: sort).get()
     }
 
     /// Every user who can be read, in the given order, and the rows that
     /// cannot (a blob in a name, a gender code outside ``Gender``), each
     /// named with its ID and columns.
-    public func list(sortedBy sort: UserSort = .name) throws -> RecordList<User> {
-        try database.read(for: .users) { db in
-            try readList(db, "SELECT \(Self.columns) FROM User_Master ORDER BY \(Self.orderBy(sort))") {
-                try Self.user(from: $0)
-            }
-        }
+    ///
+    /// - Parameter page: Which rows of the list; all by default.
+    public func list(sortedBy sort: UserSort = .name, page: ListPage = .all) async throws -> RecordList<User> {
+        try await table.list(orderBy: Self.orderBy(sort), page: page)
+    }
+
+    /// Walks every user in the given order without loading the whole list:
+    /// `body` gets the rows in chunks as they are read, on a reader
+    /// connection's thread, all from one committed state.
+    ///
+    /// - Returns: How many rows `body` was given.
+    @discardableResult
+    public func forEach(
+        sortedBy sort: UserSort = .name, page: ListPage = .all,
+        _ body: @escaping @Sendable (RecordList<User>) throws -> Void
+    ) async throws -> Int {
+        try await table.forEach(orderBy: Self.orderBy(sort), page: page, body)
     }
 
     /// The user with that ID, or nil.
     ///
     /// - Throws: ``UnreadableRowError`` when a stored value of the row is
     ///   not what its field holds.
-    public func user(id: Int64) throws -> User? {
-        try database.read(for: .users) { db in try Self.user(db, id: id) }
+    public func user(id: Int64) async throws -> User? {
+        try await table.record(id: id)
     }
 
     /// The user with that email address, ignoring case, or nil.
     ///
     /// - Throws: ``UnreadableRowError`` when a stored value of the row is
     ///   not what its field holds.
-    public func user(email: String) throws -> User? {
-        try database.read(for: .users) { db in
-            let address = email.trimmingCharacters(in: .whitespacesAndNewlines)
-            return try db.fetchOne("SELECT \(Self.columns) FROM User_Master WHERE USER_EMAIL = \(address)").map {
-                try Self.user(from: $0)
-            }
-        }
+    public func user(email: String) async throws -> User? {
+        let address = email.trimmingCharacters(in: .whitespacesAndNewlines)
+        return try await table.list(where: "USER_EMAIL = \(address)", orderBy: "UID", page: ListPage(limit: 1))
+            .get().first
     }
 
     /// How many users there are.
-    public func count() throws -> Int {
-        try database.read(for: .users) { db in try db.fetchOne(Int.self, "SELECT COUNT(*) FROM User_Master") ?? 0 }
+    public func count() async throws -> Int {
+        try await table.count()
     }
 
     // MARK: - Registering and logging in
 
     /// Registers a user: validates every field, hashes the password, saves.
+    /// The hash is made before the write, outside any database access.
     ///
     /// - Throws: ``ValidationError`` with one message per field at fault,
     ///   including "email is already registered" (nothing is written); a
     ///   database or hashing error.
     @discardableResult
-    public func register(_ form: RegistrationForm) throws -> User {
+    public func register(_ form: RegistrationForm) async throws -> User {
         let (profile, password) = try form.validatedWithPassword(today: today())
         // Checked before the slow hash, and again by the unique index. Only
         // whether the address is taken: the owner's row need not be readable.
-        let taken = try database.read(for: .users) { db in
-            try db.fetchOne(Int.self, "SELECT 1 FROM User_Master WHERE USER_EMAIL = ?", arguments: [profile.email])
+        let email = profile.email
+        let taken = try await database.read(for: .users) { db in
+            try db.fetchOne(Int.self, "SELECT 1 FROM User_Master WHERE USER_EMAIL = ?", arguments: [email])
         }
         if taken != nil { throw Self.emailTaken }
-        let hash = try hasher.hash(password)
-        return try Self.mappingDuplicateEmail {
-            try database.write(for: .users) { db in
-                try db.execute(
-                    """
-                    INSERT INTO User_Master (
-                        USER_IMAGENAME, USER_FNAME, USER_LNAME, USER_EMAIL, USER_PASS, USER_MOBILE, USER_STATE,
-                        USER_CITY, USER_PINCODE, USER_ADDRESS, USER_GENDER, USER_DOB)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """,
-                    arguments: [
-                        profile.imageName, profile.firstName, profile.lastName, profile.email, hash, profile.mobile,
-                        profile.state, profile.city, profile.pincode, profile.address, profile.gender.rawValue,
-                        profile.dateOfBirth.description,
-                    ])
-                return User(id: db.lastInsertedRowID, profile: profile)
-            }
+        let hasher = self.hasher
+        let hash = try await PasswordWork.run { try hasher.hash(password) }
+        return try await Self.mappingDuplicateEmail {
+            try await table.insert(User(id: 0, profile: profile), extraColumns: [("USER_PASS", .text(hash))])
         }
     }
 
@@ -138,33 +132,56 @@ public struct UsersStore: Sendable {
     /// unknown email the hasher runs a dummy verification of the same cost,
     /// so the time taken does not tell which emails are registered. A hash
     /// made at an older cost is replaced after a successful login (best
-    /// effort: a failure to save it does not fail the login).
+    /// effort: a failure to save it does not fail the login). The password
+    /// is checked after the read, outside any database access.
     ///
     /// - Throws: ``AuthenticationError/invalidCredentials``; a database error;
     ///   a ``PasswordHashingError`` when the stored hash is damaged.
-    public func authenticate(email: String, password: String) throws -> User {
+    public func authenticate(email: String, password: String) async throws -> User {
         let address = email.trimmingCharacters(in: .whitespacesAndNewlines)
-        let account = try database.read(for: .users) { db in
-            try db.fetchOne("SELECT \(Self.columns), USER_PASS FROM User_Master WHERE USER_EMAIL = \(address)").map {
-                row in (user: try Self.user(from: row), hash: try row["USER_PASS"] as String)
+        let account = try await database.read(for: .users) { db in
+            try db.fetchOne("SELECT \(User.selection), USER_PASS FROM User_Master WHERE USER_EMAIL = \(address)").map {
+                row in (user: try User(row: row), hash: try row["USER_PASS"] as String)
             }
         }
+        let hasher = self.hasher
         guard let account else {
-            hasher.performDummyVerification(password)
+            _ = try? await PasswordWork.run { hasher.performDummyVerification(password) }
             throw AuthenticationError.invalidCredentials
         }
-        guard try hasher.verify(password, against: account.hash) else {
+        guard try await PasswordWork.run({ try hasher.verify(password, against: account.hash) }) else {
             throw AuthenticationError.invalidCredentials
         }
-        if (try? hasher.needsRehash(account.hash)) == true, let newHash = try? hasher.hash(password) {
-            _ = try? database.write(for: .users) { db in
+        if (try? hasher.needsRehash(account.hash)) == true,
+            let newHash = try? await PasswordWork.run({ try hasher.hash(password) })
+        {
+            let id = account.user.id
+            _ = try? await database.write(for: .users) { db in
                 // Only if no one changed the password meanwhile.
                 try db.execute(
                     "UPDATE User_Master SET USER_PASS = ? WHERE UID = ? AND USER_PASS = ?",
-                    arguments: [newHash, account.user.id, account.hash])
+                    arguments: [newHash, id, account.hash])
             }
         }
         return account.user
+    }
+
+    /// Checks a user's password, as a logged-in session would before a
+    /// change: the read first, then the check outside any database access.
+    ///
+    /// - Returns: The password hash that was checked, for a write that
+    ///   must see it unchanged.
+    /// - Throws: ``RecordNotFoundError``; `wrongPassword` when it does not
+    ///   match.
+    private func checkPassword(id: Int64, _ password: String, wrongPassword: AuthenticationError) async throws
+        -> String
+    {
+        guard let stored = try await database.read(for: .users, { db in try Self.passwordHash(db, id: id) }) else {
+            throw RecordNotFoundError(kind: "user", id: id)
+        }
+        let hasher = self.hasher
+        guard try await PasswordWork.run({ try hasher.verify(password, against: stored) }) else { throw wrongPassword }
+        return stored
     }
 
     /// Changes a password, given the current one.
@@ -173,14 +190,12 @@ public struct UsersStore: Sendable {
     ///   confirmation breaks the rules (checked first);
     ///   ``RecordNotFoundError``; ``AuthenticationError/wrongCurrentPassword``.
     ///   Nothing is written on any error.
-    public func changePassword(id: Int64, current: String, new: String, confirmation: String) throws {
+    public func changePassword(id: Int64, current: String, new: String, confirmation: String) async throws {
         try validateNewPassword(new, confirmation: confirmation)
-        guard let stored = try database.read(for: .users, { db in try Self.passwordHash(db, id: id) }) else {
-            throw RecordNotFoundError(kind: "user", id: id)
-        }
-        guard try hasher.verify(current, against: stored) else { throw AuthenticationError.wrongCurrentPassword }
-        let hash = try hasher.hash(new)
-        try database.write(for: .users) { db in
+        let stored = try await checkPassword(id: id, current, wrongPassword: .wrongCurrentPassword)
+        let hasher = self.hasher
+        let hash = try await PasswordWork.run { try hasher.hash(new) }
+        try await database.write(for: .users) { db in
             try db.execute(
                 "UPDATE User_Master SET USER_PASS = ? WHERE UID = ? AND USER_PASS = ?",
                 arguments: [hash, id, stored])
@@ -205,40 +220,46 @@ public struct UsersStore: Sendable {
     ///   when a field not given still holds an unreadable value, or a
     ///   database error. Nothing is written on any error.
     @discardableResult
-    public func updateProfile(id: Int64, with changes: ProfileChanges) throws -> User {
+    public func updateProfile(id: Int64, with changes: ProfileChanges) async throws -> User {
         let valid = try changes.validated(today: today())
-        return try Self.mappingDuplicateEmail {
-            try database.write(for: .users) { db in
-                if let email = valid.email {
+        return try await Self.mappingDuplicateEmail {
+            try await table.update(
+                id: id,
+                """
+                UPDATE User_Master SET
+                    USER_FNAME = coalesce(\(valid.firstName), USER_FNAME),
+                    USER_LNAME = coalesce(\(valid.lastName), USER_LNAME),
+                    USER_EMAIL = coalesce(\(valid.email), USER_EMAIL),
+                    USER_MOBILE = coalesce(\(valid.mobile), USER_MOBILE),
+                    USER_STATE = coalesce(\(valid.state), USER_STATE), USER_CITY = coalesce(\(valid.city), USER_CITY),
+                    USER_PINCODE = coalesce(\(valid.pincode), USER_PINCODE),
+                    USER_ADDRESS = coalesce(\(valid.address), USER_ADDRESS),
+                    USER_GENDER = coalesce(\(valid.gender?.rawValue), USER_GENDER),
+                    USER_DOB = coalesce(\(valid.dateOfBirth?.description), USER_DOB),
+                    USER_IMAGENAME = coalesce(\(valid.imageName), USER_IMAGENAME)
+                WHERE UID = \(id)
+                """,
+                check: { db in
+                    guard let email = valid.email else { return }
                     let owner = try db.fetchOne(
                         Int64.self, "SELECT UID FROM User_Master WHERE USER_EMAIL = ? AND UID <> ?",
                         arguments: [email, id])
                     if owner != nil { throw Self.emailTaken }
-                }
-                try db.execute(
-                    """
-                    UPDATE User_Master SET
-                        USER_FNAME = coalesce(:first, USER_FNAME), USER_LNAME = coalesce(:last, USER_LNAME),
-                        USER_EMAIL = coalesce(:email, USER_EMAIL), USER_MOBILE = coalesce(:mobile, USER_MOBILE),
-                        USER_STATE = coalesce(:state, USER_STATE), USER_CITY = coalesce(:city, USER_CITY),
-                        USER_PINCODE = coalesce(:pincode, USER_PINCODE),
-                        USER_ADDRESS = coalesce(:address, USER_ADDRESS),
-                        USER_GENDER = coalesce(:gender, USER_GENDER), USER_DOB = coalesce(:dob, USER_DOB),
-                        USER_IMAGENAME = coalesce(:image, USER_IMAGENAME)
-                    WHERE UID = :id
-                    """,
-                    arguments: [
-                        "first": valid.firstName, "last": valid.lastName, "email": valid.email,
-                        "mobile": valid.mobile, "state": valid.state, "city": valid.city, "pincode": valid.pincode,
-                        "address": valid.address, "gender": valid.gender?.rawValue,
-                        "dob": valid.dateOfBirth?.description, "image": valid.imageName, "id": id,
-                    ])
-                guard db.changesCount > 0, let user = try Self.user(db, id: id) else {
-                    throw RecordNotFoundError(kind: "user", id: id)
-                }
-                return user
-            }
+                })
         }
+    }
+
+    /// Changes the given profile fields of a user whose password this is,
+    /// as a logged-in session would (see ``updateProfile(id:with:)``).
+    ///
+    /// - Throws: ``AuthenticationError/invalidCredentials`` for a wrong
+    ///   password (nothing is written), and what
+    ///   ``updateProfile(id:with:)`` throws.
+    @discardableResult
+    public func updateProfile(id: Int64, password: String, with changes: ProfileChanges) async throws -> User {
+        _ = try changes.validated(today: today())
+        _ = try await checkPassword(id: id, password, wrongPassword: .invalidCredentials)
+        return try await updateProfile(id: id, with: changes)
     }
 
     /// Deletes a user and returns who it was.
@@ -248,14 +269,20 @@ public struct UsersStore: Sendable {
     ///
     /// - Throws: ``RecordNotFoundError`` or a database error.
     @discardableResult
-    public func delete(id: Int64) throws -> User {
-        try database.write(for: .users) { db in
-            guard let row = try db.fetchOne("SELECT \(Self.columns) FROM User_Master WHERE UID = \(id)")
-            else { throw RecordNotFoundError(kind: "user", id: id) }
-            let user = try Self.user(from: row, strict: false)
-            try db.execute("DELETE FROM User_Master WHERE UID = ?", arguments: [id])
-            return user
-        }
+    public func delete(id: Int64) async throws -> User {
+        try await table.delete(id: id)
+    }
+
+    /// Deletes a user whose password this is, as a logged-in session
+    /// would, and returns who it was.
+    ///
+    /// - Throws: ``AuthenticationError/invalidCredentials`` for a wrong
+    ///   password (nothing is deleted), ``RecordNotFoundError``, or a
+    ///   database error.
+    @discardableResult
+    public func delete(id: Int64, password: String) async throws -> User {
+        _ = try await checkPassword(id: id, password, wrongPassword: .invalidCredentials)
+        return try await delete(id: id)
     }
 
     // MARK: - Rows
@@ -266,9 +293,9 @@ public struct UsersStore: Sendable {
     /// Runs `body`, reporting the unique index's refusal as the same
     /// validation error as the check before it (another process may have
     /// taken the address in between).
-    private static func mappingDuplicateEmail<T>(_ body: () throws -> T) throws -> T {
+    private static func mappingDuplicateEmail<T>(_ body: () async throws -> T) async throws -> T {
         do {
-            return try body()
+            return try await body()
         } catch let error as SQLiteError where error.extendedCode == .constraintUnique {
             throw emailTaken
         }
@@ -285,18 +312,54 @@ public struct UsersStore: Sendable {
     private static func passwordHash(_ db: Database, id: Int64) throws -> String? {
         try db.fetchOne(String.self, "SELECT USER_PASS FROM User_Master WHERE UID = ?", arguments: [id])
     }
+}
 
-    private static func user(_ db: Database, id: Int64) throws -> User? {
-        try db.fetchOne("SELECT \(columns) FROM User_Master WHERE UID = \(id)").map {
-            try user(from: $0)
-        }
+extension User: FetchableRecord, PersistableRecord {
+    /// The original tutorial's table.
+    public static let tableName = "User_Master"
+    /// Its key column.
+    public static let primaryKey = "UID"
+
+    /// A user from a row of `User_Master` (its password hash is never
+    /// read): NULL text reads as empty, a NULL gender as unspecified.
+    ///
+    /// - Throws: ``UnreadableRowError`` when a stored value is not what its
+    ///   field holds (a blob in a name, a gender code outside ``Gender``),
+    ///   naming each.
+    public init(row: Row) throws { try self.init(row: row, strict: true) }
+
+    /// Writes every column but the password hash, which a user does not
+    /// hold.
+    public func encode(to columns: inout RecordColumns) {
+        columns["UID"] = id
+        columns["USER_IMAGENAME"] = imageName
+        columns["USER_FNAME"] = firstName
+        columns["USER_LNAME"] = lastName
+        columns["USER_EMAIL"] = email
+        columns["USER_MOBILE"] = mobile
+        columns["USER_STATE"] = state
+        columns["USER_CITY"] = city
+        columns["USER_PINCODE"] = pincode
+        columns["USER_ADDRESS"] = address
+        columns["USER_GENDER"] = gender.rawValue
+        columns["USER_DOB"] = dateOfBirth
     }
 
-    /// A user from a row; with `strict`, a value that is not what its field
-    /// holds is an ``UnreadableRowError``, else it reads as empty.
-    private static func user(from row: Row, strict: Bool = true) throws -> User {
+    /// Takes the ID SQLite gave the new row.
+    public mutating func didInsert(rowID: Int64) { id = rowID }
+}
+
+extension User: AppRecord {
+    static let app = AppDatabase.App.users
+    static let kind = "user"
+    static let selection: SQL = """
+        UID, USER_IMAGENAME, USER_FNAME, USER_LNAME, USER_EMAIL, USER_MOBILE, USER_STATE, USER_CITY,
+        USER_PINCODE, USER_ADDRESS, USER_GENDER, USER_DOB
+        """
+
+    init(row: Row, strict: Bool) throws {
         let id: Int64 = try row["UID"]
-        var reader = RowReader(row, table: "User_Master")
+        var reader = RowReader(row, table: Self.tableName)
         func text(_ column: String, _ field: UserField) throws -> String {
             // NOT NULL in the table; NULL from another tool reads as empty.
             try reader.text(column, field: field.rawValue) ?? ""
@@ -323,8 +386,8 @@ public struct UsersStore: Sendable {
         // The original tutorial's DATE column may hold a number a tool stored; its text.
         let dateOfBirth = try reader.textOrNumber("USER_DOB", field: UserField.dateOfBirth.rawValue) ?? ""
         let imageName = try text("USER_IMAGENAME", .imageName)
-        if strict { try reader.check(kind: "user", id: id) }
-        return User(
+        if strict { try reader.check(kind: Self.kind, id: id) }
+        self.init(
             id: id, firstName: first, lastName: last, email: email, mobile: mobile, state: state, city: city,
             pincode: pincode, address: address, gender: gender, dateOfBirth: dateOfBirth, imageName: imageName)
     }

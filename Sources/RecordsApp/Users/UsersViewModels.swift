@@ -27,8 +27,9 @@ private func splitProblems(_ error: ValidationError) -> (fields: [UserField: Str
 /// model.error(for: .email)              // "email is already registered"
 /// ```
 ///
-/// ``register()`` hashes the password away from the main actor (it takes
-/// about 0.4 s at the default cost), so the screen stays responsive.
+/// ``register()`` awaits the store, which hashes the password away from the
+/// main actor (it takes about 0.4 s at the default cost), so the screen
+/// stays responsive.
 @MainActor
 @Observable
 public final class RegistrationViewModel {
@@ -90,7 +91,7 @@ public final class RegistrationViewModel {
         let form = self.form
         let store = self.store
         do {
-            let user = try await Task.detached { try store.register(form) }.value
+            let user = try await store.register(form)
             fieldErrors = [:]
             errorMessage = nil
             registeredUser = user
@@ -167,9 +168,9 @@ public struct ProfileForm: Sendable, Equatable {
 ///
 /// ```swift
 /// let model = ProfileViewModel(store: store, userID: ada.id)
-/// model.load()
+/// await model.load()
 /// model.form?.city = "Cambridge"
-/// model.save()                      // only changed fields are written
+/// await model.save()                // only changed fields are written
 /// model.currentPassword = old
 /// model.newPassword = new; model.newPasswordConfirmation = new
 /// await model.changePassword()      // or fieldErrors[.currentPassword]
@@ -221,9 +222,9 @@ public final class ProfileViewModel {
     }
 
     /// Reads the user and fills the form, discarding edits.
-    public func load() {
+    public func load() async {
         do {
-            user = try store.user(id: userID)
+            user = try await store.user(id: userID)
             form = user.map(ProfileForm.init)
             fieldErrors = [:]
             errorMessage = user == nil ? RecordNotFoundError(kind: "user", id: userID).description : nil
@@ -236,7 +237,7 @@ public final class ProfileViewModel {
     ///
     /// - Returns: Whether the profile is saved (true when nothing changed).
     @discardableResult
-    public func save() -> Bool {
+    public func save() async -> Bool {
         guard let user, let form else {
             errorMessage = RecordNotFoundError(kind: "user", id: userID).description
             return false
@@ -244,7 +245,7 @@ public final class ProfileViewModel {
         let changes = form.changes(from: user)
         if changes.isEmpty { return true }
         do {
-            let saved = try store.updateProfile(id: userID, with: changes)
+            let saved = try await store.updateProfile(id: userID, with: changes)
             self.user = saved
             self.form = ProfileForm(saved)
             fieldErrors = [:]
@@ -271,9 +272,7 @@ public final class ProfileViewModel {
         let (current, new, confirmation) = (currentPassword, newPassword, newPasswordConfirmation)
         passwordChanged = false
         do {
-            try await Task.detached {
-                try store.changePassword(id: id, current: current, new: new, confirmation: confirmation)
-            }.value
+            try await store.changePassword(id: id, current: current, new: new, confirmation: confirmation)
             currentPassword = ""
             newPassword = ""
             newPasswordConfirmation = ""

@@ -1,0 +1,221 @@
+import SQLiteStore
+
+/// A model of one of the apps, stored as a row of the app's table and read
+/// and written through the library's record protocols.
+///
+/// A row is read strictly (``FetchableRecord/init(row:)``: a stored value
+/// that is not what its field holds is an ``UnreadableRowError`` naming the
+/// row and its columns) or leniently (``init(row:strict:)`` with `strict`
+/// false: such values read as empty, so that a delete can say what it
+/// deleted).
+protocol AppRecord: FetchableRecord, PersistableRecord, Sendable {
+    /// The app whose table it is.
+    static var app: AppDatabase.App { get }
+    /// What one record is called in messages: "person".
+    static var kind: String { get }
+    /// The columns a list reads.
+    static var selection: SQL { get }
+    /// The columns one record's detail reads; the list's by default.
+    static var detailSelection: SQL { get }
+    /// The record's ID, its table's key.
+    var id: Int64 { get }
+
+    /// A record from a row; with `strict`, a value that is not what its
+    /// field holds is an ``UnreadableRowError``, else it reads as empty.
+    init(row: Row, strict: Bool) throws
+}
+
+extension AppRecord {
+    static var detailSelection: SQL { selection }
+
+    /// A record read strictly.
+    init(row: Row) throws { try self.init(row: row, strict: true) }
+}
+
+/// A record not saved yet: the record's columns with its key NULL, so that
+/// SQLite assigns it, and any columns the record does not hold (a password
+/// hash).
+struct NewRow<Record: AppRecord>: PersistableRecord {
+    static var tableName: String { Record.tableName }
+    static var primaryKey: String { Record.primaryKey }
+
+    var record: Record
+    var extraColumns: [(name: String, value: SQLiteValue)] = []
+
+    func encode(to columns: inout RecordColumns) throws {
+        try record.encode(to: &columns)
+        columns[Record.primaryKey] = nil
+        for extra in extraColumns { columns[extra.name] = extra.value }
+    }
+
+    mutating func didInsert(rowID: Int64) { record.didInsert(rowID: rowID) }
+}
+
+/// Which rows of a list: `limit` rows (all when nil) after skipping
+/// `offset`.
+public struct ListPage: Sendable, Equatable {
+    /// The most rows to give; nil for all.
+    public var limit: Int?
+    /// How many rows to skip first.
+    public var offset: Int
+
+    /// Every row.
+    public static let all = ListPage()
+
+    /// A page.
+    ///
+    /// - Precondition: `limit` and `offset` are not negative (the command
+    ///   line checks them first).
+    public init(limit: Int? = nil, offset: Int = 0) {
+        precondition((limit ?? 0) >= 0 && offset >= 0, "a list page's limit and offset must not be negative")
+        self.limit = limit
+        self.offset = offset
+    }
+
+    var sql: SQL { "LIMIT \(Int64(limit ?? -1)) OFFSET \(Int64(offset))" }
+}
+
+/// The one place the four apps' stores read and write their records: fetch
+/// by ID, list (whole, or in chunks as it is read), insert, read-check-then-
+/// update, and delete-what-was-there, each in one access of the database.
+struct RecordTable<Record: AppRecord>: Sendable {
+    let database: AppDatabase
+
+    /// `SELECT <selection> FROM <table>`.
+    static var select: SQL { "SELECT \(Record.selection) FROM \(identifier: Record.tableName)" }
+
+    private static var byKey: SQL { "\(identifier: Record.primaryKey)" }
+
+    // MARK: - Reading
+
+    /// The record with that ID (its detail columns), or nil.
+    ///
+    /// - Throws: ``UnreadableRowError`` when a stored value of the row is
+    ///   not what its field holds.
+    func record(id: Int64) async throws -> Record? {
+        try await database.read(for: Record.app) { db in try Self.record(db, id: id) }
+    }
+
+    /// The record with that ID, read strictly in the access running.
+    static func record(_ db: Database, id: Int64, strict: Bool = true) throws -> Record? {
+        let sql: SQL = """
+            SELECT \(Record.detailSelection) FROM \(identifier: Record.tableName) WHERE \(byKey) = \(id)
+            """
+        return try db.fetchOne(sql).map { try Record(row: $0, strict: strict) }
+    }
+
+    /// The rows matching `filter`, in order, those that can be read and
+    /// those that cannot.
+    func list(where filter: SQL = "1", orderBy order: SQL, page: ListPage = .all) async throws -> RecordList<Record> {
+        let sql = Self.query(where: filter, orderBy: order, page: page)
+        return try await database.read(for: Record.app) { db in try Self.list(db, sql) }
+    }
+
+    /// Walks the rows matching `filter` in order, handing them to `body` in
+    /// chunks of at most `chunkSize` as they are read, on the reader
+    /// connection's thread: memory stays flat however many rows there are.
+    /// The whole walk sees one committed state of the database.
+    ///
+    /// - Returns: How many rows were handed to `body`, readable or not.
+    /// - Throws: What `body` throws, which ends the walk.
+    @discardableResult
+    func forEach(
+        where filter: SQL = "1", orderBy order: SQL, page: ListPage = .all, chunkSize: Int = 256,
+        _ body: @escaping @Sendable (RecordList<Record>) throws -> Void
+    ) async throws -> Int {
+        let sql = Self.query(where: filter, orderBy: order, page: page)
+        let size = max(1, chunkSize)
+        return try await database.read(for: Record.app) { db in
+            var chunk = RecordList<Record>(records: [])
+            var count = 0
+            let cursor = try db.fetchCursor(Record.self, sql)
+            while true {
+                do {
+                    guard let record = try cursor.next() else { break }
+                    chunk.records.append(record)
+                } catch let error as UnreadableRowError {
+                    chunk.unreadable.append(error)
+                }
+                count += 1
+                if chunk.records.count + chunk.unreadable.count == size {
+                    try body(chunk)
+                    chunk = RecordList(records: [])
+                }
+            }
+            if !chunk.records.isEmpty || !chunk.unreadable.isEmpty || count == 0 { try body(chunk) }
+            return count
+        }
+    }
+
+    /// How many rows the table has.
+    func count() async throws -> Int {
+        try await database.read(for: Record.app) { db in try Record.fetchCount(db) }
+    }
+
+    /// The rows of a query, those that can be read and those that cannot.
+    static func list(_ db: Database, _ sql: SQL) throws -> RecordList<Record> {
+        var list = RecordList<Record>(records: [])
+        let cursor = try db.fetchCursor(Record.self, sql)
+        while true {
+            do {
+                guard let record = try cursor.next() else { break }
+                list.records.append(record)
+            } catch let error as UnreadableRowError {
+                list.unreadable.append(error)
+            }
+        }
+        return list
+    }
+
+    private static func query(where filter: SQL, orderBy order: SQL, page: ListPage) -> SQL {
+        "\(select) WHERE \(filter) ORDER BY \(order) \(page.sql)"
+    }
+
+    // MARK: - Writing
+
+    /// Inserts a record with a new ID, and the extra columns given, and
+    /// returns it with its ID.
+    func insert(_ record: Record, extraColumns: [(name: String, value: SQLiteValue)] = []) async throws -> Record {
+        let row = NewRow(record: record, extraColumns: extraColumns)
+        return try await database.write(for: Record.app) { db in
+            var row = row
+            try row.insert(db)
+            return row.record
+        }
+    }
+
+    /// Runs `check` (which throws to refuse the change), then the `UPDATE`
+    /// statement of the record with that ID, in one transaction, and
+    /// returns the record as it is afterwards, read strictly.
+    ///
+    /// - Throws: What `check` throws; ``RecordNotFoundError`` when no row
+    ///   has that ID; ``UnreadableRowError`` when the row still holds a
+    ///   value it cannot read (the change is rolled back).
+    func update(
+        id: Int64, _ statement: SQL, check: (@Sendable (Database) throws -> Void)? = nil
+    ) async throws -> Record {
+        try await database.write(for: Record.app) { db in
+            try check?(db)
+            try db.execute(statement)
+            guard db.changesCount > 0, let record = try Self.record(db, id: id) else {
+                throw RecordNotFoundError(kind: Record.kind, id: id)
+            }
+            return record
+        }
+    }
+
+    /// Deletes the record with that ID and returns it as it was: a row
+    /// with unreadable values is deleted all the same, those fields empty
+    /// in what is returned.
+    ///
+    /// - Throws: ``RecordNotFoundError`` or a database error.
+    func delete(id: Int64) async throws -> Record {
+        try await database.write(for: Record.app) { db in
+            guard let record = try Self.record(db, id: id, strict: false) else {
+                throw RecordNotFoundError(kind: Record.kind, id: id)
+            }
+            try Record.deleteOne(db, id: id)
+            return record
+        }
+    }
+}
