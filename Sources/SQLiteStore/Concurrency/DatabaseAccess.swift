@@ -67,6 +67,8 @@ struct AccessRunner: Sendable {
         // after it (writeWithoutTransaction).
         let result = Result { try ReentrancyGuard.withAccess(of: ownerID) { try body(db) } }
         if db.isClosed {
+            // The closure's own error, when it threw one, says more.
+            if case .failure(let error) = result { throw error }
             throw SQLiteError.misuse(
                 "an access closure closed the Database it was given; the \(ownerName) owns its connections "
                     + "(call its close() to close them)")
