@@ -151,6 +151,9 @@ final class Invocation {
 
     /// Runs the command, naming the database file in its database errors.
     func run(_ command: Command) async throws {
+        // Closing checkpoints the write-ahead log into the file and
+        // removes it, so that a finished command leaves only the database.
+        defer { openDatabase?.close() }
         do {
             try await command.run(self)
         } catch let error as SQLiteError {

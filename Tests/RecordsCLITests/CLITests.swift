@@ -357,7 +357,7 @@ struct CLITests {
     func debugLog() throws {
         let run = try Sandbox().run("--debug", "people", "add", "--first", "Secret", "--last", "Name", "--age", "5")
         #expect(run.status == 0)
-        #expect(run.stderr.contains("records: debug: SQL: INSERT INTO peopleInfo"))
+        #expect(run.stderr.contains(#"records: debug: SQL: INSERT INTO "peopleInfo""#), "\(run)")
         #expect(!run.stderr.contains("Secret"))
     }
 
