@@ -185,9 +185,9 @@ struct RecordTable<Record: AppRecord>: Sendable {
     }
 
     /// Runs `check` (which throws to refuse the change), then sets the
-    /// columns given a value (nil leaves one as it is, NULL included) of
-    /// the record with that ID, in one transaction, and returns the record
-    /// as it is afterwards, read strictly.
+    /// columns given a value (nil leaves one as it is; `SQLiteValue.null`
+    /// writes NULL) of the record with that ID, in one transaction, and
+    /// returns the record as it is afterwards, read strictly.
     ///
     /// - Throws: What `check` throws; ``RecordNotFoundError`` when no row
     ///   has that ID; ``UnreadableRowError`` when the row still holds a
@@ -196,9 +196,9 @@ struct RecordTable<Record: AppRecord>: Sendable {
         id: Int64, setting columns: [(name: String, value: (any SQLiteValueConvertible)?)],
         check: (@Sendable (Database) throws -> Void)? = nil
     ) async throws -> Record {
-        let assignments: [SQL] = try columns.map { column in
-            let value = try column.value?.sqliteValue ?? .null
-            return "\(identifier: column.name) = coalesce(\(value), \(identifier: column.name))"
+        let assignments: [SQL] = try columns.compactMap { column in
+            guard let value = try column.value?.sqliteValue else { return nil }
+            return "\(identifier: column.name) = \(value)"
         }
         let statement: SQL = """
             UPDATE \(identifier: Record.tableName) SET \(assignments.joined(separator: ", "))

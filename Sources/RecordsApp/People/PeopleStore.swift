@@ -81,6 +81,6 @@ public struct PeopleStore: SearchableRecordStore {
 extension PersonChanges {
     /// The columns to set; nil leaves one as it is.
     var columns: [(name: String, value: (any SQLiteValueConvertible)?)] {
-        [("firstname", firstName), ("lastname", lastName), ("age", age)]
+        [("firstname", firstName), ("lastname", lastName), ("age", clearsAge ? SQLiteValue.null : age)]
     }
 }

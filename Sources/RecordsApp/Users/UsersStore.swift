@@ -211,25 +211,23 @@ public struct UsersStore: RecordStore {
     /// Changes the given profile fields of a user whose password this is,
     /// as a logged-in session would (see ``updateProfile(id:with:)``).
     ///
-    /// - Throws: ``AuthenticationError/invalidCredentials`` for a wrong
-    ///   password (nothing is written), and what
-    ///   ``updateProfile(id:with:)`` throws.
+    /// - Throws: ``AuthenticationError/wrongPassword`` (nothing is
+    ///   written), and what ``updateProfile(id:with:)`` throws.
     @discardableResult
     public func updateProfile(id: Int64, password: String, with changes: ProfileChanges) async throws -> User {
         _ = try changes.validated(today: today())
-        _ = try await checkPassword(id: id, password, wrongPassword: .invalidCredentials)
+        _ = try await checkPassword(id: id, password, wrongPassword: .wrongPassword)
         return try await updateProfile(id: id, with: changes)
     }
 
     /// Deletes a user whose password this is, as a logged-in session
     /// would, and returns who it was.
     ///
-    /// - Throws: ``AuthenticationError/invalidCredentials`` for a wrong
-    ///   password (nothing is deleted), ``RecordNotFoundError``, or a
-    ///   database error.
+    /// - Throws: ``AuthenticationError/wrongPassword`` (nothing is
+    ///   deleted), ``RecordNotFoundError``, or a database error.
     @discardableResult
     public func delete(id: Int64, password: String) async throws -> User {
-        _ = try await checkPassword(id: id, password, wrongPassword: .invalidCredentials)
+        _ = try await checkPassword(id: id, password, wrongPassword: .wrongPassword)
         return try await delete(id: id)
     }
 
@@ -300,11 +298,14 @@ public enum AuthenticationError: Error, Sendable, Equatable, CustomStringConvert
     case invalidCredentials
     /// The current password given to change it is wrong.
     case wrongCurrentPassword
+    /// The password given to edit or delete a user is wrong.
+    case wrongPassword
 
     public var description: String {
         switch self {
         case .invalidCredentials: "invalid email or password"
         case .wrongCurrentPassword: "the current password is wrong"
+        case .wrongPassword: "the password is wrong"
         }
     }
 }
