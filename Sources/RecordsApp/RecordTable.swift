@@ -261,7 +261,8 @@ public struct RecordStoreAccess<Record: Sendable, Sort: Sendable>: Sendable {
     let list: @Sendable (_ filter: SQL, _ sort: Sort, _ page: ListPage) async throws -> RecordList<Record>
     let forEach:
         @Sendable (
-            _ filter: SQL, _ sort: Sort, _ page: ListPage, _ body: @escaping @Sendable (RecordList<Record>) throws -> Void
+            _ filter: SQL, _ sort: Sort, _ page: ListPage,
+            _ body: @escaping @Sendable (RecordList<Record>) throws -> Void
         ) async throws -> Int
     let count: @Sendable () async throws -> Int
     let delete: @Sendable (_ id: Int64) async throws -> Record

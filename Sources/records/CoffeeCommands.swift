@@ -34,7 +34,8 @@ let coffeeCommands = CommandFamily(
                     minimum: invocation.arguments.value("min-price"), maximum: invocation.arguments.value("max-price"))
                 let list = coffeeList(invocation)
                 try await CoffeeStore(database: invocation.database()).forEach(
-                    sortedBy: sort, prices: prices, page: invocation.page()) { try list.take($0) }
+                    sortedBy: sort, prices: prices, page: invocation.page()
+                ) { try list.take($0) }
                 let none =
                     prices.isAny
                     ? "No coffees yet. Add one: records coffee add --name NAME --price PRICE"
@@ -121,7 +122,9 @@ let coffeeCommands = CommandFamily(
                 let changes = try CoffeeChanges.parse(
                     name: invocation.arguments.value("name"), price: invocation.arguments.value("price"))
                 let store = try CoffeeStore(database: invocation.database())
-                guard let stored = try await store.coffee(id: id) else { throw RecordNotFoundError(kind: "coffee", id: id) }
+                guard let stored = try await store.coffee(id: id) else {
+                    throw RecordNotFoundError(kind: "coffee", id: id)
+                }
                 var coffee = changes.applied(to: stored)
                 let wrote = try await store.save(&coffee)
                 let report = {
@@ -166,7 +169,8 @@ let coffeeCommands = CommandFamily(
                 }
                 let list = coffeeList(invocation)
                 try await CoffeeStore(database: invocation.database()).forEach(
-                    matching: text, mode: mode, sortedBy: sort, page: invocation.page()) { try list.take($0) }
+                    matching: text, mode: mode, sortedBy: sort, page: invocation.page()
+                ) { try list.take($0) }
                 try list.finish(empty: "No coffee matches \"\(Terminal.clean(text))\".", noun: "matching coffees")
             }),
         Command(
@@ -200,7 +204,9 @@ let coffeeCommands = CommandFamily(
                     source = .file(path: file)
                 }
                 let store = try CoffeeStore(database: invocation.database())
-                guard let coffee = try await store.coffee(id: id) else { throw RecordNotFoundError(kind: "coffee", id: id) }
+                guard let coffee = try await store.coffee(id: id) else {
+                    throw RecordNotFoundError(kind: "coffee", id: id)
+                }
                 let picture = try await store.setPicture(id: id, from: source)
                 try invocation.afterChange("the picture of coffee \(id) was stored") {
                     try Console.out(
@@ -233,7 +239,9 @@ let coffeeCommands = CommandFamily(
                     try await store.writePicture(id: id, to: .fileHandle(.standardOutput, name: standardOutputName))
                     return
                 }
-                guard let coffee = try await store.coffee(id: id) else { throw RecordNotFoundError(kind: "coffee", id: id) }
+                guard let coffee = try await store.coffee(id: id) else {
+                    throw RecordNotFoundError(kind: "coffee", id: id)
+                }
                 let picture = try await store.writePicture(id: id, to: .file(path: file))
                 try Console.out(
                     "Wrote the picture of \(describe(coffee)) to \(Terminal.clean(file)): \(picture.summary).")
@@ -252,7 +260,9 @@ let coffeeCommands = CommandFamily(
             run: { invocation in
                 let id = try invocation.recordID()
                 let store = try CoffeeStore(database: invocation.database())
-                guard let coffee = try await store.coffee(id: id) else { throw RecordNotFoundError(kind: "coffee", id: id) }
+                guard let coffee = try await store.coffee(id: id) else {
+                    throw RecordNotFoundError(kind: "coffee", id: id)
+                }
                 let picture = try await store.removePicture(id: id)
                 try invocation.afterChange("the picture of coffee \(id) was removed") {
                     try Console.out("Removed the picture of \(describe(coffee)) (\(picture.summary)).")

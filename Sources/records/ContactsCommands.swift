@@ -17,9 +17,11 @@ let contactsCommands = CommandFamily(
                 let sort = try invocation.choice("sort", default: ContactSort.name)
                 let list = contactsList(invocation)
                 try await ContactsStore(database: invocation.database()).forEach(
-                    sortedBy: sort, page: invocation.page()) { try list.take($0) }
+                    sortedBy: sort, page: invocation.page()
+                ) { try list.take($0) }
                 try list.finish(
-                    empty: "No contacts yet. Add one: records contacts add --name NAME --address ADDRESS --contact CONTACT",
+                    empty:
+                        "No contacts yet. Add one: records contacts add --name NAME --address ADDRESS --contact CONTACT",
                     noun: "contacts")
             }),
         Command(
@@ -41,7 +43,8 @@ let contactsCommands = CommandFamily(
                 }
                 let list = contactsList(invocation)
                 try await ContactsStore(database: invocation.database()).forEach(
-                    matching: text, sortedBy: sort, page: invocation.page()) { try list.take($0) }
+                    matching: text, sortedBy: sort, page: invocation.page()
+                ) { try list.take($0) }
                 try list.finish(empty: "No contact matches \"\(Terminal.clean(text))\".", noun: "matching contacts")
             }),
         Command(

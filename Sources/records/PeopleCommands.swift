@@ -18,9 +18,11 @@ let peopleCommands = CommandFamily(
                 let sort = try invocation.choice("sort", default: PersonSort.name)
                 let list = peopleList(invocation)
                 try await PeopleStore(database: invocation.database()).forEach(
-                    sortedBy: sort, page: invocation.page()) { try list.take($0) }
+                    sortedBy: sort, page: invocation.page()
+                ) { try list.take($0) }
                 try list.finish(
-                    empty: "No people yet. Add one: records people add --first NAME --last NAME --age N", noun: "people")
+                    empty: "No people yet. Add one: records people add --first NAME --last NAME --age N", noun: "people"
+                )
             }),
         Command(
             name: "add", summary: "Add a person",
@@ -111,7 +113,8 @@ let peopleCommands = CommandFamily(
                 }
                 let list = peopleList(invocation)
                 try await PeopleStore(database: invocation.database()).forEach(
-                    matching: text, mode: mode, sortedBy: sort, page: invocation.page()) { try list.take($0) }
+                    matching: text, mode: mode, sortedBy: sort, page: invocation.page()
+                ) { try list.take($0) }
                 try list.finish(empty: "No one matches \"\(Terminal.clean(text))\".", noun: "matching people")
             }),
     ])

@@ -234,7 +234,8 @@ let usersCommands = CommandFamily(
                 let id = try invocation.recordID()
                 let store = UsersStore(database: try invocation.database())
                 let password = try PasswordInput.read(
-                    ["password"], fromStandardInput: invocation.arguments.flag("password-stdin"), path: invocation.path)[0]
+                    ["password"], fromStandardInput: invocation.arguments.flag("password-stdin"), path: invocation.path)[
+                        0]
                 let user = try await store.delete(id: id, password: password)
                 try invocation.afterChange("user \(id) was deleted") {
                     try Console.out("Deleted \(describe(user)).")

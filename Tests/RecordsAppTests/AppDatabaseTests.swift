@@ -3,6 +3,7 @@ import SQLiteStore
 import Testing
 
 @testable import RecordsApp
+
 #if canImport(SQLite3)
     import SQLite3
 #else

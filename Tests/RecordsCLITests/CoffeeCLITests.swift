@@ -65,7 +65,7 @@ struct CoffeeCLITests {
         let family = try sandbox.runRaw(["coffee", "--help"])
         #expect(family.status == 0)
         let synopses = [
-            "list [--sort name|newest|price] [--min-price PRICE] [--max-price PRICE] [--json]",
+            "list [--sort name|newest|price] [--min-price PRICE] [--max-price PRICE] [--limit N] [--offset N] [--json]",
             "total [--min-price PRICE] [--max-price PRICE] [--json]", "add --name NAME --price PRICE [--json]",
             "show ID [--json]",
             "edit ID [--name NAME] [--price PRICE] [--json]", "delete ID", "search TEXT... [--prefix]",

@@ -63,7 +63,8 @@ struct StoreBackedCLITests {
     func pages() throws {
         let sandbox = try manyPeople(5)
         let all = try json(try sandbox.run("people", "list", "--sort", "newest", "--json"))
-        let page = try json(try sandbox.run("people", "list", "--sort", "newest", "--offset", "1", "--limit", "2", "--json"))
+        let page = try json(
+            try sandbox.run("people", "list", "--sort", "newest", "--offset", "1", "--limit", "2", "--json"))
         #expect(page.map { $0["id"] as? Int } == all[1...2].map { $0["id"] as? Int })
         let found = try json(try sandbox.run("people", "search", "zz", "--offset", "3", "--json"))
         #expect(found.map { $0["lastName"] as? String } == ["Zz000003", "Zz000004"])
@@ -98,8 +99,11 @@ struct StoreBackedCLITests {
     @Test("contacts search matches the start of the name or of a word, ignoring case, accents and spaces")
     func contactsSearch() throws {
         let sandbox = try Sandbox()
-        #expect(try sandbox.run("contacts", "add", "--name", "Élise  Dubois", "--address", "A", "--contact", "1").status == 0)
-        #expect(try sandbox.run("contacts", "add", "--name", "Bob Qxroe", "--address", "B", "--contact", "2").status == 0)
+        #expect(
+            try sandbox.run("contacts", "add", "--name", "Élise  Dubois", "--address", "A", "--contact", "1").status
+                == 0)
+        #expect(
+            try sandbox.run("contacts", "add", "--name", "Bob Qxroe", "--address", "B", "--contact", "2").status == 0)
         func names(_ text: String) throws -> [String] {
             try json(try sandbox.run("contacts", "search", text, "--json")).compactMap { $0["name"] as? String }
         }
@@ -113,7 +117,8 @@ struct StoreBackedCLITests {
     @Test("contacts find keeps its exact match, now ignoring repeated spaces; no match is status 1")
     func contactsFind() throws {
         let sandbox = try Sandbox()
-        #expect(try sandbox.run("contacts", "add", "--name", "Jane   Doe", "--address", "A", "--contact", "1").status == 0)
+        #expect(
+            try sandbox.run("contacts", "add", "--name", "Jane   Doe", "--address", "A", "--contact", "1").status == 0)
         let found = try sandbox.run("contacts", "find", "jane", "doe")
         #expect(found.status == 0, "\(found)")
         #expect(found.lines.first == "Match found")

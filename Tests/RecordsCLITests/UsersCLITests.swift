@@ -241,7 +241,8 @@ struct UsersCLITests {
         #expect(shown["mobile"] as? String == "+441223000000")
 
         let bad = try sandbox.run(
-            input: "correct horse\n", "users", "edit", "1", "--city", "Oxford", "--dob", "2999-01-01", "--password-stdin")
+            input: "correct horse\n", "users", "edit", "1", "--city", "Oxford", "--dob", "2999-01-01",
+            "--password-stdin")
         #expect(bad.status == 2)
         #expect(bad.stderr == "records: error: date of birth must be in the past\n")
         let taken = try sandbox.run(

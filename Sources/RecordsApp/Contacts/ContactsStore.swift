@@ -51,7 +51,8 @@ public struct ContactsStore: SearchableRecordStore {
         guard !key.isEmpty else {
             throw ValidationError(field: "name", message: "name must not be empty")
         }
-        return try await table.list(where: "\(identifier: SearchFolding.nameKeyFunctionName)(NAME) = \(key)", orderBy: "ID")
+        return try await table.list(
+            where: "\(identifier: SearchFolding.nameKeyFunctionName)(NAME) = \(key)", orderBy: "ID")
     }
 
     /// The contact with that ID, or nil.

@@ -1,5 +1,6 @@
 import RecordsApp
 import SQLiteStore
+
 #if canImport(SQLite3)
     import SQLite3
 #else
