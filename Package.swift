@@ -78,7 +78,7 @@ let package = Package(
         // imports the C module itself (SQLiteStore does not re-export it).
         .executableTarget(
             name: "bench",
-            dependencies: ["SQLiteStore"] + sqliteDependency
+            dependencies: ["SQLiteStore", "RecordsApp"] + sqliteDependency
         ),
         .testTarget(
             name: "SQLiteStoreTests",

@@ -122,7 +122,8 @@ public final class AppDatabase: Sendable {
         case .sample: template = DatabaseTemplate.isInstalled(at: url) ? nil : try Self.bundledTemplateURL()
         case .empty: template = nil
         }
-        try self.init(url: url, template: template, adoptingForeignDatabase: adoptingForeignDatabase, debugLog: debugLog)
+        try self.init(
+            url: url, template: template, adoptingForeignDatabase: adoptingForeignDatabase, debugLog: debugLog)
     }
 
     /// Opens the database at `url`, installing `template` there first if no

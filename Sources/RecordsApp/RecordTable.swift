@@ -184,17 +184,27 @@ struct RecordTable<Record: AppRecord>: Sendable {
         }
     }
 
-    /// Runs `check` (which throws to refuse the change), then the `UPDATE`
-    /// statement of the record with that ID, in one transaction, and
+    /// Runs `check` (which throws to refuse the change), then sets the
+    /// columns given a value (nil leaves one as it is; `SQLiteValue.null`
+    /// writes NULL) of the record with that ID, in one transaction, and
     /// returns the record as it is afterwards, read strictly.
     ///
     /// - Throws: What `check` throws; ``RecordNotFoundError`` when no row
     ///   has that ID; ``UnreadableRowError`` when the row still holds a
     ///   value it cannot read (the change is rolled back).
     func update(
-        id: Int64, _ statement: SQL, check: (@Sendable (Database) throws -> Void)? = nil
+        id: Int64, setting columns: [(name: String, value: (any SQLiteValueConvertible)?)],
+        check: (@Sendable (Database) throws -> Void)? = nil
     ) async throws -> Record {
-        try await database.write(for: Record.app) { db in
+        let assignments: [SQL] = try columns.compactMap { column in
+            guard let value = try column.value?.sqliteValue else { return nil }
+            return "\(identifier: column.name) = \(value)"
+        }
+        let statement: SQL = """
+            UPDATE \(identifier: Record.tableName) SET \(assignments.joined(separator: ", "))
+            WHERE \(Self.byKey) = \(id)
+            """
+        return try await database.write(for: Record.app) { db in
             try check?(db)
             try db.execute(statement)
             guard db.changesCount > 0, let record = try Self.record(db, id: id) else {
@@ -217,5 +227,153 @@ struct RecordTable<Record: AppRecord>: Sendable {
             try Record.deleteOne(db, id: id)
             return record
         }
+    }
+}
+
+/// What the four apps' stores share: a list in a chosen order, whole, by
+/// page, or walked in chunks; the count; and deleting one record. Each
+/// store gives its ``access`` and its default order; the methods are
+/// written once, here.
+public protocol RecordStore: Sendable {
+    /// The app's record.
+    associatedtype Record: Sendable
+    /// The orders its list can take; by name unless told otherwise.
+    associatedtype Sort: RecordSort
+
+    /// How the shared methods reach the store's table; it has no API of
+    /// its own.
+    var access: RecordStoreAccess<Record, Sort> { get }
+}
+
+/// The orders of an app's list: each has one by name, the default.
+public protocol RecordSort: Sendable {
+    /// By name, ignoring case and accents.
+    static var name: Self { get }
+}
+
+extension PersonSort: RecordSort {}
+extension ContactSort: RecordSort {}
+extension CoffeeSort: RecordSort {}
+extension UserSort: RecordSort {}
+
+/// How ``RecordStore``'s shared methods reach a store's table.
+public struct RecordStoreAccess<Record: Sendable, Sort: Sendable>: Sendable {
+    let list: @Sendable (_ filter: SQL, _ sort: Sort, _ page: ListPage) async throws -> RecordList<Record>
+    let forEach:
+        @Sendable (
+            _ filter: SQL, _ sort: Sort, _ page: ListPage,
+            _ body: @escaping @Sendable (RecordList<Record>) throws -> Void
+        ) async throws -> Int
+    let count: @Sendable () async throws -> Int
+    let delete: @Sendable (_ id: Int64) async throws -> Record
+
+}
+
+extension RecordStoreAccess where Record: AppRecord {
+    init(_ table: RecordTable<Record>, orderBy: @escaping @Sendable (Sort) -> SQL) {
+        list = { filter, sort, page in try await table.list(where: filter, orderBy: orderBy(sort), page: page) }
+        forEach = { filter, sort, page, body in
+            try await table.forEach(where: filter, orderBy: orderBy(sort), page: page, body)
+        }
+        count = { try await table.count() }
+        delete = { id in try await table.delete(id: id) }
+    }
+}
+
+extension RecordStore {
+    /// Every record, in the given order (the store's default when nil).
+    ///
+    /// - Throws: ``UnreadableRowError`` naming the first row with a stored
+    ///   value that is not what its field holds (see
+    ///   ``list(sortedBy:page:)``, which reads the others all the same).
+    public func all(sortedBy sort: Sort? = nil) async throws -> [Record] {
+        try await list(sortedBy: sort).get()
+    }
+
+    /// Every record that can be read, in the given order (the store's
+    /// default when nil), and the rows that cannot, each named with its ID
+    /// and columns.
+    ///
+    /// - Parameter page: Which rows of the list; all by default.
+    public func list(sortedBy sort: Sort? = nil, page: ListPage = .all) async throws -> RecordList<Record> {
+        try await access.list("1", sort ?? Sort.name, page)
+    }
+
+    /// Walks every record in the given order without loading the whole
+    /// list: `body` gets the rows in chunks as they are read, on a reader
+    /// connection's thread, all from one committed state.
+    ///
+    /// - Returns: How many rows `body` was given.
+    @discardableResult
+    public func forEach(
+        sortedBy sort: Sort? = nil, page: ListPage = .all,
+        _ body: @escaping @Sendable (RecordList<Record>) throws -> Void
+    ) async throws -> Int {
+        try await access.forEach("1", sort ?? Sort.name, page, body)
+    }
+
+    /// How many records there are.
+    public func count() async throws -> Int {
+        try await access.count()
+    }
+
+    /// Deletes a record and returns it as it was. A row with unreadable
+    /// values is deleted all the same; those fields are empty (or nil) in
+    /// what is returned.
+    ///
+    /// - Throws: ``RecordNotFoundError`` or a database error.
+    @discardableResult
+    public func delete(id: Int64) async throws -> Record {
+        try await access.delete(id)
+    }
+}
+
+/// A store whose records can be searched by text, ignoring case and
+/// accents (People, Contacts, Coffee).
+public protocol SearchableRecordStore: RecordStore {
+    /// The search mode used unless told otherwise.
+    static var defaultSearchMode: SearchMode { get }
+
+    /// The `WHERE` condition of a search for `text`.
+    ///
+    /// - Throws: ``ValidationError`` when `text` is blank.
+    func searchCondition(_ text: String, mode: SearchMode) throws -> SQL
+}
+
+extension SearchableRecordStore {
+    /// Anywhere in the name, unless the store says otherwise.
+    public static var defaultSearchMode: SearchMode { .substring }
+
+    /// The records matching `text`, in the given order (see the store for
+    /// what matches).
+    ///
+    /// - Throws: ``ValidationError`` when `text` is blank;
+    ///   ``UnreadableRowError`` for the first match that cannot be read.
+    public func search(_ text: String, mode: SearchMode? = nil, sortedBy sort: Sort? = nil) async throws -> [Record] {
+        try await list(matching: text, mode: mode, sortedBy: sort).get()
+    }
+
+    /// The records matching `text` that can be read (as
+    /// ``search(_:mode:sortedBy:)``), and the matching rows that cannot.
+    ///
+    /// - Throws: ``ValidationError`` when `text` is blank.
+    public func list(matching text: String, mode: SearchMode? = nil, sortedBy sort: Sort? = nil, page: ListPage = .all)
+        async throws -> RecordList<Record>
+    {
+        let condition = try searchCondition(text, mode: mode ?? Self.defaultSearchMode)
+        return try await access.list(condition, sort ?? Sort.name, page)
+    }
+
+    /// Walks the records matching `text` in chunks, as
+    /// ``RecordStore/forEach(sortedBy:page:_:)`` walks them all.
+    ///
+    /// - Throws: ``ValidationError`` when `text` is blank.
+    @discardableResult
+    public func forEach(
+        matching text: String, mode: SearchMode? = nil, sortedBy sort: Sort? = nil, page: ListPage = .all,
+        _ body: @escaping @Sendable (RecordList<Record>) throws -> Void
+    ) async throws -> Int {
+        let condition = try searchCondition(text, mode: mode ?? Self.defaultSearchMode)
+        return try await access.forEach(condition, sort ?? Sort.name, page, body)
     }
 }

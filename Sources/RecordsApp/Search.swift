@@ -25,6 +25,20 @@ public enum SearchFolding {
         text.folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil)
     }
 
+    /// A search text folded for matching, without surrounding white space.
+    ///
+    /// - Throws: ``ValidationError`` when nothing is left.
+    static func needle(_ text: String, key: (String) -> String = { fold($0) }) throws -> String {
+        let needle = key(text.trimmingCharacters(in: .whitespacesAndNewlines))
+        guard !needle.isEmpty else {
+            throw ValidationError(field: "search text", message: "search text must not be empty")
+        }
+        return needle
+    }
+
+    /// `= 1` (the text starts there) or `> 0` (anywhere), for `instr()`.
+    static func match(_ mode: SearchMode) -> SQL { mode == .prefix ? "= 1" : "> 0" }
+
     /// The SQL function that gives ``nameKey(_:)``.
     public static let nameKeyFunctionName = "records_name_key"
 

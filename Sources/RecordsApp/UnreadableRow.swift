@@ -143,6 +143,8 @@ struct RowReader {
 
     /// TEXT, or nil for NULL; anything else is a problem (and nil).
     mutating func text(_ column: String, field: String) throws -> String? {
+        // The common case straight from the statement, as the type it is.
+        if let text = try? row.decode(String?.self, named: column) { return text }
         let value: SQLiteValue = try row[column]
         switch value {
         case .null: return nil
@@ -171,6 +173,7 @@ struct RowReader {
     /// An INTEGER (or a REAL that is a whole number in range), or nil for
     /// NULL; anything else is a problem (and nil).
     mutating func integer(_ column: String, field: String) throws -> Int? {
+        if let number = try? row.decode(Int?.self, named: column) { return number }
         let value: SQLiteValue = try row[column]
         if value == .null { return nil }
         guard let number = try? Int(sqliteValue: value) else {

@@ -17,7 +17,7 @@ let coffeeCommands = CommandFamily(
                     help: "Order by name (default), last added first, or cheapest first"),
                 Command.Option(name: "min-price", valueName: "PRICE", help: "Only coffees costing at least PRICE"),
                 Command.Option(name: "max-price", valueName: "PRICE", help: "Only coffees costing at most PRICE"),
-                .json,
+                .limit, .offset, .json,
             ],
             discussion: """
                 Sorting by price and the price filters compare exact prices: 9.50 comes
@@ -32,13 +32,15 @@ let coffeeCommands = CommandFamily(
                 let sort = try invocation.choice("sort", default: CoffeeSort.name)
                 let prices = try CoffeePriceRange.parse(
                     minimum: invocation.arguments.value("min-price"), maximum: invocation.arguments.value("max-price"))
-                let coffees = try await CoffeeStore(database: invocation.database()).list(sortedBy: sort, prices: prices)
+                let list = coffeeList(invocation)
+                try await CoffeeStore(database: invocation.database()).forEach(
+                    sortedBy: sort, prices: prices, page: invocation.page()
+                ) { try list.take($0) }
                 let none =
                     prices.isAny
                     ? "No coffees yet. Add one: records coffee add --name NAME --price PRICE"
                     : "No coffee has a price in that range."
-                try printCoffees(coffees.records, invocation, empty: coffees.isComplete ? none : nil)
-                try finishList(coffees, noun: "coffees")
+                try list.finish(empty: none, noun: "coffees")
             }),
         Command(
             name: "total", summary: "Add up the coffees' prices, exactly",
@@ -122,7 +124,9 @@ let coffeeCommands = CommandFamily(
                 let changes = try CoffeeChanges.parse(
                     name: invocation.arguments.value("name"), price: invocation.arguments.value("price"))
                 let store = try CoffeeStore(database: invocation.database())
-                guard let stored = try await store.coffee(id: id) else { throw RecordNotFoundError(kind: "coffee", id: id) }
+                guard let stored = try await store.coffee(id: id) else {
+                    throw RecordNotFoundError(kind: "coffee", id: id)
+                }
                 var coffee = changes.applied(to: stored)
                 let wrote = try await store.save(&coffee)
                 let report = {
@@ -155,7 +159,7 @@ let coffeeCommands = CommandFamily(
             options: [
                 Command.Option.flag("prefix", "Match names that start with TEXT only (default: TEXT anywhere)"),
                 Command.Option(name: "sort", valueName: "name|newest|price", help: "Order as for list"),
-                .json,
+                .limit, .offset, .json,
             ],
             examples: [
                 "records coffee search latte", "records coffee search --prefix caf", "records coffee search cafe",
@@ -167,12 +171,11 @@ let coffeeCommands = CommandFamily(
                 if text.trimmingCharacters(in: .whitespaces).isEmpty {
                     throw UsageError(message: "search TEXT must not be empty", helpPath: invocation.path)
                 }
-                let coffees = try await CoffeeStore(database: invocation.database()).list(
-                    matching: text, mode: mode, sortedBy: sort)
-                try printCoffees(
-                    coffees.records, invocation,
-                    empty: coffees.isComplete ? "No coffee matches \"\(Terminal.clean(text))\"." : nil)
-                try finishList(coffees, noun: "matching coffees")
+                let list = coffeeList(invocation)
+                try await CoffeeStore(database: invocation.database()).forEach(
+                    matching: text, mode: mode, sortedBy: sort, page: invocation.page()
+                ) { try list.take($0) }
+                try list.finish(empty: "No coffee matches \"\(Terminal.clean(text))\".", noun: "matching coffees")
             }),
         Command(
             name: "picture set", summary: "Store a PNG, JPEG, GIF or WebP picture for a coffee",
@@ -205,7 +208,9 @@ let coffeeCommands = CommandFamily(
                     source = .file(path: file)
                 }
                 let store = try CoffeeStore(database: invocation.database())
-                guard let coffee = try await store.coffee(id: id) else { throw RecordNotFoundError(kind: "coffee", id: id) }
+                guard let coffee = try await store.coffee(id: id) else {
+                    throw RecordNotFoundError(kind: "coffee", id: id)
+                }
                 let picture = try await store.setPicture(id: id, from: source)
                 try invocation.afterChange("the picture of coffee \(id) was stored") {
                     try Console.out(
@@ -263,7 +268,9 @@ let coffeeCommands = CommandFamily(
             run: { invocation in
                 let id = try invocation.recordID()
                 let store = try CoffeeStore(database: invocation.database())
-                guard let coffee = try await store.coffee(id: id) else { throw RecordNotFoundError(kind: "coffee", id: id) }
+                guard let coffee = try await store.coffee(id: id) else {
+                    throw RecordNotFoundError(kind: "coffee", id: id)
+                }
                 let picture = try await store.removePicture(id: id)
                 try invocation.afterChange("the picture of coffee \(id) was removed") {
                     try Console.out("Removed the picture of \(describe(coffee)) (\(picture.summary)).")
@@ -272,19 +279,12 @@ let coffeeCommands = CommandFamily(
     ],
     groupSummaries: ["picture": "store, read and remove coffees' pictures"])
 
+/// The list of coffees (ID and name), printed as it is read.
 @MainActor
-private func printCoffees(_ coffees: [Coffee], _ invocation: Invocation, empty: String?) throws {
-    if invocation.wantsJSON {
-        try Console.json(coffees)
-        return
+private func coffeeList(_ invocation: Invocation) -> StreamingList<Coffee> {
+    StreamingList([.init(title: "ID", alignment: .right), .init(title: "NAME")], json: invocation.wantsJSON) {
+        coffee in [String(coffee.id), coffee.name]
     }
-    guard !coffees.isEmpty else {
-        if let empty { try Console.out(empty) }
-        return
-    }
-    var table = Table([.init(title: "ID", alignment: .right), .init(title: "NAME")])
-    for coffee in coffees { table.append([String(coffee.id), coffee.name]) }
-    try Console.out(table.render())
 }
 
 private func coffeeFields(_ coffee: Coffee) -> String {

@@ -10,27 +10,42 @@ let contactsCommands = CommandFamily(
             options: [
                 Command.Option(
                     name: "sort", valueName: "name|newest", help: "Order by name (default) or last added first"),
-                .json,
+                .limit, .offset, .json,
             ],
             examples: ["records contacts list", "records contacts list --json"],
             run: { invocation in
                 let sort = try invocation.choice("sort", default: ContactSort.name)
-                let listed = try await ContactsStore(database: invocation.database()).list(sortedBy: sort)
-                let contacts = listed.records
-                if invocation.wantsJSON {
-                    try Console.json(contacts)
-                } else if contacts.isEmpty && listed.isComplete {
-                    try Console.out(
-                        "No contacts yet. Add one: records contacts add --name NAME --address ADDRESS --contact CONTACT"
-                    )
-                } else {
-                    var table = Table([
-                        .init(title: "ID", alignment: .right), .init(title: "NAME"), .init(title: "ADDRESS | CONTACT"),
-                    ])
-                    for contact in contacts { table.append([String(contact.id), contact.name, contact.details]) }
-                    try Console.out(table.render())
+                let list = contactsList(invocation)
+                try await ContactsStore(database: invocation.database()).forEach(
+                    sortedBy: sort, page: invocation.page()
+                ) { try list.take($0) }
+                try list.finish(
+                    empty:
+                        "No contacts yet. Add one: records contacts add --name NAME --address ADDRESS --contact CONTACT",
+                    noun: "contacts")
+            }),
+        Command(
+            name: "search", summary: "Find contacts whose name, or a word of it, starts with TEXT",
+            positionals: [
+                Command.Positional(name: "TEXT", help: "What to look for; several words are one text", takesRest: true)
+            ],
+            options: [
+                Command.Option(name: "sort", valueName: "name|newest", help: "Order as for list"),
+                .limit, .offset, .json,
+            ],
+            discussion: "Ignores case, accents and repeated spaces. No match is an empty list, not an error.",
+            examples: ["records contacts search jan", "records contacts search \"jane d\" --json"],
+            run: { invocation in
+                let sort = try invocation.choice("sort", default: ContactSort.name)
+                let text = invocation.arguments.positionals.first ?? ""
+                if text.trimmingCharacters(in: .whitespaces).isEmpty {
+                    throw UsageError(message: "search TEXT must not be empty", helpPath: invocation.path)
                 }
-                try finishList(listed, noun: "contacts")
+                let list = contactsList(invocation)
+                try await ContactsStore(database: invocation.database()).forEach(
+                    matching: text, sortedBy: sort, page: invocation.page()
+                ) { try list.take($0) }
+                try list.finish(empty: "No contact matches \"\(Terminal.clean(text))\".", noun: "matching contacts")
             }),
         Command(
             name: "add", summary: "Add a contact",
@@ -137,4 +152,13 @@ private func contactFields(_ contact: Contact) -> String {
 /// "Jane Doe (ID 1)"
 private func describe(_ contact: Contact) -> String {
     "\(Terminal.clean(contact.name)) (ID \(contact.id))"
+}
+
+/// The list of contacts, printed as it is read.
+@MainActor
+private func contactsList(_ invocation: Invocation) -> StreamingList<Contact> {
+    StreamingList(
+        [.init(title: "ID", alignment: .right), .init(title: "NAME"), .init(title: "ADDRESS | CONTACT")],
+        json: invocation.wantsJSON
+    ) { contact in [String(contact.id), contact.name, contact.details] }
 }

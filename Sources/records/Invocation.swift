@@ -197,6 +197,9 @@ final class Invocation {
         }
         // Full values for --wide, and nothing cut in JSON.
         if globals.wide || wantsJSON { Presentation.tableWidth = nil }
+        // Closing checkpoints the write-ahead log into the file and
+        // removes it, so that a finished command leaves only the database.
+        defer { openDatabase?.close() }
         do {
             try await command.run(self)
         } catch let error as SQLiteError {

@@ -11,17 +11,18 @@ let peopleCommands = CommandFamily(
                 Command.Option(
                     name: "sort", valueName: "name|age|newest",
                     help: "Order by last and first name (default), age (youngest first), or last added first"),
-                .json,
+                .limit, .offset, .json,
             ],
             examples: ["records people list", "records people list --sort newest --json"],
             run: { invocation in
                 let sort = try invocation.choice("sort", default: PersonSort.name)
-                let people = try await PeopleStore(database: invocation.database()).list(sortedBy: sort)
-                try printPeople(
-                    people.records, invocation,
-                    empty: people.isComplete
-                        ? "No people yet. Add one: records people add --first NAME --last NAME --age N" : nil)
-                try finishList(people, noun: "people")
+                let list = peopleList(invocation)
+                try await PeopleStore(database: invocation.database()).forEach(
+                    sortedBy: sort, page: invocation.page()
+                ) { try list.take($0) }
+                try list.finish(
+                    empty: "No people yet. Add one: records people add --first NAME --last NAME --age N", noun: "people"
+                )
             }),
         Command(
             name: "add", summary: "Add a person",
@@ -30,7 +31,7 @@ let peopleCommands = CommandFamily(
                     name: "first", valueName: "NAME", help: "First name (1-100 characters)", isRequired: true),
                 Command.Option(name: "last", valueName: "NAME", help: "Last name (1-100 characters)", isRequired: true),
                 Command.Option(
-                    name: "age", valueName: "N", help: "Age, a whole number from 0 to 150", isRequired: true),
+                    name: "age", valueName: "N", help: "Age, a whole number from 0 to 150; unknown when not given"),
                 .json,
             ],
             examples: [
@@ -40,7 +41,7 @@ let peopleCommands = CommandFamily(
             run: { invocation in
                 let draft = try PersonDraft.parse(
                     firstName: invocation.required("first"), lastName: invocation.required("last"),
-                    age: invocation.required("age"))
+                    age: invocation.arguments.value("age"))
                 let person = try await PeopleStore(database: invocation.database()).add(draft)
                 try invocation.afterChange("person \(person.id) was added", lost: "its ID") {
                     try invocation.emit(person, text: "Added \(describe(person)).")
@@ -64,7 +65,7 @@ let peopleCommands = CommandFamily(
             options: [
                 Command.Option(name: "first", valueName: "NAME", help: "New first name"),
                 Command.Option(name: "last", valueName: "NAME", help: "New last name"),
-                Command.Option(name: "age", valueName: "N", help: "New age, from 0 to 150"),
+                Command.Option(name: "age", valueName: "N|none", help: "New age, from 0 to 150, or none for unknown"),
                 .json,
             ],
             discussion: "Fields not given are left as they are; give at least one.",
@@ -99,7 +100,7 @@ let peopleCommands = CommandFamily(
             options: [
                 Command.Option.flag("prefix", "Match names that start with TEXT only (default: TEXT anywhere)"),
                 Command.Option(name: "sort", valueName: "name|age|newest", help: "Order as for list"),
-                .json,
+                .limit, .offset, .json,
             ],
             examples: [
                 "records people search love", "records people search --prefix a", "records people search ada lovelace",
@@ -111,33 +112,23 @@ let peopleCommands = CommandFamily(
                 if text.trimmingCharacters(in: .whitespaces).isEmpty {
                     throw UsageError(message: "search TEXT must not be empty", helpPath: invocation.path)
                 }
-                let people = try await PeopleStore(database: invocation.database()).list(
-                    matching: text, mode: mode, sortedBy: sort)
-                try printPeople(
-                    people.records, invocation,
-                    empty: people.isComplete ? "No one matches \"\(Terminal.clean(text))\"." : nil)
-                try finishList(people, noun: "matching people")
+                let list = peopleList(invocation)
+                try await PeopleStore(database: invocation.database()).forEach(
+                    matching: text, mode: mode, sortedBy: sort, page: invocation.page()
+                ) { try list.take($0) }
+                try list.finish(empty: "No one matches \"\(Terminal.clean(text))\".", noun: "matching people")
             }),
     ])
 
+/// The list of people, printed as it is read.
 @MainActor
-private func printPeople(_ people: [Person], _ invocation: Invocation, empty: String?) throws {
-    if invocation.wantsJSON {
-        try Console.json(people)
-        return
-    }
-    guard !people.isEmpty else {
-        if let empty { try Console.out(empty) }
-        return
-    }
-    var table = Table([
-        .init(title: "ID", alignment: .right), .init(title: "FIRST NAME"), .init(title: "LAST NAME"),
-        .init(title: "AGE", alignment: .right),
-    ])
-    for person in people {
-        table.append([String(person.id), person.firstName, person.lastName, person.age.map(String.init) ?? "-"])
-    }
-    try Console.out(table.render())
+private func peopleList(_ invocation: Invocation) -> StreamingList<Person> {
+    StreamingList(
+        [
+            .init(title: "ID", alignment: .right), .init(title: "FIRST NAME"), .init(title: "LAST NAME"),
+            .init(title: "AGE", alignment: .right),
+        ], json: invocation.wantsJSON
+    ) { person in [String(person.id), person.firstName, person.lastName, person.age.map(String.init) ?? "-"] }
 }
 
 private func personFields(_ person: Person) -> String {

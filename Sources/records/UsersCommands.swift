@@ -125,28 +125,21 @@ let usersCommands = CommandFamily(
                 Command.Option(
                     name: "sort", valueName: "name|newest",
                     help: "Order by last and first name (default), or newest first"),
-                .json,
+                .limit, .offset, .json,
             ],
             examples: ["records users list", "records users list --sort newest --json"],
             run: { invocation in
                 let sort = try invocation.choice("sort", default: UserSort.name)
-                let listed = try await UsersStore(database: invocation.database()).list(sortedBy: sort)
-                let users = listed.records
-                if invocation.wantsJSON {
-                    try Console.json(users)
-                } else if users.isEmpty && listed.isComplete {
-                    try Console.out("No users yet. Register one: records users register --help")
-                } else {
-                    var table = Table([
+                let list = StreamingList<User>(
+                    [
                         .init(title: "ID", alignment: .right), .init(title: "NAME"), .init(title: "EMAIL"),
                         .init(title: "MOBILE"), .init(title: "CITY"),
-                    ])
-                    for user in users {
-                        table.append([String(user.id), user.fullName, user.email, user.mobile, user.city])
-                    }
-                    try Console.out(table.render())
+                    ], json: invocation.wantsJSON
+                ) { user in [String(user.id), user.fullName, user.email, user.mobile, user.city] }
+                try await UsersStore(database: invocation.database()).forEach(sortedBy: sort, page: invocation.page()) {
+                    try list.take($0)
                 }
-                try finishList(listed, noun: "users")
+                try list.finish(empty: "No users yet. Register one: records users register --help", noun: "users")
             }),
         Command(
             name: "show", summary: "Show one user's profile",
@@ -170,18 +163,18 @@ let usersCommands = CommandFamily(
                     Command.Option.flag("change-password", "Change the password; the current one is asked for"),
                     Command.Option.flag(
                         "password-stdin",
-                        "With --change-password: read the current password, the new one and its confirmation "
-                            + "from the first three lines of standard input"),
+                        "Read the user's password from the first line of standard input (with --change-password: "
+                            + "the current password, the new one and its confirmation from the first three lines)"),
                     .json,
                 ],
             discussion: """
-                Fields not given are left as they are; give at least one, or --change-password. The password is \
-                changed only with the current one, asked for on the terminal (then the new one, twice) or read \
-                with --password-stdin. Every field is checked before anything is saved; the password is changed \
+                Fields not given are left as they are; give at least one, or --change-password. As a logged-in \
+                session would, the user's current password is needed, asked for on the terminal (with \
+                --change-password, then the new one, twice) or read with --password-stdin. Every field is checked before anything is saved; the password is changed \
                 first, so a wrong current password changes nothing.
                 """,
             examples: [
-                "records users edit 1 --city Cambridge --mobile +441223000000",
+                "printf '%s\\n' \"$PW\" | records users edit 1 --city Cambridge --password-stdin",
                 "printf '%s\\n%s\\n%s\\n' \"$OLD\" \"$NEW\" \"$NEW\" | records users edit 1 --change-password --password-stdin",
             ],
             run: { invocation in
@@ -192,9 +185,6 @@ let usersCommands = CommandFamily(
                 }
                 let changesPassword = invocation.arguments.flag("change-password")
                 let fromStandardInput = invocation.arguments.flag("password-stdin")
-                if fromStandardInput && !changesPassword {
-                    throw UsageError(message: "--password-stdin is for --change-password", helpPath: invocation.path)
-                }
                 if changes.isEmpty && !changesPassword {
                     throw UsageError(
                         message: "nothing to change: give a profile option such as --city, or --change-password",
@@ -215,8 +205,18 @@ let usersCommands = CommandFamily(
                         id: id, current: passwords[0], new: passwords[1], confirmation: passwords[2])
                 }
                 // The update reads the row after writing it, so that it can
-                // mend a row with an unreadable value.
-                let updated = await changes.isEmpty ? try store.user(id: id) : try store.updateProfile(id: id, with: changes)
+                // mend a row with an unreadable value. Without a password
+                // change, the user's password is checked first.
+                let updated: User?
+                if changes.isEmpty {
+                    updated = try await store.user(id: id)
+                } else if changesPassword {
+                    updated = try await store.updateProfile(id: id, with: changes)
+                } else {
+                    let password = try PasswordInput.read(
+                        ["password"], fromStandardInput: fromStandardInput, path: invocation.path)[0]
+                    updated = try await store.updateProfile(id: id, password: password, with: changes)
+                }
                 guard let user = updated else { throw RecordNotFoundError(kind: "user", id: id) }
                 let what = changes.isEmpty ? "Changed the password of" : "Updated"
                 let change = changes.isEmpty ? "the password of user \(id) was changed" : "user \(id) was updated"
@@ -225,13 +225,22 @@ let usersCommands = CommandFamily(
                 }
             }),
         Command(
-            name: "delete", summary: "Delete a user",
+            name: "delete", summary: "Delete a user, given their password",
             positionals: [Command.Positional(name: "ID", help: "The user's ID, as listed")],
-            options: [.json],
-            examples: ["records users delete 1"],
+            options: [
+                .json,
+                Command.Option.flag("password-stdin", "Read the user's password from the first line of standard input")
+            ],
+            discussion: "As a logged-in session would, the user's password is needed, asked for on the terminal or "
+                + "read with --password-stdin; a wrong one deletes nothing.",
+            examples: ["records users delete 1", "printf '%s\\n' \"$PW\" | records users delete 1 --password-stdin"],
             run: { invocation in
                 let id = try invocation.recordID()
-                let user = try await UsersStore(database: invocation.database()).delete(id: id)
+                let store = UsersStore(database: try invocation.database())
+                let password = try PasswordInput.read(
+                    ["password"], fromStandardInput: invocation.arguments.flag("password-stdin"), path: invocation.path)[
+                        0]
+                let user = try await store.delete(id: id, password: password)
                 try invocation.afterChange("user \(id) was deleted") {
                     try invocation.emit(user, text: "Deleted \(describe(user)).")
                 }

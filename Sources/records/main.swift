@@ -5,5 +5,6 @@ import SQLiteStore
 // commands, Registry.swift for where apps are plugged in.
 // Ctrl-C (or SIGTERM, SIGHUP) during a copy leaves no temporary file.
 TemporaryFileCleanup.installSignalHandlers()
-let status = await runRecords(Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
+let status = await runRecords(
+    Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
 exit(status.rawValue)

@@ -4,6 +4,7 @@ import SQLiteStoreAppSupport
 import Testing
 
 @testable import RecordsApp
+
 #if canImport(SQLite3)
     import SQLite3
 #else

@@ -66,7 +66,8 @@ struct CoffeePictureTests {
         let pipe = Pipe()
         try pipe.fileHandleForWriting.write(contentsOf: PictureBytes.make(PictureBytes.gif89, count: 900))
         try pipe.fileHandleForWriting.close()
-        let picture = try await store.setPicture(id: 2, from: .fileHandle(pipe.fileHandleForReading, name: "standard input"))
+        let picture = try await store.setPicture(
+            id: 2, from: .fileHandle(pipe.fileHandleForReading, name: "standard input"))
         #expect(picture == CoffeePicture(size: 900, format: .gif))
         #expect(try stored(2).0 == PictureBytes.make(PictureBytes.gif89, count: 900))
     }
@@ -111,7 +112,8 @@ struct CoffeePictureTests {
         try await store.setPicture(id: 1, from: .data(old))
         let path = try write(bytes, "notes.png")
         let changes = try totalChanges(database)
-        let error = try #require(await thrown(PictureError.self) { try await store.setPicture(id: 1, from: .file(path: path)) })
+        let error = try #require(
+            await thrown(PictureError.self) { try await store.setPicture(id: 1, from: .file(path: path)) })
         #expect(error.description.hasPrefix(path + " "))
         #expect(error.description.contains(message), "\(error)")
         #expect(try stored(1) == (old, "image/png"))
@@ -145,10 +147,12 @@ struct CoffeePictureTests {
     func unreadableSources() async throws {
         let missing = dir.path("nope.png")
         #expect(
-            await thrown(PictureError.self) { try await store.setPicture(id: 1, from: .file(path: missing)) }?.description
+            await thrown(PictureError.self) { try await store.setPicture(id: 1, from: .file(path: missing)) }?
+                .description
                 == "cannot read \(missing): No such file or directory")
         #expect(
-            await thrown(PictureError.self) { try await store.setPicture(id: 1, from: .file(path: dir.url.path)) }?.description
+            await thrown(PictureError.self) { try await store.setPicture(id: 1, from: .file(path: dir.url.path)) }?
+                .description
                 == "cannot read \(dir.url.path): it is a directory")
         #expect(try stored(1) == (nil, nil))
     }
@@ -178,16 +182,20 @@ struct CoffeePictureTests {
         try await store.setPicture(id: 1, from: .data(PictureBytes.make(count: 100)))
         let inMissingDirectory = dir.path("no/such/dir/out.png")
         #expect(
-            await thrown(PictureError.self) { try await store.writePicture(id: 1, to: .file(path: inMissingDirectory)) }?
-                .description
+            await thrown(PictureError.self) {
+                try await store.writePicture(id: 1, to: .file(path: inMissingDirectory))
+            }?
+            .description
                 == "cannot write \(inMissingDirectory): the directory \(dir.path("no/such/dir")) does not exist")
         let file = try write(Data("keep".utf8), "file")
         let underFile = file + "/out.png"
         #expect(
-            await thrown(PictureError.self) { try await store.writePicture(id: 1, to: .file(path: underFile)) }?.description
+            await thrown(PictureError.self) { try await store.writePicture(id: 1, to: .file(path: underFile)) }?
+                .description
                 == "cannot write \(underFile): \(file) is not a directory")
         #expect(
-            await thrown(PictureError.self) { try await store.writePicture(id: 1, to: .file(path: dir.url.path)) }?.description
+            await thrown(PictureError.self) { try await store.writePicture(id: 1, to: .file(path: dir.url.path)) }?
+                .description
                 == "cannot write \(dir.url.path): it is a directory")
         #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == Data("keep".utf8))
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path) == ["file"])

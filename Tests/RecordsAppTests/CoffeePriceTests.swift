@@ -71,7 +71,8 @@ struct CoffeePriceTests {
 
     @Test("A search can be sorted by price")
     func searchSortedByPrice() async throws {
-        #expect(try await store.search("n", sortedBy: .price).map(\.name) == ["Tenth", "Nine and a half", "Ten", "Hundred"])
+        #expect(
+            try await store.search("n", sortedBy: .price).map(\.name) == ["Tenth", "Nine and a half", "Ten", "Hundred"])
     }
 
     @Test(
@@ -119,7 +120,8 @@ struct CoffeePriceTests {
         #expect(try await store.totalPrice() == CoffeePriceTotal(total: decimal("119.6"), count: 4, withoutPrice: 2))
         let range = CoffeePriceRange(minimum: decimal("5"), maximum: decimal("10"))
         #expect(
-            try await store.totalPrice(prices: range) == CoffeePriceTotal(total: decimal("19.5"), count: 2, withoutPrice: 2))
+            try await store.totalPrice(prices: range)
+                == CoffeePriceTotal(total: decimal("19.5"), count: 2, withoutPrice: 2))
     }
 
     @Test("The total of no coffees is 0")

@@ -99,7 +99,9 @@ struct CoffeeSchemaTests {
         // Not a tutorial's table: another application's database.
         #expect(throws: ForeignDatabaseError.self) { try AppDatabase(url: url, template: nil) }
         let database = try AppDatabase(url: url, template: nil, adoptingForeignDatabase: true)
-        let error = try await #require(throws: AppUnavailableError.self) { try await CoffeeStore(database: database).all() }
+        let error = try await #require(throws: AppUnavailableError.self) {
+            try await CoffeeStore(database: database).all()
+        }
         #expect(error.app == .coffee)
         #expect(error.reason.contains("columns records does not know (id, beans)"))
         #expect(try await PeopleStore(database: database).count() == 0)
@@ -243,7 +245,9 @@ struct CoffeeViewModelTests {
         #expect(try Data(contentsOf: dir.fileURL("copy.jpg")) == bytes)
 
         try Data(count: 5000).write(to: dir.fileURL("huge.png"))
-        await #expect(throws: PictureError.self) { try await detail.setPicture(from: .file(path: dir.path("huge.png"))) }
+        await #expect(throws: PictureError.self) {
+            try await detail.setPicture(from: .file(path: dir.path("huge.png")))
+        }
         #expect(detail.errorMessage?.contains("is not a PNG, JPEG, GIF or WebP picture") == true)
         #expect(detail.coffee.picture?.size == 2000)
 

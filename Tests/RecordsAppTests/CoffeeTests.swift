@@ -192,7 +192,8 @@ struct CoffeeStoreTests {
         coffee.name = "Fine"
         coffee.price = nil
         #expect(
-            await thrown(ValidationError.self) { try await store.save(&coffee) }?.message(for: "price") == "price must not be empty"
+            await thrown(ValidationError.self) { try await store.save(&coffee) }?.message(for: "price")
+                == "price must not be empty"
         )
         #expect(try totalChanges(database) == changesBefore)
         #expect(try await store.coffee(id: 1)?.name == "Espresso")
@@ -228,7 +229,8 @@ struct CoffeeStoreTests {
     func pricesAddUp() async throws {
         let a = try await store.add(CoffeeDraft(name: "A", price: decimal("0.1")))
         let b = try await store.add(CoffeeDraft(name: "B", price: decimal("0.2")))
-        let sum = try #require(try await store.coffee(id: a.id)?.price) + #require(try await store.coffee(id: b.id)?.price)
+        let sum =
+            try #require(try await store.coffee(id: a.id)?.price) + #require(try await store.coffee(id: b.id)?.price)
         #expect(sum == decimal("0.3"))
         #expect(0.1 + 0.2 != 0.3 as Double)
     }
@@ -285,7 +287,8 @@ struct CoffeeStoreTests {
         #expect(try CoffeeChanges.parse(name: " Ristretto ", price: nil) == CoffeeChanges(name: "Ristretto"))
         #expect(try CoffeeChanges.parse(name: nil, price: "2") == CoffeeChanges(price: 2))
         #expect(
-            await thrown(ValidationError.self) { _ = try CoffeeChanges.parse(name: nil, price: nil) }?.problems.count == 1)
+            await thrown(ValidationError.self) { _ = try CoffeeChanges.parse(name: nil, price: nil) }?.problems.count
+                == 1)
         let both = await thrown(ValidationError.self) { _ = try CoffeeChanges.parse(name: "", price: "x") }
         #expect(both?.problems.map(\.field) == ["name", "price"])
     }

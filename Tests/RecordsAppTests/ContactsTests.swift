@@ -42,7 +42,9 @@ struct ContactsStoreTests {
         #expect(try await store.delete(id: 1) == updated)
         #expect(try await store.contact(id: 1) == nil)
         await #expect(throws: RecordNotFoundError.self) { try await store.delete(id: 1) }
-        await #expect(throws: RecordNotFoundError.self) { try await store.update(id: 1, with: ContactChanges(name: "X")) }
+        await #expect(throws: RecordNotFoundError.self) {
+            try await store.update(id: 1, with: ContactChanges(name: "X"))
+        }
     }
 
     @Test(

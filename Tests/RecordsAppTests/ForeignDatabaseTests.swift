@@ -154,7 +154,8 @@ struct ForeignDatabaseTests {
         let dir = try TemporaryDirectory()
         let url = try makeDatabase(dir.fileURL("ledger.db"), Self.otherApplication)
         let database = try AppDatabase(url: url, template: nil, adoptingForeignDatabase: true)
-        try await ContactsStore(database: database).add(ContactDraft(name: "Jane", address: "1 High St", contact: "555"))
+        try await ContactsStore(database: database).add(
+            ContactDraft(name: "Jane", address: "1 High St", contact: "555"))
         database.close()
         #expect(try contents(url) == .records)
         // Adopted once, it is records' own: no option needed any more.

@@ -125,7 +125,9 @@ struct PeopleStoreTests {
     @Test("Invalid changes are refused and nothing is written")
     func invalidChanges() async throws {
         await #expect(throws: ValidationError.self) { try await store.update(id: 1, with: PersonChanges()) }
-        await #expect(throws: ValidationError.self) { try await store.update(id: 1, with: PersonChanges(firstName: "")) }
+        await #expect(throws: ValidationError.self) {
+            try await store.update(id: 1, with: PersonChanges(firstName: ""))
+        }
         await #expect(throws: ValidationError.self) { try await store.update(id: 1, with: PersonChanges(age: 200)) }
         #expect(try await store.person(id: 1) == Person(id: 1, firstName: "Ada", lastName: "Lovelace", age: 36))
     }
@@ -219,7 +221,9 @@ struct PeopleViewModelTests {
 
     @Test("A failed change throws, shows its message, writes nothing; a success clears it")
     func errors() async throws {
-        await #expect(throws: ValidationError.self) { try await model.add(PersonDraft(firstName: "", lastName: "X", age: 1)) }
+        await #expect(throws: ValidationError.self) {
+            try await model.add(PersonDraft(firstName: "", lastName: "X", age: 1))
+        }
         #expect(model.errorMessage == "first name must not be empty")
         #expect(model.people.count == 2)
         await #expect(throws: RecordNotFoundError.self) { try await model.delete(id: 42) }

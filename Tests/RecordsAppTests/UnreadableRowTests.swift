@@ -157,7 +157,9 @@ struct ContactsUnreadableRowTests {
 
     @Test("Editing the name mends the row, and it can be deleted")
     func mendAndDelete() async throws {
-        await #expect(throws: Self.blobName) { try await store.update(id: 2, with: ContactChanges(address: "2 High St")) }
+        await #expect(throws: Self.blobName) {
+            try await store.update(id: 2, with: ContactChanges(address: "2 High St"))
+        }
         let mended = try await store.update(id: 2, with: ContactChanges(name: "Jane Roe"))
         #expect(mended == Contact(id: 2, name: "Jane Roe", address: "1 High St", contact: "7"))
         try database.write { db in try db.execute("UPDATE CONTACTS SET ADDRESS = X'01' WHERE ID = 3") }
@@ -321,7 +323,9 @@ struct UsersUnreadableRowTests {
         #expect(listed.unreadable == [problem])
         await #expect(throws: problem) { try await store.user(id: grace.id) }
         await #expect(throws: problem) { try await store.user(email: "grace@example.com") }
-        await #expect(throws: problem) { try await store.updateProfile(id: grace.id, with: ProfileChanges(city: "Paris")) }
+        await #expect(throws: problem) {
+            try await store.updateProfile(id: grace.id, with: ProfileChanges(city: "Paris"))
+        }
         let mended = try await store.updateProfile(id: grace.id, with: ProfileChanges(firstName: "Grace"))
         #expect(mended.firstName == "Grace")
         // A date of birth another tool stored as a number is shown as its text.

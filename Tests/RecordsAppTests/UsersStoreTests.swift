@@ -81,7 +81,9 @@ struct UsersStoreTests {
         let store = usersStore(try emptyDatabase(), hasher: hasher)
         try await store.register(validForm(email: "ada@example.com"))
         hasher.reset()
-        let error = try await #require(throws: ValidationError.self) { try await store.register(validForm(email: email)) }
+        let error = try await #require(throws: ValidationError.self) {
+            try await store.register(validForm(email: email))
+        }
         #expect(error.problems == [ValidationError.Problem(field: "email", message: "email is already registered")])
         #expect(try await store.count() == 1)
         #expect(hasher.calls.isEmpty, "no time is spent hashing a registration that cannot be saved")
@@ -175,7 +177,8 @@ struct UsersStoreTests {
         let store = usersStore(try emptyDatabase())
         try await store.register(validForm(password: "p\u{E4}sswort!"))
         #expect(
-            try await store.authenticate(email: "ada@example.com", password: "pa\u{308}sswort!").email == "ada@example.com")
+            try await store.authenticate(email: "ada@example.com", password: "pa\u{308}sswort!").email
+                == "ada@example.com")
     }
 
     @Test("An unknown email fails as a wrong password does, after a dummy verification of the password")
@@ -299,7 +302,8 @@ struct UsersStoreTests {
     func changePasswordUnknownUser() async throws {
         let store = usersStore(try emptyDatabase())
         await #expect(throws: RecordNotFoundError(kind: "user", id: 9)) {
-            try await store.changePassword(id: 9, current: "whatever1", new: "battery staple", confirmation: "battery staple")
+            try await store.changePassword(
+                id: 9, current: "whatever1", new: "battery staple", confirmation: "battery staple")
         }
     }
 
@@ -344,7 +348,9 @@ struct UsersStoreTests {
         await #expect(throws: ValidationError.self) {
             try await store.updateProfile(id: ada.id, with: ProfileChanges(city: "Oxford", pincode: "x"))
         }
-        await #expect(throws: ValidationError.self) { try await store.updateProfile(id: ada.id, with: ProfileChanges()) }
+        await #expect(throws: ValidationError.self) {
+            try await store.updateProfile(id: ada.id, with: ProfileChanges())
+        }
         await #expect(throws: RecordNotFoundError(kind: "user", id: 42)) {
             try await store.updateProfile(id: 42, with: ProfileChanges(city: "Oxford"))
         }

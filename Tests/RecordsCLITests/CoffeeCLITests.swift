@@ -62,11 +62,12 @@ struct CoffeeCLITests {
         ] {
             #expect(main.stdout.contains(command), "missing \(command)")
         }
-        // Wide enough for the longest synopsis on one line.
+        // Help is at most 100 columns wide: the list's synopsis continues on
+        // a second line.
         let family = try sandbox.runRaw(["coffee", "--help"], environment: ["COLUMNS": "100"])
         #expect(family.status == 0)
         let synopses = [
-            "list [--sort name|newest|price] [--min-price PRICE] [--max-price PRICE] [--json]",
+            "list [--sort name|newest|price] [--min-price PRICE] [--max-price PRICE] [--limit N] [--offset N]\n    [--json]",
             "total [--min-price PRICE] [--max-price PRICE] [--json]", "add --name NAME --price PRICE [--json]",
             "show ID [--json]",
             "edit ID [--name NAME] [--price PRICE] [--json]", "delete ID [--json]", "search TEXT... [--prefix]",

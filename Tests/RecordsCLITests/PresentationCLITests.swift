@@ -271,9 +271,10 @@ struct JSONOutputCLITests {
         let sandbox = try Sandbox()
         let registered = try sandbox.run(input: "password1\npassword1\n", userRegistration + ["--password-stdin"])
         #expect(registered.stdout == "Registered Ada Lovelace <ada@example.com> (ID 1).\n", "\(registered)")
-        let edited = try sandbox.run("users", "edit", "1", "--city", "Cambridge")
+        let edited = try sandbox.run(
+            input: "password1\n", "users", "edit", "1", "--city", "Cambridge", "--password-stdin")
         #expect(edited.stdout == "Updated Ada Lovelace <ada@example.com> (ID 1).\n", "\(edited)")
-        let deleted = try sandbox.run("users", "delete", "1", "--json")
+        let deleted = try sandbox.run(input: "password1\n", "users", "delete", "1", "--json", "--password-stdin")
         #expect((try deleted.json() as? [String: Any])?["id"] as? Int == 1, "\(deleted)")
     }
 }

@@ -194,7 +194,8 @@ struct ReliabilityCLITests {
         let list = try sandbox.run("users", "list")
         #expect(list.status == 1)
         #expect(list.stderr.contains("user 1 cannot be read: its city (User_Master.USER_CITY) is a blob of 1 byte"))
-        let edit = try sandbox.run("users", "edit", "1", "--city", "Cambridge")
+        let edit = try sandbox.run(
+            input: "correct horse\n", "users", "edit", "1", "--city", "Cambridge", "--password-stdin")
         #expect(edit.status == 0, "\(edit)")
         #expect(try sandbox.run("users", "list").status == 0)
     }

@@ -19,9 +19,11 @@ import SQLiteStore
 /// its size from the row's header (`length(picture)`, which SQLite answers
 /// without loading the value). Pictures go through SQLite's incremental
 /// BLOB I/O in chunks, so memory stays flat whatever their size.
-public struct CoffeeStore: Sendable {
+public struct CoffeeStore: SearchableRecordStore {
     private let database: AppDatabase
     private let table: RecordTable<Coffee>
+    /// How the shared methods reach the table.
+    public var access: RecordStoreAccess<Coffee, CoffeeSort> { RecordStoreAccess(table, orderBy: Self.orderBy) }
     /// The largest picture accepted, in bytes.
     public let pictureSizeLimit: Int
 
@@ -44,7 +46,7 @@ public struct CoffeeStore: Sendable {
     ///   stored name is not text (see ``list(sortedBy:prices:page:)``, which
     ///   reads the others all the same); ``ValidationError`` for an invalid
     ///   price range.
-    public func all(sortedBy sort: CoffeeSort = .name, prices: CoffeePriceRange = .any) async throws -> [Coffee] {
+    public func all(sortedBy sort: CoffeeSort = .name, prices: CoffeePriceRange) async throws -> [Coffee] {
         try await list(sortedBy: sort, prices: prices).get()
     }
 
@@ -62,7 +64,7 @@ public struct CoffeeStore: Sendable {
     ///   - page: Which rows of the list; all by default.
     /// - Throws: ``ValidationError`` when an end of `prices` is not a valid
     ///   price or the minimum is above the maximum.
-    public func list(sortedBy sort: CoffeeSort = .name, prices: CoffeePriceRange = .any, page: ListPage = .all)
+    public func list(sortedBy sort: CoffeeSort = .name, prices: CoffeePriceRange, page: ListPage = .all)
         async throws -> RecordList<Coffee>
     {
         try await table.list(where: Self.priceFilter(prices), orderBy: Self.orderBy(sort), page: page)
@@ -75,51 +77,10 @@ public struct CoffeeStore: Sendable {
     /// - Returns: How many rows `body` was given.
     @discardableResult
     public func forEach(
-        sortedBy sort: CoffeeSort = .name, prices: CoffeePriceRange = .any, page: ListPage = .all,
+        sortedBy sort: CoffeeSort = .name, prices: CoffeePriceRange, page: ListPage = .all,
         _ body: @escaping @Sendable (RecordList<Coffee>) throws -> Void
     ) async throws -> Int {
         try await table.forEach(where: Self.priceFilter(prices), orderBy: Self.orderBy(sort), page: page, body)
-    }
-
-    /// The coffees whose name contains `text` (or starts with it, in
-    /// ``SearchMode/prefix`` mode), ignoring case and accents; ID and name
-    /// only.
-    ///
-    /// - Throws: ``ValidationError`` when `text` is blank;
-    ///   ``UnreadableRowError`` for the first match that cannot be read.
-    public func search(_ text: String, mode: SearchMode = .substring, sortedBy sort: CoffeeSort = .name)
-        async throws -> [Coffee]
-    {
-        try await list(matching: text, mode: mode, sortedBy: sort).get()
-    }
-
-    /// The coffees matching `text` whose name can be read (as
-    /// ``search(_:mode:sortedBy:)``), and the matching rows whose name
-    /// cannot.
-    ///
-    /// - Throws: ``ValidationError`` when `text` is blank.
-    public func list(
-        matching text: String, mode: SearchMode = .substring, sortedBy sort: CoffeeSort = .name,
-        page: ListPage = .all
-    ) async throws -> RecordList<Coffee> {
-        try await table.list(where: Self.filter(text, mode: mode), orderBy: Self.orderBy(sort), page: page)
-    }
-
-    /// Walks the coffees matching `text` (as ``search(_:mode:sortedBy:)``)
-    /// in chunks, as ``forEach(sortedBy:prices:page:_:)`` walks them all.
-    ///
-    /// - Throws: ``ValidationError`` when `text` is blank.
-    @discardableResult
-    public func forEach(
-        matching text: String, mode: SearchMode = .substring, sortedBy sort: CoffeeSort = .name,
-        page: ListPage = .all, _ body: @escaping @Sendable (RecordList<Coffee>) throws -> Void
-    ) async throws -> Int {
-        try await table.forEach(where: Self.filter(text, mode: mode), orderBy: Self.orderBy(sort), page: page, body)
-    }
-
-    /// How many coffees there are.
-    public func count() async throws -> Int {
-        try await table.count()
     }
 
     /// The sum of the prices of the coffees in `prices` (every priced
@@ -242,15 +203,6 @@ public struct CoffeeStore: Sendable {
         return true
     }
 
-    /// Deletes a coffee, with its picture, and returns it as it was
-    /// (hydrated; with ``Coffee/unreadable`` when it had such values).
-    ///
-    /// - Throws: ``RecordNotFoundError`` or a database error.
-    @discardableResult
-    public func delete(id: Int64) async throws -> Coffee {
-        try await table.delete(id: id)
-    }
-
     // MARK: - Pictures
 
     /// Stores a picture for a coffee, replacing any it had.
@@ -330,7 +282,7 @@ public struct CoffeeStore: Sendable {
 
     // MARK: - Rows
 
-    private static func orderBy(_ sort: CoffeeSort) -> SQL {
+    @Sendable private static func orderBy(_ sort: CoffeeSort) -> SQL {
         switch sort {
         case .name: "records_fold(coffeeName), coffeeID"
         case .newest: "coffeeID DESC"
@@ -343,13 +295,11 @@ public struct CoffeeStore: Sendable {
         }
     }
 
-    private static func filter(_ text: String, mode: SearchMode) throws -> SQL {
-        let needle = SearchFolding.fold(text.trimmingCharacters(in: .whitespacesAndNewlines))
-        guard !needle.isEmpty else {
-            throw ValidationError(field: "search text", message: "search text must not be empty")
-        }
-        let match: SQL = mode == .prefix ? "= 1" : "> 0"
-        return "instr(records_fold(coffeeName), \(needle)) \(match)"
+    /// The coffees whose name contains `text` (or starts with it, in
+    /// ``SearchMode/prefix`` mode), ignoring case and accents; ID and name
+    /// only.
+    public func searchCondition(_ text: String, mode: SearchMode) throws -> SQL {
+        "instr(records_fold(coffeeName), \(try SearchFolding.needle(text))) \(SearchFolding.match(mode))"
     }
 
     /// A `WHERE` condition taking in the coffees whose price is in

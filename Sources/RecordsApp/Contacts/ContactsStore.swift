@@ -10,42 +10,26 @@ import SQLiteStore
 /// let matches = try await store.find(name: "jane  doe")   // the original tutorial's "Find Contact"
 /// let started = try await store.search("do")              // "Jane Doe": a word starts with "do"
 /// ```
-public struct ContactsStore: Sendable {
+public struct ContactsStore: SearchableRecordStore {
     private let table: RecordTable<Contact>
+    /// How the shared methods reach the table.
+    public var access: RecordStoreAccess<Contact, ContactSort> { RecordStoreAccess(table, orderBy: Self.orderBy) }
+    /// The start of the name or of a word of it.
+    public static let defaultSearchMode = SearchMode.prefix
 
     /// Creates a store on the app's database.
     public init(database: AppDatabase) {
         table = RecordTable(database: database)
     }
 
-    /// Every contact, in the given order.
-    ///
-    /// - Throws: ``UnreadableRowError`` naming the first row with a stored
-    ///   value that is not text (see ``list(sortedBy:page:)``, which reads the
-    ///   others all the same).
-    public func all(sortedBy sort: ContactSort = .name) async throws -> [Contact] {
-        try await list(sortedBy: sort).get()
-    }
-
-    /// Every contact that can be read, in the given order, and the rows
-    /// that cannot (a blob in a name), each named with its ID and columns.
-    ///
-    /// - Parameter page: Which rows of the list; all by default.
-    public func list(sortedBy sort: ContactSort = .name, page: ListPage = .all) async throws -> RecordList<Contact> {
-        try await table.list(orderBy: Self.orderBy(sort), page: page)
-    }
-
-    /// Walks every contact in the given order without loading the whole
-    /// list: `body` gets the rows in chunks as they are read, on a reader
-    /// connection's thread, all from one committed state.
-    ///
-    /// - Returns: How many rows `body` was given.
-    @discardableResult
-    public func forEach(
-        sortedBy sort: ContactSort = .name, page: ListPage = .all,
-        _ body: @escaping @Sendable (RecordList<Contact>) throws -> Void
-    ) async throws -> Int {
-        try await table.forEach(orderBy: Self.orderBy(sort), page: page, body)
+    /// The contacts whose name, or a word of it, starts with `text`
+    /// (contains it, in ``SearchMode/substring`` mode), ignoring case,
+    /// accents and repeated spaces.
+    public func searchCondition(_ text: String, mode: SearchMode) throws -> SQL {
+        let needle = try SearchFolding.needle(text, key: SearchFolding.nameKey)
+        let key: SQL = "\(identifier: SearchFolding.nameKeyFunctionName)(NAME)"
+        if mode == .substring { return "instr(\(key), \(needle)) > 0" }
+        return "(instr(\(key), \(needle)) = 1 OR instr(\(key), \(" " + needle)) > 0)"
     }
 
     /// The contacts whose name is `name`, ignoring case, accents,
@@ -67,38 +51,8 @@ public struct ContactsStore: Sendable {
         guard !key.isEmpty else {
             throw ValidationError(field: "name", message: "name must not be empty")
         }
-        return try await table.list(where: "\(identifier: SearchFolding.nameKeyFunctionName)(NAME) = \(key)", orderBy: "ID")
-    }
-
-    /// The contacts whose name, or a word of it, starts with `text`,
-    /// ignoring case, accents and repeated spaces, in the given order.
-    ///
-    /// - Throws: ``ValidationError`` when `text` is blank;
-    ///   ``UnreadableRowError`` for the first match that cannot be read.
-    public func search(_ text: String, sortedBy sort: ContactSort = .name) async throws -> [Contact] {
-        try await list(matching: text, sortedBy: sort).get()
-    }
-
-    /// The contacts matching `text` that can be read (as
-    /// ``search(_:sortedBy:)``), and the matching rows that cannot.
-    ///
-    /// - Throws: ``ValidationError`` when `text` is blank.
-    public func list(matching text: String, sortedBy sort: ContactSort = .name, page: ListPage = .all)
-        async throws -> RecordList<Contact>
-    {
-        try await table.list(where: Self.filter(text), orderBy: Self.orderBy(sort), page: page)
-    }
-
-    /// Walks the contacts matching `text` (as ``search(_:sortedBy:)``) in
-    /// chunks, as ``forEach(sortedBy:page:_:)`` walks them all.
-    ///
-    /// - Throws: ``ValidationError`` when `text` is blank.
-    @discardableResult
-    public func forEach(
-        matching text: String, sortedBy sort: ContactSort = .name, page: ListPage = .all,
-        _ body: @escaping @Sendable (RecordList<Contact>) throws -> Void
-    ) async throws -> Int {
-        try await table.forEach(where: Self.filter(text), orderBy: Self.orderBy(sort), page: page, body)
+        return try await table.list(
+            where: "\(identifier: SearchFolding.nameKeyFunctionName)(NAME) = \(key)", orderBy: "ID")
     }
 
     /// The contact with that ID, or nil.
@@ -107,11 +61,6 @@ public struct ContactsStore: Sendable {
     ///   not text.
     public func contact(id: Int64) async throws -> Contact? {
         try await table.record(id: id)
-    }
-
-    /// How many contacts there are.
-    public func count() async throws -> Int {
-        try await table.count()
     }
 
     /// Saves a new contact and returns it with its ID.
@@ -133,44 +82,22 @@ public struct ContactsStore: Sendable {
     ///   unreadable value (nothing is written then), or a database error.
     @discardableResult
     public func update(id: Int64, with changes: ContactChanges) async throws -> Contact {
-        let valid = try changes.validated()
-        return try await table.update(
-            id: id,
-            """
-            UPDATE CONTACTS SET
-                NAME = coalesce(\(valid.name), NAME),
-                ADDRESS = coalesce(\(valid.address), ADDRESS),
-                CONTACT = coalesce(\(valid.contact), CONTACT)
-            WHERE ID = \(id)
-            """)
-    }
-
-    /// Deletes a contact and returns who it was.
-    ///
-    /// A row with unreadable values is deleted all the same; those fields
-    /// are empty in the returned contact.
-    ///
-    /// - Throws: ``RecordNotFoundError`` or a database error.
-    @discardableResult
-    public func delete(id: Int64) async throws -> Contact {
-        try await table.delete(id: id)
+        try await table.update(id: id, setting: changes.validated().columns)
     }
 
     // MARK: - Rows
 
-    private static func filter(_ text: String) throws -> SQL {
-        let needle = SearchFolding.nameKey(text)
-        guard !needle.isEmpty else {
-            throw ValidationError(field: "search text", message: "search text must not be empty")
-        }
-        let key: SQL = "\(identifier: SearchFolding.nameKeyFunctionName)(NAME)"
-        return "(instr(\(key), \(needle)) = 1 OR instr(\(key), \(" " + needle)) > 0)"
-    }
-
-    private static func orderBy(_ sort: ContactSort) -> SQL {
+    @Sendable private static func orderBy(_ sort: ContactSort) -> SQL {
         switch sort {
         case .name: "records_fold(NAME), ID"
         case .newest: "ID DESC"
         }
+    }
+}
+
+extension ContactChanges {
+    /// The columns to set; nil leaves one as it is.
+    var columns: [(name: String, value: (any SQLiteValueConvertible)?)] {
+        [("NAME", name), ("ADDRESS", address), ("CONTACT", contact)]
     }
 }

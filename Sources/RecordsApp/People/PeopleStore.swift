@@ -11,77 +11,27 @@ import SQLiteStore
 /// try await store.update(id: ada.id, with: PersonChanges(age: 37))
 /// let found = try await store.search("love")  // case- and accent-insensitive
 /// ```
-public struct PeopleStore: Sendable {
+public struct PeopleStore: SearchableRecordStore {
     private let table: RecordTable<Person>
+    /// How the shared methods reach the table.
+    public var access: RecordStoreAccess<Person, PersonSort> { RecordStoreAccess(table, orderBy: Self.orderBy) }
 
     /// Creates a store on the app's database.
     public init(database: AppDatabase) {
         table = RecordTable(database: database)
     }
 
-    /// Everyone, in the given order.
-    ///
-    /// - Throws: ``UnreadableRowError`` naming the first row with a stored
-    ///   value that is not what its field holds (see ``list(sortedBy:page:)``,
-    ///   which reads the others all the same).
-    public func all(sortedBy sort: PersonSort = .name) async throws -> [Person] {
-        try await list(sortedBy: sort).get()
-    }
-
-    /// Everyone who can be read, in the given order, and the rows that
-    /// cannot (text in the age column, a blob in a name), each named with
-    /// its ID and columns.
-    ///
-    /// - Parameter page: Which rows of the list; all by default.
-    public func list(sortedBy sort: PersonSort = .name, page: ListPage = .all) async throws -> RecordList<Person> {
-        try await table.list(orderBy: Self.orderBy(sort), page: page)
-    }
-
-    /// Walks everyone in the given order without loading the whole list:
-    /// `body` gets the rows in chunks as they are read, on a reader
-    /// connection's thread, all from one committed state.
-    ///
-    /// - Returns: How many rows `body` was given.
-    @discardableResult
-    public func forEach(
-        sortedBy sort: PersonSort = .name, page: ListPage = .all,
-        _ body: @escaping @Sendable (RecordList<Person>) throws -> Void
-    ) async throws -> Int {
-        try await table.forEach(orderBy: Self.orderBy(sort), page: page, body)
-    }
-
-    /// The people whose first name, last name or full name matches `text`,
+    /// The people whose first name, last name or full name matches `text`
+    /// (contains it, or starts with it in ``SearchMode/prefix`` mode),
     /// ignoring case and accents.
-    ///
-    /// - Throws: ``ValidationError`` when `text` is blank;
-    ///   ``UnreadableRowError`` for the first match that cannot be read.
-    public func search(_ text: String, mode: SearchMode = .substring, sortedBy sort: PersonSort = .name) async throws
-        -> [Person]
-    {
-        try await list(matching: text, mode: mode, sortedBy: sort).get()
-    }
-
-    /// The people matching `text` who can be read (as ``search(_:mode:sortedBy:)``),
-    /// and the matching rows that cannot.
-    ///
-    /// - Throws: ``ValidationError`` when `text` is blank.
-    public func list(
-        matching text: String, mode: SearchMode = .substring, sortedBy sort: PersonSort = .name,
-        page: ListPage = .all
-    ) async throws -> RecordList<Person> {
-        try await table.list(where: Self.filter(text, mode: mode), orderBy: Self.orderBy(sort), page: page)
-    }
-
-    /// Walks the people matching `text` (as ``search(_:mode:sortedBy:)``)
-    /// in chunks, as ``forEach(sortedBy:page:_:)`` walks everyone.
-    ///
-    /// - Throws: ``ValidationError`` when `text` is blank.
-    @discardableResult
-    public func forEach(
-        matching text: String, mode: SearchMode = .substring, sortedBy sort: PersonSort = .name,
-        page: ListPage = .all, _ body: @escaping @Sendable (RecordList<Person>) throws -> Void
-    ) async throws -> Int {
-        try await table.forEach(where: Self.filter(text, mode: mode), orderBy: Self.orderBy(sort), page: page, body)
+    public func searchCondition(_ text: String, mode: SearchMode) throws -> SQL {
+        let needle = try SearchFolding.needle(text)
+        let match = SearchFolding.match(mode)
+        return """
+            instr(records_fold(firstname), \(needle)) \(match)
+               OR instr(records_fold(lastname), \(needle)) \(match)
+               OR instr(records_fold(ifnull(firstname, '') || ' ' || ifnull(lastname, '')), \(needle)) \(match)
+            """
     }
 
     /// The person with that ID, or nil.
@@ -90,11 +40,6 @@ public struct PeopleStore: Sendable {
     ///   not what its field holds.
     public func person(id: Int64) async throws -> Person? {
         try await table.record(id: id)
-    }
-
-    /// How many people there are.
-    public func count() async throws -> Int {
-        try await table.count()
     }
 
     /// Saves a new person and returns it with its ID.
@@ -117,51 +62,25 @@ public struct PeopleStore: Sendable {
     ///   unreadable value (nothing is written then), or a database error.
     @discardableResult
     public func update(id: Int64, with changes: PersonChanges) async throws -> Person {
-        let valid = try changes.validated()
         // A NULL the row had in another column stays NULL.
-        return try await table.update(
-            id: id,
-            """
-            UPDATE peopleInfo SET
-                firstname = coalesce(\(valid.firstName), firstname),
-                lastname = coalesce(\(valid.lastName), lastname),
-                age = coalesce(\(valid.age), age)
-            WHERE peopleInfoID = \(id)
-            """)
-    }
-
-    /// Deletes a person and returns who it was.
-    ///
-    /// A row with unreadable values is deleted all the same; those fields
-    /// are empty (or nil) in the returned person.
-    ///
-    /// - Throws: ``RecordNotFoundError`` or a database error.
-    @discardableResult
-    public func delete(id: Int64) async throws -> Person {
-        try await table.delete(id: id)
+        try await table.update(id: id, setting: changes.validated().columns)
     }
 
     // MARK: - Rows
 
-    private static func filter(_ text: String, mode: SearchMode) throws -> SQL {
-        let needle = SearchFolding.fold(text.trimmingCharacters(in: .whitespacesAndNewlines))
-        guard !needle.isEmpty else {
-            throw ValidationError(field: "search text", message: "search text must not be empty")
-        }
-        let match: SQL = mode == .prefix ? "= 1" : "> 0"
-        return """
-            instr(records_fold(firstname), \(needle)) \(match)
-               OR instr(records_fold(lastname), \(needle)) \(match)
-               OR instr(records_fold(ifnull(firstname, '') || ' ' || ifnull(lastname, '')), \(needle)) \(match)
-            """
-    }
-
-    private static func orderBy(_ sort: PersonSort) -> SQL {
+    @Sendable private static func orderBy(_ sort: PersonSort) -> SQL {
         let byName: SQL = "records_fold(lastname), records_fold(firstname), peopleInfoID"
         switch sort {
         case .name: return byName
         case .age: return "age IS NULL, age, \(byName)"
         case .newest: return "peopleInfoID DESC"
         }
+    }
+}
+
+extension PersonChanges {
+    /// The columns to set; nil leaves one as it is.
+    var columns: [(name: String, value: (any SQLiteValueConvertible)?)] {
+        [("firstname", firstName), ("lastname", lastName), ("age", clearsAge ? SQLiteValue.null : age)]
     }
 }

@@ -88,6 +88,12 @@ public enum PersonRules {
     /// The ages a person can have.
     public static let ages = 0...150
 
+    /// Whether an age typed as text says the age is unknown: `none`,
+    /// ignoring case and surrounding spaces.
+    public static func isNoAge(_ text: String) -> Bool {
+        text.trimmingCharacters(in: .whitespaces).lowercased() == "none"
+    }
+
     /// Parses an age typed as text ("42"), for forms and command lines.
     ///
     /// - Throws: ``ValidationError`` when the text is not a whole number in
@@ -118,11 +124,11 @@ public struct PersonDraft: Sendable, Equatable {
     public var firstName: String
     /// The last name; surrounding spaces are trimmed.
     public var lastName: String
-    /// The age, from 0 to 150.
-    public var age: Int
+    /// The age, from 0 to 150; nil when unknown.
+    public var age: Int?
 
     /// Creates a draft.
-    public init(firstName: String, lastName: String, age: Int) {
+    public init(firstName: String, lastName: String, age: Int?) {
         self.firstName = firstName
         self.lastName = lastName
         self.age = age
@@ -135,18 +141,20 @@ public struct PersonDraft: Sendable, Equatable {
         var validator = Validator()
         let first = validator.text(firstName, field: "first name", maxLength: PersonRules.maxNameLength)
         let last = validator.text(lastName, field: "last name", maxLength: PersonRules.maxNameLength)
-        validator.integer(age, field: "age", range: PersonRules.ages)
+        if let age { validator.integer(age, field: "age", range: PersonRules.ages) }
         try validator.check()
         return PersonDraft(firstName: first, lastName: last, age: age)
     }
 
     /// A validated draft from a form's text fields (or a command line),
-    /// with the problems of every field reported together.
-    public static func parse(firstName: String, lastName: String, age: String) throws -> PersonDraft {
+    /// with the problems of every field reported together. An age that is
+    /// nil, blank or `none` is unknown.
+    public static func parse(firstName: String, lastName: String, age: String?) throws -> PersonDraft {
         var validator = Validator()
         let first = validator.text(firstName, field: "first name", maxLength: PersonRules.maxNameLength)
         let last = validator.text(lastName, field: "last name", maxLength: PersonRules.maxNameLength)
-        let age = validator.age(age)
+        let typed = age?.trimmingCharacters(in: .whitespaces) ?? ""
+        let age = typed.isEmpty || PersonRules.isNoAge(typed) ? nil : validator.age(typed)
         try validator.check()
         return PersonDraft(firstName: first, lastName: last, age: age)
     }
@@ -160,16 +168,19 @@ public struct PersonChanges: Sendable, Equatable {
     public var lastName: String?
     /// A new age.
     public var age: Int?
+    /// Make the age unknown (NULL); ``age`` must then be nil.
+    public var clearsAge: Bool
 
     /// Creates changes.
-    public init(firstName: String? = nil, lastName: String? = nil, age: Int? = nil) {
+    public init(firstName: String? = nil, lastName: String? = nil, age: Int? = nil, clearsAge: Bool = false) {
         self.firstName = firstName
         self.lastName = lastName
         self.age = age
+        self.clearsAge = clearsAge
     }
 
     /// Whether nothing would change.
-    public var isEmpty: Bool { firstName == nil && lastName == nil && age == nil }
+    public var isEmpty: Bool { firstName == nil && lastName == nil && age == nil && !clearsAge }
 
     /// The changes with names trimmed, or the problems found (the same
     /// rules as ``PersonDraft/validated()``; an empty change set is one).
@@ -181,19 +192,22 @@ public struct PersonChanges: Sendable, Equatable {
         let first = firstName.map { validator.text($0, field: "first name", maxLength: PersonRules.maxNameLength) }
         let last = lastName.map { validator.text($0, field: "last name", maxLength: PersonRules.maxNameLength) }
         if let age { validator.integer(age, field: "age", range: PersonRules.ages) }
+        if age != nil && clearsAge { validator.fail("age", "give an age or clear it, not both") }
         try validator.check()
-        return PersonChanges(firstName: first, lastName: last, age: age)
+        return PersonChanges(firstName: first, lastName: last, age: age, clearsAge: clearsAge)
     }
 
-    /// Validated changes from text fields; nil leaves a field as it is. The
-    /// problems of every field are reported together.
+    /// Validated changes from text fields; nil leaves a field as it is, and
+    /// an age of `none` makes it unknown. The problems of every field are
+    /// reported together.
     public static func parse(firstName: String?, lastName: String?, age: String?) throws -> PersonChanges {
         var validator = Validator()
         let first = firstName.map { validator.text($0, field: "first name", maxLength: PersonRules.maxNameLength) }
         let last = lastName.map { validator.text($0, field: "last name", maxLength: PersonRules.maxNameLength) }
-        let age = age.map { validator.age($0) }
+        let clearsAge = age.map(PersonRules.isNoAge) ?? false
+        let newAge = clearsAge ? nil : age.map { validator.age($0) }
         try validator.check()
-        return try PersonChanges(firstName: first, lastName: last, age: age).validated()
+        return try PersonChanges(firstName: first, lastName: last, age: newAge, clearsAge: clearsAge).validated()
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import SQLiteStore
 
 /// A registered user of the Users app: a row of `User_Master`,
 /// without its password hash, which never leaves ``UsersStore``.
@@ -185,5 +186,84 @@ public struct CalendarDate: Sendable, Hashable, Comparable, CustomStringConverti
         case 4, 6, 9, 11: 30
         default: 31
         }
+    }
+}
+
+extension User: FetchableRecord, PersistableRecord {
+    /// The original tutorial's table.
+    public static let tableName = "User_Master"
+    /// Its key column.
+    public static let primaryKey = "UID"
+
+    /// A user from a row of `User_Master` (its password hash is never
+    /// read): NULL text reads as empty, a NULL gender as unspecified.
+    ///
+    /// - Throws: ``UnreadableRowError`` when a stored value is not what its
+    ///   field holds (a blob in a name, a gender code outside ``Gender``),
+    ///   naming each.
+    public init(row: Row) throws { try self.init(row: row, strict: true) }
+
+    /// Writes every column but the password hash, which a user does not
+    /// hold.
+    public func encode(to columns: inout RecordColumns) {
+        columns["UID"] = id
+        columns["USER_IMAGENAME"] = imageName
+        columns["USER_FNAME"] = firstName
+        columns["USER_LNAME"] = lastName
+        columns["USER_EMAIL"] = email
+        columns["USER_MOBILE"] = mobile
+        columns["USER_STATE"] = state
+        columns["USER_CITY"] = city
+        columns["USER_PINCODE"] = pincode
+        columns["USER_ADDRESS"] = address
+        columns["USER_GENDER"] = gender.rawValue
+        columns["USER_DOB"] = dateOfBirth
+    }
+
+    /// Takes the ID SQLite gave the new row.
+    public mutating func didInsert(rowID: Int64) { id = rowID }
+}
+
+extension User: AppRecord {
+    static let app = AppDatabase.App.users
+    static let kind = "user"
+    static let selection: SQL = """
+        UID, USER_IMAGENAME, USER_FNAME, USER_LNAME, USER_EMAIL, USER_MOBILE, USER_STATE, USER_CITY,
+        USER_PINCODE, USER_ADDRESS, USER_GENDER, USER_DOB
+        """
+
+    init(row: Row, strict: Bool) throws {
+        let id: Int64 = try row["UID"]
+        var reader = RowReader(row, table: Self.tableName)
+        func text(_ column: String, _ field: UserField) throws -> String {
+            // NOT NULL in the table; NULL from another tool reads as empty.
+            try reader.text(column, field: field.rawValue) ?? ""
+        }
+        let first = try text("USER_FNAME", .firstName)
+        let last = try text("USER_LNAME", .lastName)
+        let email = try text("USER_EMAIL", .email)
+        let mobile = try text("USER_MOBILE", .mobile)
+        let state = try text("USER_STATE", .state)
+        let city = try text("USER_CITY", .city)
+        let pincode = try text("USER_PINCODE", .pincode)
+        let address = try text("USER_ADDRESS", .address)
+        var gender = Gender.unspecified
+        let genderValue: SQLiteValue = try row["USER_GENDER"]
+        if let code = try reader.integer("USER_GENDER", field: UserField.gender.rawValue) {
+            if let known = Gender(rawValue: code) {
+                gender = known
+            } else {
+                let codes = Gender.allCases.map { String($0.rawValue) }.joined(separator: ", ")
+                reader.fail(
+                    genderValue, column: "USER_GENDER", field: UserField.gender.rawValue, expected: "one of \(codes)")
+            }
+        }
+        // The original tutorial's DATE column may hold a number a tool stored; its text.
+        let dateOfBirth = try reader.textOrNumber("USER_DOB", field: UserField.dateOfBirth.rawValue) ?? ""
+        let imageName = try text("USER_IMAGENAME", .imageName)
+        if strict { try reader.check(kind: Self.kind, id: id) }
+        self.init(
+            id: id, firstName: first, lastName: last, email: email, mobile: mobile, state: state, city: city,
+            pincode: pincode, address: address, gender: gender, dateOfBirth: dateOfBirth, imageName: imageName)
     }
 }

@@ -18,9 +18,11 @@ import SQLiteStore
 /// on a thread of its own, never the caller's actor nor a Swift
 /// concurrency thread, and outside any database access (hash, then write;
 /// read, then verify).
-public struct UsersStore: Sendable {
+public struct UsersStore: RecordStore {
     private let database: AppDatabase
     private let table: RecordTable<User>
+    /// How the shared methods reach the table.
+    public var access: RecordStoreAccess<User, UserSort> { RecordStoreAccess(table, orderBy: Self.orderBy) }
     private let hasher: any PasswordHashingService
     private let today: @Sendable () -> CalendarDate
 
@@ -46,37 +48,6 @@ public struct UsersStore: Sendable {
 
     // MARK: - Reading
 
-    /// Every user, in the given order.
-    ///
-    /// - Throws: ``UnreadableRowError`` naming the first row with a stored
-    ///   value that is not what its field holds (see ``list(sortedBy:page:)``,
-    ///   which reads the others all the same).
-    public func all(sortedBy sort: UserSort = .name) async throws -> [User] {
-        try await list(sortedBy: sort).get()
-    }
-
-    /// Every user who can be read, in the given order, and the rows that
-    /// cannot (a blob in a name, a gender code outside ``Gender``), each
-    /// named with its ID and columns.
-    ///
-    /// - Parameter page: Which rows of the list; all by default.
-    public func list(sortedBy sort: UserSort = .name, page: ListPage = .all) async throws -> RecordList<User> {
-        try await table.list(orderBy: Self.orderBy(sort), page: page)
-    }
-
-    /// Walks every user in the given order without loading the whole list:
-    /// `body` gets the rows in chunks as they are read, on a reader
-    /// connection's thread, all from one committed state.
-    ///
-    /// - Returns: How many rows `body` was given.
-    @discardableResult
-    public func forEach(
-        sortedBy sort: UserSort = .name, page: ListPage = .all,
-        _ body: @escaping @Sendable (RecordList<User>) throws -> Void
-    ) async throws -> Int {
-        try await table.forEach(orderBy: Self.orderBy(sort), page: page, body)
-    }
-
     /// The user with that ID, or nil.
     ///
     /// - Throws: ``UnreadableRowError`` when a stored value of the row is
@@ -93,11 +64,6 @@ public struct UsersStore: Sendable {
         let address = email.trimmingCharacters(in: .whitespacesAndNewlines)
         return try await table.list(where: "USER_EMAIL = \(address)", orderBy: "UID", page: ListPage(limit: 1))
             .get().first
-    }
-
-    /// How many users there are.
-    public func count() async throws -> Int {
-        try await table.count()
     }
 
     // MARK: - Registering and logging in
@@ -225,20 +191,13 @@ public struct UsersStore: Sendable {
         return try await Self.mappingDuplicateEmail {
             try await table.update(
                 id: id,
-                """
-                UPDATE User_Master SET
-                    USER_FNAME = coalesce(\(valid.firstName), USER_FNAME),
-                    USER_LNAME = coalesce(\(valid.lastName), USER_LNAME),
-                    USER_EMAIL = coalesce(\(valid.email), USER_EMAIL),
-                    USER_MOBILE = coalesce(\(valid.mobile), USER_MOBILE),
-                    USER_STATE = coalesce(\(valid.state), USER_STATE), USER_CITY = coalesce(\(valid.city), USER_CITY),
-                    USER_PINCODE = coalesce(\(valid.pincode), USER_PINCODE),
-                    USER_ADDRESS = coalesce(\(valid.address), USER_ADDRESS),
-                    USER_GENDER = coalesce(\(valid.gender?.rawValue), USER_GENDER),
-                    USER_DOB = coalesce(\(valid.dateOfBirth?.description), USER_DOB),
-                    USER_IMAGENAME = coalesce(\(valid.imageName), USER_IMAGENAME)
-                WHERE UID = \(id)
-                """,
+                setting: [
+                    ("USER_FNAME", valid.firstName), ("USER_LNAME", valid.lastName), ("USER_EMAIL", valid.email),
+                    ("USER_MOBILE", valid.mobile), ("USER_STATE", valid.state), ("USER_CITY", valid.city),
+                    ("USER_PINCODE", valid.pincode), ("USER_ADDRESS", valid.address),
+                    ("USER_GENDER", valid.gender?.rawValue), ("USER_DOB", valid.dateOfBirth?.description),
+                    ("USER_IMAGENAME", valid.imageName),
+                ],
                 check: { db in
                     guard let email = valid.email else { return }
                     let owner = try db.fetchOne(
@@ -252,36 +211,23 @@ public struct UsersStore: Sendable {
     /// Changes the given profile fields of a user whose password this is,
     /// as a logged-in session would (see ``updateProfile(id:with:)``).
     ///
-    /// - Throws: ``AuthenticationError/invalidCredentials`` for a wrong
-    ///   password (nothing is written), and what
-    ///   ``updateProfile(id:with:)`` throws.
+    /// - Throws: ``AuthenticationError/wrongPassword`` (nothing is
+    ///   written), and what ``updateProfile(id:with:)`` throws.
     @discardableResult
     public func updateProfile(id: Int64, password: String, with changes: ProfileChanges) async throws -> User {
         _ = try changes.validated(today: today())
-        _ = try await checkPassword(id: id, password, wrongPassword: .invalidCredentials)
+        _ = try await checkPassword(id: id, password, wrongPassword: .wrongPassword)
         return try await updateProfile(id: id, with: changes)
-    }
-
-    /// Deletes a user and returns who it was.
-    ///
-    /// A row with unreadable values is deleted all the same; those fields
-    /// are empty in the returned user.
-    ///
-    /// - Throws: ``RecordNotFoundError`` or a database error.
-    @discardableResult
-    public func delete(id: Int64) async throws -> User {
-        try await table.delete(id: id)
     }
 
     /// Deletes a user whose password this is, as a logged-in session
     /// would, and returns who it was.
     ///
-    /// - Throws: ``AuthenticationError/invalidCredentials`` for a wrong
-    ///   password (nothing is deleted), ``RecordNotFoundError``, or a
-    ///   database error.
+    /// - Throws: ``AuthenticationError/wrongPassword`` (nothing is
+    ///   deleted), ``RecordNotFoundError``, or a database error.
     @discardableResult
     public func delete(id: Int64, password: String) async throws -> User {
-        _ = try await checkPassword(id: id, password, wrongPassword: .invalidCredentials)
+        _ = try await checkPassword(id: id, password, wrongPassword: .wrongPassword)
         return try await delete(id: id)
     }
 
@@ -301,7 +247,7 @@ public struct UsersStore: Sendable {
         }
     }
 
-    private static func orderBy(_ sort: UserSort) -> SQL {
+    @Sendable private static func orderBy(_ sort: UserSort) -> SQL {
         let byName: SQL = "records_fold(USER_LNAME), records_fold(USER_FNAME), UID"
         switch sort {
         case .name: return byName
@@ -311,85 +257,6 @@ public struct UsersStore: Sendable {
 
     private static func passwordHash(_ db: Database, id: Int64) throws -> String? {
         try db.fetchOne(String.self, "SELECT USER_PASS FROM User_Master WHERE UID = ?", arguments: [id])
-    }
-}
-
-extension User: FetchableRecord, PersistableRecord {
-    /// The original tutorial's table.
-    public static let tableName = "User_Master"
-    /// Its key column.
-    public static let primaryKey = "UID"
-
-    /// A user from a row of `User_Master` (its password hash is never
-    /// read): NULL text reads as empty, a NULL gender as unspecified.
-    ///
-    /// - Throws: ``UnreadableRowError`` when a stored value is not what its
-    ///   field holds (a blob in a name, a gender code outside ``Gender``),
-    ///   naming each.
-    public init(row: Row) throws { try self.init(row: row, strict: true) }
-
-    /// Writes every column but the password hash, which a user does not
-    /// hold.
-    public func encode(to columns: inout RecordColumns) {
-        columns["UID"] = id
-        columns["USER_IMAGENAME"] = imageName
-        columns["USER_FNAME"] = firstName
-        columns["USER_LNAME"] = lastName
-        columns["USER_EMAIL"] = email
-        columns["USER_MOBILE"] = mobile
-        columns["USER_STATE"] = state
-        columns["USER_CITY"] = city
-        columns["USER_PINCODE"] = pincode
-        columns["USER_ADDRESS"] = address
-        columns["USER_GENDER"] = gender.rawValue
-        columns["USER_DOB"] = dateOfBirth
-    }
-
-    /// Takes the ID SQLite gave the new row.
-    public mutating func didInsert(rowID: Int64) { id = rowID }
-}
-
-extension User: AppRecord {
-    static let app = AppDatabase.App.users
-    static let kind = "user"
-    static let selection: SQL = """
-        UID, USER_IMAGENAME, USER_FNAME, USER_LNAME, USER_EMAIL, USER_MOBILE, USER_STATE, USER_CITY,
-        USER_PINCODE, USER_ADDRESS, USER_GENDER, USER_DOB
-        """
-
-    init(row: Row, strict: Bool) throws {
-        let id: Int64 = try row["UID"]
-        var reader = RowReader(row, table: Self.tableName)
-        func text(_ column: String, _ field: UserField) throws -> String {
-            // NOT NULL in the table; NULL from another tool reads as empty.
-            try reader.text(column, field: field.rawValue) ?? ""
-        }
-        let first = try text("USER_FNAME", .firstName)
-        let last = try text("USER_LNAME", .lastName)
-        let email = try text("USER_EMAIL", .email)
-        let mobile = try text("USER_MOBILE", .mobile)
-        let state = try text("USER_STATE", .state)
-        let city = try text("USER_CITY", .city)
-        let pincode = try text("USER_PINCODE", .pincode)
-        let address = try text("USER_ADDRESS", .address)
-        var gender = Gender.unspecified
-        let genderValue: SQLiteValue = try row["USER_GENDER"]
-        if let code = try reader.integer("USER_GENDER", field: UserField.gender.rawValue) {
-            if let known = Gender(rawValue: code) {
-                gender = known
-            } else {
-                let codes = Gender.allCases.map { String($0.rawValue) }.joined(separator: ", ")
-                reader.fail(
-                    genderValue, column: "USER_GENDER", field: UserField.gender.rawValue, expected: "one of \(codes)")
-            }
-        }
-        // The original tutorial's DATE column may hold a number a tool stored; its text.
-        let dateOfBirth = try reader.textOrNumber("USER_DOB", field: UserField.dateOfBirth.rawValue) ?? ""
-        let imageName = try text("USER_IMAGENAME", .imageName)
-        if strict { try reader.check(kind: Self.kind, id: id) }
-        self.init(
-            id: id, firstName: first, lastName: last, email: email, mobile: mobile, state: state, city: city,
-            pincode: pincode, address: address, gender: gender, dateOfBirth: dateOfBirth, imageName: imageName)
     }
 }
 
@@ -431,11 +298,14 @@ public enum AuthenticationError: Error, Sendable, Equatable, CustomStringConvert
     case invalidCredentials
     /// The current password given to change it is wrong.
     case wrongCurrentPassword
+    /// The password given to edit or delete a user is wrong.
+    case wrongPassword
 
     public var description: String {
         switch self {
         case .invalidCredentials: "invalid email or password"
         case .wrongCurrentPassword: "the current password is wrong"
+        case .wrongPassword: "the password is wrong"
         }
     }
 }

@@ -1,4 +1,6 @@
+import RecordsApp
 import SQLiteStore
+
 #if canImport(SQLite3)
     import SQLite3
 #else
@@ -7,17 +9,27 @@ import SQLiteStore
 
 extension Workloads {
     /// W6, first variant: the seeds' `peopleInfo` table. Insert people with
-    /// distinct names as records in one transaction, then fetch them all
-    /// back as records; records with hand-written row code.
+    /// distinct names in one transaction, then fetch them all back, as the
+    /// People app's own record (`RecordsApp.Person`: hand-written
+    /// `init(row:)` that checks every value, and `encode(to:)`). The app's
+    /// people carry their IDs, 1 to n, which is what the raw side's NULL
+    /// keys get in the empty table.
     static var w6People: Workload {
-        people(id: "W6a", title: "people: insert + fetch all, hand-written") { db, run, people in
+        people(id: "W6a", title: "people: insert + fetch all, the app's Person") { db, run, people in
+            let records = people.enumerated().map { index, person in
+                RecordsApp.Person(
+                    id: Int64(index + 1), firstName: person.fields.firstname, lastName: person.fields.lastname,
+                    age: person.fields.age)
+            }
             let fetched = try run.measure {
                 try db.transaction { db in
-                    for var person in people { try person.insert(db) }
-                    return try Person.fetchAll(db)
+                    for var person in records { try person.insert(db) }
+                    return try RecordsApp.Person.fetchAll(db)
                 }
             }
-            return fetched.map(\.fields)
+            return fetched.map {
+                PersonFields(id: $0.id, firstname: $0.firstName, lastname: $0.lastName, age: $0.age ?? -1)
+            }
         }
     }
 

@@ -1,0 +1,135 @@
+import Foundation
+import RecordsApp
+
+// Lists printed as their rows arrive from the store, chunk by chunk, so
+// that `records people list | head -1` prints at once and memory stays
+// flat however long the list: the text table takes its column widths from
+// the first chunk (a longer cell later only makes its own line longer);
+// JSON is one array, written element by element.
+
+extension Command.Option {
+    /// `--limit N`.
+    static let limit = Command.Option(name: "limit", valueName: "N", help: "Show at most N rows")
+    /// `--offset N`.
+    static let offset = Command.Option(name: "offset", valueName: "N", help: "Skip the first N rows")
+}
+
+extension Invocation {
+    /// The page `--limit` and `--offset` ask for; all rows by default.
+    ///
+    /// - Throws: ``UsageError`` for a value that is not a whole number from 0.
+    func page() throws -> ListPage {
+        func count(_ option: String) throws -> Int? {
+            guard let text = arguments.value(option) else { return nil }
+            guard let value = Int(text), value >= 0 else {
+                throw UsageError(
+                    message: "option '--\(option)' needs a whole number from 0, not '\(Terminal.clean(text))'",
+                    helpPath: path)
+            }
+            return value
+        }
+        return ListPage(limit: try count("limit"), offset: try count("offset") ?? 0)
+    }
+}
+
+/// Prints a list as it is read. Fed chunk by chunk from the store's reader
+/// thread (one chunk at a time), then finished on the command's own.
+///
+/// The text table is laid out from the first chunk and fitted to the
+/// output's width (``Presentation/tableWidth``, as for every table): later
+/// rows keep those widths, cut with "…" on a terminal. JSON is one compact
+/// array on one line, as ``Console/json(_:)`` prints, written element by
+/// element.
+///
+/// `@unchecked Sendable`: its state is only touched under `lock`.
+final class StreamingList<Record: Encodable & Sendable>: @unchecked Sendable {
+    private let columns: [Table.Column]
+    private let cells: (Record) -> [String]
+    private let json: Bool
+    private let maximumWidth: Int?
+    private let lock = NSLock()
+    private var layout: TableLayout?
+    private var printed = 0
+    private var unreadable: [UnreadableRowError] = []
+
+    /// - Parameters:
+    ///   - columns: The text table's columns.
+    ///   - json: Print a JSON array instead.
+    ///   - cells: A record's cells, one per column.
+    @MainActor
+    init(_ columns: [Table.Column], json: Bool, cells: @escaping (Record) -> [String]) {
+        self.columns = columns
+        self.json = json
+        self.cells = cells
+        self.maximumWidth = Presentation.tableWidth
+    }
+
+    /// Prints a chunk's records and keeps its unreadable rows for the end.
+    func take(_ chunk: RecordList<Record>) throws {
+        try lock.withLock {
+            unreadable += chunk.unreadable
+            guard !chunk.records.isEmpty else { return }
+            if json {
+                try write(try jsonElements(chunk.records))
+            } else {
+                try Console.out(tableLines(chunk.records))
+            }
+            printed += chunk.records.count
+        }
+    }
+
+    /// Ends the list: `]`, or `[]`, for JSON, `empty` for text when nothing
+    /// was listed; then warns of each unreadable row.
+    ///
+    /// - Throws: ``CommandFailure`` when rows could not be read (the others
+    ///   were listed).
+    func finish(empty: String?, noun: String) throws {
+        try lock.withLock {
+            if json {
+                try write(printed == 0 ? "[]\n" : "]\n")
+            } else if printed == 0 && unreadable.isEmpty, let empty {
+                try Console.out(empty)
+            }
+            guard !unreadable.isEmpty else { return }
+            for row in unreadable { Console.error("records: warning: \(row)") }
+            throw CommandFailure(
+                message: "\(unreadable.count) of \(unreadable.count + printed) \(noun) could not be read (see above); "
+                    + "the others were listed")
+        }
+    }
+
+    /// Writes JSON text as it is: it holds no newline or control character
+    /// (``Terminal/jsonEscaped(_:)`` escaped them).
+    private func write(_ text: String) throws {
+        let code = StandardStream.write(text, to: STDOUT_FILENO)
+        if code != 0 { throw OutputError(code: code) }
+    }
+
+    /// The chunk's elements, each after `[` (the first of the list) or `,`.
+    private func jsonElements(_ records: [Record]) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var text = ""
+        for (index, record) in records.enumerated() {
+            text += printed == 0 && index == 0 ? "[" : ","
+            text += Terminal.jsonEscaped(String(decoding: try encoder.encode(record), as: UTF8.self))
+        }
+        return text
+    }
+
+    private func tableLines(_ records: [Record]) -> String {
+        let rows = records.map(cells)
+        var lines: [String] = []
+        if layout == nil {
+            let contentWidths = columns.indices.map { column in
+                rows.map { Terminal.width(of: Terminal.clean($0[column])) }.max() ?? 0
+            }
+            let fitted = TableLayout(columns, contentWidths: contentWidths, maximumWidth: maximumWidth)
+            layout = fitted
+            lines.append(fitted.header())
+        }
+        guard let layout else { return "" }
+        lines += rows.map(layout.line)
+        return lines.joined(separator: "\n")
+    }
+}
