@@ -148,31 +148,21 @@ let coffeeCommands = CommandFamily(
                 }
             }),
         Command(
-            name: "search", summary: "Find coffees by name, ignoring case and accents",
+            name: "search", summary: "Find coffees by the start of the words of their name, best matches first",
             positionals: [
-                Command.Positional(name: "TEXT", help: "What to look for; several words are one text", takesRest: true)
+                Command.Positional(name: "TEXT", help: "What to look for: words, each the start of a word", takesRest: true)
             ],
-            options: [
-                Command.Option.flag("prefix", "Match names that start with TEXT only (default: TEXT anywhere)"),
-                Command.Option(name: "sort", valueName: "name|newest|price", help: "Order as for list"),
-                .json,
-            ],
+            options: indexedSearchOptions,
+            discussion: indexedSearchDiscussion,
             examples: [
-                "records coffee search latte", "records coffee search --prefix caf", "records coffee search cafe",
+                "records coffee search latte", "records coffee search caf", "records coffee search caffe lat --json",
             ],
             run: { invocation in
-                let mode: SearchMode = invocation.arguments.flag("prefix") ? .prefix : .substring
-                let sort = try invocation.choice("sort", default: CoffeeSort.name)
-                let text = invocation.arguments.positionals.first ?? ""
-                if text.trimmingCharacters(in: .whitespaces).isEmpty {
-                    throw UsageError(message: "search TEXT must not be empty", helpPath: invocation.path)
-                }
-                let coffees = try await CoffeeStore(database: invocation.database()).list(
-                    matching: text, mode: mode, sortedBy: sort)
-                try printCoffees(
-                    coffees.records, invocation,
-                    empty: coffees.isComplete ? "No coffee matches \"\(Terminal.clean(text))\"." : nil)
-                try finishList(coffees, noun: "matching coffees")
+                let store = try CoffeeStore(database: invocation.database())
+                try await invocation.runIndexedSearch(
+                    nothingFound: "No coffee matches", noun: "matching coffees",
+                    search: { try await store.fullTextSearch($0, limit: $1, offset: $2) },
+                    printTable: { try printCoffees($0, invocation, empty: $1) })
             }),
         Command(
             name: "picture set", summary: "Store a PNG, JPEG, GIF or WebP picture for a coffee",

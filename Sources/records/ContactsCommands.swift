@@ -81,6 +81,32 @@ let contactsCommands = CommandFamily(
                 try finishList(listed, noun: "matching contacts")
             }),
         Command(
+            name: "search", summary: "Find contacts by the start of words of their name, address or contact",
+            positionals: [
+                Command.Positional(name: "TEXT", help: "What to look for: words, each the start of a word", takesRest: true)
+            ],
+            options: indexedSearchOptions,
+            discussion: indexedSearchDiscussion + "\nMatches in the name come first. For an exact name, see find.",
+            examples: ["records contacts search jane", "records contacts search main spring", "records contacts search mil --json"],
+            run: { invocation in
+                let store = try ContactsStore(database: invocation.database())
+                try await invocation.runIndexedSearch(
+                    nothingFound: "No contact matches", noun: "matching contacts",
+                    search: { try await store.fullTextSearch($0, limit: $1, offset: $2) },
+                    printTable: { contacts, empty in
+                        guard !contacts.isEmpty else {
+                            if let empty { try Console.out(empty) }
+                            return
+                        }
+                        var table = Table([
+                            .init(title: "ID", alignment: .right), .init(title: "NAME"),
+                            .init(title: "ADDRESS | CONTACT"),
+                        ])
+                        for contact in contacts { table.append([String(contact.id), contact.name, contact.details]) }
+                        try Console.out(table.render())
+                    })
+            }),
+        Command(
             name: "show", summary: "Show one contact",
             positionals: [Command.Positional(name: "ID", help: "The contact's ID, as listed")],
             options: [.json],
