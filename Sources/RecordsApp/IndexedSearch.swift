@@ -112,10 +112,18 @@ struct IndexedSearch: Sendable {
             separator = ""
         }
         var segments: [Snippet.Segment] = []
+        // Text next to text is one segment: "Zoë" and " " make "Zoë ".
+        func append(_ segment: Snippet.Segment) {
+            if let last = segments.last, !last.isMatch, !segment.isMatch {
+                segments[segments.count - 1].text += segment.text
+            } else {
+                segments.append(segment)
+            }
+        }
         for position in (row.count - count)..<row.count {
             guard let text = try row.decode(String?.self, at: position), !text.isEmpty else { continue }
-            if !segments.isEmpty { segments.append(Snippet.Segment(text: separator, isMatch: false)) }
-            segments += Self.segments(marked: text)
+            if !segments.isEmpty && !separator.isEmpty { append(Snippet.Segment(text: separator, isMatch: false)) }
+            Self.segments(marked: text).forEach(append)
         }
         return Snippet(segments: segments)
     }
