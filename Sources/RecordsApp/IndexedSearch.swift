@@ -181,7 +181,8 @@ extension RecordTable {
                 do {
                     let record = try Record(row: row, strict: true)
                     results.matches.append(
-                        FullTextMatch(record: record, rank: try search.rank(from: row), snippet: try search.snippet(from: row)))
+                        FullTextMatch(
+                            record: record, rank: try search.rank(from: row), snippet: try search.snippet(from: row)))
                 } catch let error as UnreadableRowError {
                     results.unreadable.append(error)
                 }

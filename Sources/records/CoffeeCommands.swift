@@ -150,7 +150,8 @@ let coffeeCommands = CommandFamily(
         Command(
             name: "search", summary: "Find coffees by the start of the words of their name, best matches first",
             positionals: [
-                Command.Positional(name: "TEXT", help: "What to look for: words, each the start of a word", takesRest: true)
+                Command.Positional(
+                    name: "TEXT", help: "What to look for: words, each the start of a word", takesRest: true)
             ],
             options: indexedSearchOptions,
             discussion: indexedSearchDiscussion,

@@ -83,11 +83,15 @@ let contactsCommands = CommandFamily(
         Command(
             name: "search", summary: "Find contacts by the start of words of their name, address or contact",
             positionals: [
-                Command.Positional(name: "TEXT", help: "What to look for: words, each the start of a word", takesRest: true)
+                Command.Positional(
+                    name: "TEXT", help: "What to look for: words, each the start of a word", takesRest: true)
             ],
             options: indexedSearchOptions,
             discussion: indexedSearchDiscussion + "\nMatches in the name come first. For an exact name, see find.",
-            examples: ["records contacts search jane", "records contacts search main spring", "records contacts search mil --json"],
+            examples: [
+                "records contacts search jane", "records contacts search main spring",
+                "records contacts search mil --json",
+            ],
             run: { invocation in
                 let store = try ContactsStore(database: invocation.database())
                 try await invocation.runIndexedSearch(

@@ -74,7 +74,8 @@ extension Invocation {
         if wantsJSON {
             try Console.json(results.matches.map(IndexedSearchMatchJSON.init))
         } else {
-            try printTable(results.records, results.unreadable.isEmpty ? "\(nothingFound) \"\(Terminal.clean(text))\"." : nil)
+            try printTable(
+                results.records, results.unreadable.isEmpty ? "\(nothingFound) \"\(Terminal.clean(text))\"." : nil)
         }
         try finishList(results.list, noun: noun)
     }
@@ -84,7 +85,8 @@ extension Invocation {
         guard let text = arguments.value(option) else { return nil }
         guard let number = Int(text), number >= 0 else {
             throw UsageError(
-                message: "--\(option) must be a whole number, 0 or more, not \"\(Terminal.clean(text))\"", helpPath: path)
+                message: "--\(option) must be a whole number, 0 or more, not \"\(Terminal.clean(text))\"",
+                helpPath: path)
         }
         return number
     }

@@ -94,7 +94,8 @@ let peopleCommands = CommandFamily(
         Command(
             name: "search", summary: "Find people by the start of their first and last names, best matches first",
             positionals: [
-                Command.Positional(name: "TEXT", help: "What to look for: words, each the start of a name", takesRest: true)
+                Command.Positional(
+                    name: "TEXT", help: "What to look for: words, each the start of a name", takesRest: true)
             ],
             options: indexedSearchOptions,
             discussion: indexedSearchDiscussion,

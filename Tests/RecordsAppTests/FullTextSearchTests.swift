@@ -282,9 +282,11 @@ struct FullTextMigrationTests {
         }
         let database = try AppDatabase(url: url, template: nil)
         #expect(try database.read { db in try AppDatabase.migrator.isUpToDate(db) })
-        #expect(try await PeopleStore(database: database).fullTextSearch("akesson").records.map(\.lastName) == ["Åkesson"])
+        #expect(
+            try await PeopleStore(database: database).fullTextSearch("akesson").records.map(\.lastName) == ["Åkesson"])
         #expect(try await ContactsStore(database: database).fullTextSearch("main").records.map(\.name) == ["Jane Doe"])
-        #expect(try await CoffeeStore(database: database).fullTextSearch("caffe").records.map(\.name) == ["Caffè Latte"])
+        #expect(
+            try await CoffeeStore(database: database).fullTextSearch("caffe").records.map(\.name) == ["Caffè Latte"])
         // And keeps them in sync from then on.
         try await PeopleStore(database: database).add(PersonDraft(firstName: "Ada", lastName: "Lovelace", age: 36))
         #expect(try await PeopleStore(database: database).fullTextSearch("love").records.map(\.firstName) == ["Ada"])
@@ -293,8 +295,12 @@ struct FullTextMigrationTests {
     @Test("The installed sample database is searchable")
     func sampleIndexed() async throws {
         let dir = try TemporaryDirectory()
-        let database = try AppDatabase(url: dir.fileURL("records.sqlite"), template: try AppDatabase.bundledTemplateURL())
-        #expect(try await PeopleStore(database: database).fullTextSearch("sean o'bri").records.map(\.lastName) == ["O'Brien"])
+        let database = try AppDatabase(
+            url: dir.fileURL("records.sqlite"), template: try AppDatabase.bundledTemplateURL())
+        #expect(
+            try await PeopleStore(database: database).fullTextSearch("sean o'bri").records.map(\.lastName) == [
+                "O'Brien"
+            ])
         #expect(try await CoffeeStore(database: database).fullTextSearch("caf").records.count == 2)
     }
 }

@@ -69,7 +69,8 @@ struct CoffeeCLITests {
             "list [--sort name|newest|price] [--min-price PRICE] [--max-price PRICE] [--json]",
             "total [--min-price PRICE] [--max-price PRICE] [--json]", "add --name NAME --price PRICE [--json]",
             "show ID [--json]",
-            "edit ID [--name NAME] [--price PRICE] [--json]", "delete ID [--json]", "search TEXT... [--limit N] [--offset N] [--json]",
+            "edit ID [--name NAME] [--price PRICE] [--json]", "delete ID [--json]",
+            "search TEXT... [--limit N] [--offset N] [--json]",
             "picture set ID FILE", "picture get ID FILE", "picture remove ID",
         ]
         for synopsis in synopses {

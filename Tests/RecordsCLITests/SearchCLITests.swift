@@ -83,7 +83,10 @@ struct SearchCLITests {
         #expect(found.compactMap { $0["name"] as? String } == ["Milano Tours Agency Europe", "Marco Rossi"])
         #expect(found.map { $0["snippet"] as? String } == ["**Milano** Tours Agency Europe", "Via Roma 1, **Milano**"])
         let table = try sandbox.run("contacts", "search", "main", "spring")
-        #expect(table.lines == ["ID  NAME      ADDRESS | CONTACT", " 1  Jane Doe  12 Main Street, Springfield | +1 555 0100"])
+        #expect(
+            table.lines == [
+                "ID  NAME      ADDRESS | CONTACT", " 1  Jane Doe  12 Main Street, Springfield | +1 555 0100",
+            ])
         // find keeps its exact name match.
         let find = try sandbox.run("contacts", "find", "jane")
         #expect(find.status == 1 && find.stderr.contains("Match not found"))
@@ -93,7 +96,8 @@ struct SearchCLITests {
     @Test("coffee search finds words' starts ignoring accents, and marks the name")
     func coffee() throws {
         let sandbox = try Sandbox()
-        let found = try #require(try sandbox.run("coffee", "search", "caffe", "lat", "--json").json() as? [[String: Any]])
+        let found = try #require(
+            try sandbox.run("coffee", "search", "caffe", "lat", "--json").json() as? [[String: Any]])
         #expect(found.count == 1)
         #expect(found.first?["name"] as? String == "Caffè Latte")
         #expect(found.first?["snippet"] as? String == "**Caffè** **Latte**")
