@@ -213,10 +213,12 @@ struct ContactsFullTextSearchTests {
 
 @Suite("Coffee: full-text search")
 struct CoffeeFullTextSearchTests {
+    let database: AppDatabase
     let store: CoffeeStore
 
     init() async throws {
-        store = CoffeeStore(database: try emptyDatabase())
+        database = try emptyDatabase()
+        store = CoffeeStore(database: database)
         for name in ["Caffè Latte", "Café Mocha", "Espresso", "Latte Macchiato"] {
             try await store.add(CoffeeDraft(name: name, price: 3))
         }
@@ -240,6 +242,14 @@ struct CoffeeFullTextSearchTests {
         let match = try #require(try await store.fullTextSearch("moch").matches.first)
         #expect(!match.record.isHydrated && match.record.price == nil)
         #expect(match.snippet.marked(before: "[", after: "]") == "Café [Mocha]")
+    }
+
+    @Test("The search never reads a picture, only the list's columns")
+    func noPictureRead() async throws {
+        let (found, columns) = try await columnsRead(database) { try await store.fullTextSearch("caf") }
+        #expect(found.matches.count == 2)
+        #expect(columns.contains("coffee.coffeeName"))
+        #expect(!columns.contains("coffee.picture") && !columns.contains("coffee.priceMicros"), "\(columns)")
     }
 
     @Test("The index follows a rename saved through the store and a delete")
