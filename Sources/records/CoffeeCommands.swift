@@ -152,30 +152,22 @@ let coffeeCommands = CommandFamily(
                 }
             }),
         Command(
-            name: "search", summary: "Find coffees by name, ignoring case and accents",
+            name: "search", summary: "Find coffees by the start of the words of their name, best matches first",
             positionals: [
-                Command.Positional(name: "TEXT", help: "What to look for; several words are one text", takesRest: true)
+                Command.Positional(
+                    name: "TEXT", help: "What to look for: words, each the start of a word", takesRest: true)
             ],
-            options: [
-                Command.Option.flag("prefix", "Match names that start with TEXT only (default: TEXT anywhere)"),
-                Command.Option(name: "sort", valueName: "name|newest|price", help: "Order as for list"),
-                .limit, .offset, .json,
-            ],
+            options: indexedSearchOptions,
+            discussion: indexedSearchDiscussion,
             examples: [
-                "records coffee search latte", "records coffee search --prefix caf", "records coffee search cafe",
+                "records coffee search latte", "records coffee search caf", "records coffee search caffe lat --json",
             ],
             run: { invocation in
-                let mode: SearchMode = invocation.arguments.flag("prefix") ? .prefix : .substring
-                let sort = try invocation.choice("sort", default: CoffeeSort.name)
-                let text = invocation.arguments.positionals.first ?? ""
-                if text.trimmingCharacters(in: .whitespaces).isEmpty {
-                    throw UsageError(message: "search TEXT must not be empty", helpPath: invocation.path)
-                }
-                let list = coffeeList(invocation)
-                try await CoffeeStore(database: invocation.database()).forEach(
-                    matching: text, mode: mode, sortedBy: sort, page: invocation.page()
-                ) { try list.take($0) }
-                try list.finish(empty: "No coffee matches \"\(Terminal.clean(text))\".", noun: "matching coffees")
+                let store = try CoffeeStore(database: invocation.database())
+                try await invocation.runIndexedSearch(
+                    nothingFound: "No coffee matches", noun: "matching coffees",
+                    search: { try await store.fullTextSearch($0, limit: $1, offset: $2) },
+                    printTable: { try coffeeList(invocation).print($0, empty: $1, noun: "matching coffees") })
             }),
         Command(
             name: "picture set", summary: "Store a PNG, JPEG, GIF or WebP picture for a coffee",

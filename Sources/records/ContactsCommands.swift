@@ -25,29 +25,6 @@ let contactsCommands = CommandFamily(
                     noun: "contacts")
             }),
         Command(
-            name: "search", summary: "Find contacts whose name, or a word of it, starts with TEXT",
-            positionals: [
-                Command.Positional(name: "TEXT", help: "What to look for; several words are one text", takesRest: true)
-            ],
-            options: [
-                Command.Option(name: "sort", valueName: "name|newest", help: "Order as for list"),
-                .limit, .offset, .json,
-            ],
-            discussion: "Ignores case, accents and repeated spaces. No match is an empty list, not an error.",
-            examples: ["records contacts search jan", "records contacts search \"jane d\" --json"],
-            run: { invocation in
-                let sort = try invocation.choice("sort", default: ContactSort.name)
-                let text = invocation.arguments.positionals.first ?? ""
-                if text.trimmingCharacters(in: .whitespaces).isEmpty {
-                    throw UsageError(message: "search TEXT must not be empty", helpPath: invocation.path)
-                }
-                let list = contactsList(invocation)
-                try await ContactsStore(database: invocation.database()).forEach(
-                    matching: text, sortedBy: sort, page: invocation.page()
-                ) { try list.take($0) }
-                try list.finish(empty: "No contact matches \"\(Terminal.clean(text))\".", noun: "matching contacts")
-            }),
-        Command(
             name: "add", summary: "Add a contact",
             options: [
                 Command.Option(name: "name", valueName: "NAME", help: "Name (1-100 characters)", isRequired: true),
@@ -94,6 +71,25 @@ let contactsCommands = CommandFamily(
                     if !matches.isEmpty { try Console.out(matches.map(contactFields).joined(separator: "\n\n")) }
                 }
                 try finishList(listed, noun: "matching contacts")
+            }),
+        Command(
+            name: "search", summary: "Find contacts by the start of words of their name, address or contact",
+            positionals: [
+                Command.Positional(
+                    name: "TEXT", help: "What to look for: words, each the start of a word", takesRest: true)
+            ],
+            options: indexedSearchOptions,
+            discussion: indexedSearchDiscussion + "\nMatches in the name come first. For an exact name, see find.",
+            examples: [
+                "records contacts search jane", "records contacts search main spring",
+                "records contacts search mil --json",
+            ],
+            run: { invocation in
+                let store = try ContactsStore(database: invocation.database())
+                try await invocation.runIndexedSearch(
+                    nothingFound: "No contact matches", noun: "matching contacts",
+                    search: { try await store.fullTextSearch($0, limit: $1, offset: $2) },
+                    printTable: { try contactsList(invocation).print($0, empty: $1, noun: "matching contacts") })
             }),
         Command(
             name: "show", summary: "Show one contact",

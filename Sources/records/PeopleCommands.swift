@@ -93,30 +93,23 @@ let peopleCommands = CommandFamily(
                 }
             }),
         Command(
-            name: "search", summary: "Find people by first, last or full name, ignoring case and accents",
+            name: "search", summary: "Find people by the start of their first and last names, best matches first",
             positionals: [
-                Command.Positional(name: "TEXT", help: "What to look for; several words are one text", takesRest: true)
+                Command.Positional(
+                    name: "TEXT", help: "What to look for: words, each the start of a name", takesRest: true)
             ],
-            options: [
-                Command.Option.flag("prefix", "Match names that start with TEXT only (default: TEXT anywhere)"),
-                Command.Option(name: "sort", valueName: "name|age|newest", help: "Order as for list"),
-                .limit, .offset, .json,
-            ],
+            options: indexedSearchOptions,
+            discussion: indexedSearchDiscussion,
             examples: [
-                "records people search love", "records people search --prefix a", "records people search ada lovelace",
+                "records people search love", "records people search ada lov", "records people search akesson",
+                "records people search gr --limit 10 --json",
             ],
             run: { invocation in
-                let mode: SearchMode = invocation.arguments.flag("prefix") ? .prefix : .substring
-                let sort = try invocation.choice("sort", default: PersonSort.name)
-                let text = invocation.arguments.positionals.first ?? ""
-                if text.trimmingCharacters(in: .whitespaces).isEmpty {
-                    throw UsageError(message: "search TEXT must not be empty", helpPath: invocation.path)
-                }
-                let list = peopleList(invocation)
-                try await PeopleStore(database: invocation.database()).forEach(
-                    matching: text, mode: mode, sortedBy: sort, page: invocation.page()
-                ) { try list.take($0) }
-                try list.finish(empty: "No one matches \"\(Terminal.clean(text))\".", noun: "matching people")
+                let store = try PeopleStore(database: invocation.database())
+                try await invocation.runIndexedSearch(
+                    nothingFound: "No one matches", noun: "matching people",
+                    search: { try await store.fullTextSearch($0, limit: $1, offset: $2) },
+                    printTable: { try peopleList(invocation).print($0, empty: $1, noun: "matching people") })
             }),
     ])
 

@@ -98,6 +98,13 @@ final class StreamingList<Record: Encodable & Sendable>: @unchecked Sendable {
         }
     }
 
+    /// Prints records already read (a page of search results) as one
+    /// chunk, then ends the list.
+    func print(_ records: [Record], empty: String?, noun: String) throws {
+        try take(RecordList(records: records))
+        try finish(empty: empty, noun: noun)
+    }
+
     /// Writes JSON text as it is: it holds no newline or control character
     /// (``Terminal/jsonEscaped(_:)`` escaped them).
     private func write(_ text: String) throws {

@@ -45,10 +45,14 @@ func contentDump(_ path: String) throws -> [String] {
     let db = try Database(path: path, configuration: configuration)
     var lines = try db.fetchAll(
         String.self, "SELECT type || ' ' || name || ': ' || ifnull(sql, '') FROM sqlite_master ORDER BY type, name")
-    for table in try db.fetchAll(String.self, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name") {
-        let quoted = "\"" + table.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-        for row in try db.fetchAll("SELECT * FROM \(unsafeLiteral: quoted) ORDER BY rowid") {
-            lines.append("\(table) \(row)")
+    for table in try db.fetchAll("SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY name") {
+        let name: String = try table["name"]
+        let quoted = "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        // A WITHOUT ROWID table (FTS5 keeps some) has no rowid; its rows come in key order.
+        let withoutRowID = (try table["sql"] as String?)?.uppercased().hasSuffix("WITHOUT ROWID") ?? false
+        let order = withoutRowID ? "" : " ORDER BY rowid"
+        for row in try db.fetchAll("SELECT * FROM \(unsafeLiteral: quoted)\(unsafeLiteral: order)") {
+            lines.append("\(name) \(row)")
         }
     }
     lines.append("user_version \(try db.fetchOne(Int.self, "PRAGMA user_version") ?? 0)")

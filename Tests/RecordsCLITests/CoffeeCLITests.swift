@@ -70,7 +70,8 @@ struct CoffeeCLITests {
             "list [--sort name|newest|price] [--min-price PRICE] [--max-price PRICE] [--limit N] [--offset N]\n    [--json]",
             "total [--min-price PRICE] [--max-price PRICE] [--json]", "add --name NAME --price PRICE [--json]",
             "show ID [--json]",
-            "edit ID [--name NAME] [--price PRICE] [--json]", "delete ID [--json]", "search TEXT... [--prefix]",
+            "edit ID [--name NAME] [--price PRICE] [--json]", "delete ID [--json]",
+            "search TEXT... [--limit N] [--offset N] [--json]",
             "picture set ID FILE", "picture get ID FILE", "picture remove ID",
         ]
         for synopsis in synopses {
@@ -237,8 +238,9 @@ struct CoffeeCLITests {
         let sandbox = try Sandbox()
         let found = try #require(try sandbox.run("coffee", "search", "CAFE", "--json").json() as? [[String: Any]])
         #expect(found.compactMap { $0["name"] as? String } == ["Café Mocha"])
-        let prefix = try sandbox.run("coffee", "search", "--prefix", "caf")
-        #expect(prefix.lines == ["ID  NAME", " 6  Café Mocha", " 3  Caffè Latte"])
+        // Equal ranks come in the order the coffees were added.
+        let prefix = try sandbox.run("coffee", "search", "caf")
+        #expect(prefix.lines == ["ID  NAME", " 3  Caffè Latte", " 6  Café Mocha"])
         #expect(try sandbox.run("coffee", "search", "tea").stdout == "No coffee matches \"tea\".\n")
         let delete = try sandbox.run("coffee", "delete", "1")
         #expect(delete.stdout == "Deleted Espresso (ID 1) and its picture.\n")

@@ -41,7 +41,14 @@ enum CoffeeSchema {
     static let migrations: [Migrator.Migration] = [
         Migrator.migration("coffee.createTable") { db in try createOrUpgradeTable(db) },
         Migrator.migration("coffee.pricesInMillionths") { db in try convertPricesToMillionths(db) },
+        // The full-text index of the names, filled from the rows already
+        // there; triggers keep it in sync from then on.
+        Migrator.migration("coffee.searchIndex") { db in try db.create(searchIndex) },
     ]
+
+    /// The full-text index of coffee names, folding case and diacritics
+    /// ("caffe" finds "Caffè").
+    static let searchIndex = FullTextIndex("coffee_search", on: "coffee", columns: ["coffeeName"], rowID: "coffeeID")
 
     /// The table the first migration makes (prices as decimal text), and
     /// the one the shipped sample database has; the second migration

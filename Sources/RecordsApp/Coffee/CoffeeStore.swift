@@ -21,7 +21,7 @@ import SQLiteStore
 /// BLOB I/O in chunks, so memory stays flat whatever their size.
 public struct CoffeeStore: SearchableRecordStore {
     private let database: AppDatabase
-    private let table: RecordTable<Coffee>
+    let table: RecordTable<Coffee>
     /// How the shared methods reach the table.
     public var access: RecordStoreAccess<Coffee, CoffeeSort> { RecordStoreAccess(table, orderBy: Self.orderBy) }
     /// The largest picture accepted, in bytes.

@@ -14,6 +14,14 @@ enum ContactsSchema {
                     ADDRESS TEXT,
                     CONTACT TEXT)
                 """)
-        }
+        },
+        // The full-text index of every column, filled from the rows already
+        // there; triggers keep it in sync from then on.
+        Migrator.migration("contacts.searchIndex") { db in try db.create(searchIndex) },
     ]
+
+    /// The full-text index of the name, address and contact (phone, email,
+    /// URL), folding case and diacritics.
+    static let searchIndex = FullTextIndex(
+        "CONTACTS_search", on: "CONTACTS", columns: ["NAME", "ADDRESS", "CONTACT"], rowID: "ID")
 }

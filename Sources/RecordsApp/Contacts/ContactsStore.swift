@@ -11,7 +11,7 @@ import SQLiteStore
 /// let started = try await store.search("do")              // "Jane Doe": a word starts with "do"
 /// ```
 public struct ContactsStore: SearchableRecordStore {
-    private let table: RecordTable<Contact>
+    let table: RecordTable<Contact>
     /// How the shared methods reach the table.
     public var access: RecordStoreAccess<Contact, ContactSort> { RecordStoreAccess(table, orderBy: Self.orderBy) }
     /// The start of the name or of a word of it.

@@ -16,6 +16,14 @@ enum PeopleSchema {
                     lastname TEXT,
                     age INTEGER)
                 """)
-        }
+        },
+        // The full-text index of the names, filled from the rows already
+        // there; triggers keep it in sync from then on.
+        Migrator.migration("people.searchIndex") { db in try db.create(searchIndex) },
     ]
+
+    /// The full-text index of first and last names, folding case and
+    /// diacritics ("akesson" finds "Åkesson").
+    static let searchIndex = FullTextIndex(
+        "peopleInfo_search", on: "peopleInfo", columns: ["firstname", "lastname"], rowID: "peopleInfoID")
 }

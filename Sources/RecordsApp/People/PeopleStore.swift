@@ -12,7 +12,7 @@ import SQLiteStore
 /// let found = try await store.search("love")  // case- and accent-insensitive
 /// ```
 public struct PeopleStore: SearchableRecordStore {
-    private let table: RecordTable<Person>
+    let table: RecordTable<Person>
     /// How the shared methods reach the table.
     public var access: RecordStoreAccess<Person, PersonSort> { RecordStoreAccess(table, orderBy: Self.orderBy) }
 

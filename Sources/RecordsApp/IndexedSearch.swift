@@ -1,0 +1,193 @@
+import SQLiteStore
+
+/// One record found by an app's full-text search, with its rank and the
+/// text that matched.
+public struct FullTextMatch<Record: Sendable>: Sendable {
+    /// The record, as the app's list reads it.
+    public var record: Record
+    /// FTS5's `bm25` rank: lower is a better match. Matches come sorted by
+    /// it, best first.
+    public var rank: Double
+    /// The searched text of the record with the matching words marked as
+    /// segments; the caller escapes and marks them for its output.
+    public var snippet: Snippet
+}
+
+extension FullTextMatch: Equatable where Record: Equatable {}
+
+/// What an app's full-text search found: the matches that could be read,
+/// best first, and the matching rows that could not (a stored value that is
+/// not what its field holds), each named with its ID and columns.
+public struct FullTextResults<Record: Sendable>: Sendable {
+    /// The matches read, best first.
+    public var matches: [FullTextMatch<Record>]
+    /// The matching rows that could not be read.
+    public var unreadable: [UnreadableRowError]
+
+    /// Creates results.
+    public init(matches: [FullTextMatch<Record>], unreadable: [UnreadableRowError] = []) {
+        self.matches = matches
+        self.unreadable = unreadable
+    }
+
+    /// The records, best first.
+    public var records: [Record] { matches.map(\.record) }
+
+    /// The records and the unreadable rows, as a list of the app's.
+    public var list: RecordList<Record> { RecordList(records: records, unreadable: unreadable) }
+
+    /// The records, or the first unreadable row as the error.
+    public func get() throws -> [Record] { try list.get() }
+}
+
+/// How an app searches its full-text index: which index, how much each
+/// column weighs in the rank, and which text comes back as the snippet.
+struct IndexedSearch: Sendable {
+    /// The text handed back with each match.
+    enum SnippetText: Sendable {
+        /// These columns' whole text, matches marked, the non-empty ones
+        /// joined by `separator`.
+        case highlight(columns: [Int], separator: String)
+        /// An excerpt of at most `words` words from the best-matching
+        /// column (FTS5's `snippet()`).
+        case excerpt(words: Int)
+    }
+
+    let index: FullTextIndex
+    /// One weight per column of ``index``, in order.
+    let weights: [Double]
+    let snippet: SnippetText
+
+    /// Private-use characters put around matches by FTS5 and split on
+    /// here; a stored value holding one only gets an odd mark.
+    static let openMark: Unicode.Scalar = "\u{F8F0}"
+    static let closeMark: Unicode.Scalar = "\u{F8F1}"
+
+    /// The pattern for what a person typed: every word must match the
+    /// start of a word, in any searched column, in any order, ignoring case
+    /// and diacritics. Nil when the text holds no word to look for (blank,
+    /// punctuation, emoji only).
+    static func pattern(_ text: String) -> SearchPattern? {
+        SearchPattern(typed: text, prefix: .everyWord)
+    }
+
+    /// The statement: the record's list columns from a subquery (so that
+    /// the index's columns of the same names cannot clash, and a column the
+    /// list does not read, such as a picture, is never loaded), then the
+    /// rank and the snippet columns.
+    func sql<Record: AppRecord>(for _: Record.Type, pattern: SearchPattern, limit: Int?, offset: Int) -> SQL {
+        let fts: SQL = "\(identifier: index.name)"
+        let rank = SQL(
+            unsafeLiteral: "bm25(\(quotedIdentifier(index.name))" + weights.map { ", \($0)" }.joined() + ")")
+        let open = String(Self.openMark)
+        let close = String(Self.closeMark)
+        let snippets: [SQL]
+        switch snippet {
+        case .highlight(let columns, _):
+            snippets = columns.map { "highlight(\(fts), \($0), \(open), \(close))" }
+        case .excerpt(let words):
+            snippets = ["snippet(\(fts), -1, \(open), \(close), '…', \(words))"]
+        }
+        var sql: SQL = """
+            SELECT t.*, \(rank), \(snippets.joined(separator: ", ")) \
+            FROM \(fts) JOIN (SELECT \(Record.selection) FROM \(identifier: Record.tableName)) AS t \
+            ON t.\(identifier: Record.primaryKey) = \(fts).rowid \
+            WHERE \(fts) MATCH \(pattern.fts5Query) \
+            ORDER BY \(rank), \(fts).rowid
+            """
+        if limit != nil || offset > 0 { sql += " LIMIT \(Int64(limit ?? -1)) OFFSET \(Int64(offset))" }
+        return sql
+    }
+
+    /// The snippet from a row's last columns.
+    func snippet(from row: Row) throws -> Snippet {
+        let count: Int
+        let separator: String
+        switch snippet {
+        case .highlight(let columns, let joiner):
+            count = columns.count
+            separator = joiner
+        case .excerpt:
+            count = 1
+            separator = ""
+        }
+        var segments: [Snippet.Segment] = []
+        // Text next to text is one segment: "Zoë" and " " make "Zoë ".
+        func append(_ segment: Snippet.Segment) {
+            if let last = segments.last, !last.isMatch, !segment.isMatch {
+                segments[segments.count - 1].text += segment.text
+            } else {
+                segments.append(segment)
+            }
+        }
+        for position in (row.count - count)..<row.count {
+            guard let text = try row.decode(String?.self, at: position), !text.isEmpty else { continue }
+            if !segments.isEmpty && !separator.isEmpty { append(Snippet.Segment(text: separator, isMatch: false)) }
+            Self.segments(marked: text).forEach(append)
+        }
+        return Snippet(segments: segments)
+    }
+
+    /// The rank, just before the snippet columns.
+    func rank(from row: Row) throws -> Double {
+        let snippetColumns: Int
+        switch snippet {
+        case .highlight(let columns, _): snippetColumns = columns.count
+        case .excerpt: snippetColumns = 1
+        }
+        return try row.decode(Double.self, at: row.count - snippetColumns - 1)
+    }
+
+    /// Text with FTS5's marks split into matches and the text between.
+    static func segments(marked text: String) -> [Snippet.Segment] {
+        var segments: [Snippet.Segment] = []
+        var current = ""
+        var isMatch = false
+        for scalar in text.unicodeScalars {
+            if scalar == openMark || scalar == closeMark {
+                if !current.isEmpty { segments.append(Snippet.Segment(text: current, isMatch: isMatch)) }
+                current = ""
+                isMatch = scalar == openMark
+            } else {
+                current.unicodeScalars.append(scalar)
+            }
+        }
+        if !current.isEmpty { segments.append(Snippet.Segment(text: current, isMatch: isMatch)) }
+        return segments
+    }
+}
+
+extension RecordTable {
+    /// The records matching what a person typed, best first (see
+    /// ``IndexedSearch/pattern(_:)``), read as the list reads them, with
+    /// their rank and snippet, and the matching rows that cannot be read.
+    ///
+    /// Text with nothing to look for gives no match.
+    ///
+    /// - Throws: ``ValidationError`` when `limit` or `offset` is negative.
+    func fullTextSearch(_ text: String, using search: IndexedSearch, limit: Int?, offset: Int) async throws
+        -> FullTextResults<Record>
+    {
+        var validator = Validator()
+        if let limit, limit < 0 { validator.fail("limit", "limit must not be negative") }
+        if offset < 0 { validator.fail("offset", "offset must not be negative") }
+        try validator.check()
+        guard let pattern = IndexedSearch.pattern(text) else { return FullTextResults(matches: []) }
+        let sql = search.sql(for: Record.self, pattern: pattern, limit: limit, offset: offset)
+        return try await database.read(for: Record.app) { db in
+            var results = FullTextResults<Record>(matches: [])
+            let cursor = try db.fetchCursor(sql)
+            while let row = try cursor.next() {
+                do {
+                    let record = try Record(row: row, strict: true)
+                    results.matches.append(
+                        FullTextMatch(
+                            record: record, rank: try search.rank(from: row), snippet: try search.snippet(from: row)))
+                } catch let error as UnreadableRowError {
+                    results.unreadable.append(error)
+                }
+            }
+            return results
+        }
+    }
+}
