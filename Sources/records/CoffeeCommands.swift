@@ -240,7 +240,9 @@ let coffeeCommands = CommandFamily(
                     try await store.writePicture(id: id, to: .fileHandle(.standardOutput, name: standardOutputName))
                     return
                 }
-                guard let coffee = try await store.coffee(id: id) else { throw RecordNotFoundError(kind: "coffee", id: id) }
+                guard let coffee = try await store.coffee(id: id) else {
+                    throw RecordNotFoundError(kind: "coffee", id: id)
+                }
                 try refuseToReplace(file, force: invocation.arguments.flag("force"))
                 let picture = try await store.writePicture(id: id, to: .file(path: file))
                 try Console.out(

@@ -229,7 +229,7 @@ let usersCommands = CommandFamily(
             positionals: [Command.Positional(name: "ID", help: "The user's ID, as listed")],
             options: [
                 .json,
-                Command.Option.flag("password-stdin", "Read the user's password from the first line of standard input")
+                Command.Option.flag("password-stdin", "Read the user's password from the first line of standard input"),
             ],
             discussion: "As a logged-in session would, the user's password is needed, asked for on the terminal or "
                 + "read with --password-stdin; a wrong one deletes nothing.",
