@@ -21,7 +21,7 @@ import SQLiteStore
 /// BLOB I/O in chunks, so memory stays flat whatever their size.
 public struct CoffeeStore: Sendable {
     private let database: AppDatabase
-    private let table: RecordTable<Coffee>
+    let table: RecordTable<Coffee>
     /// The largest picture accepted, in bytes.
     public let pictureSizeLimit: Int
 

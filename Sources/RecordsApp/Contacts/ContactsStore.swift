@@ -11,7 +11,7 @@ import SQLiteStore
 /// let started = try await store.search("do")              // "Jane Doe": a word starts with "do"
 /// ```
 public struct ContactsStore: Sendable {
-    private let table: RecordTable<Contact>
+    let table: RecordTable<Contact>
 
     /// Creates a store on the app's database.
     public init(database: AppDatabase) {

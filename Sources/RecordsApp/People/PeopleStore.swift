@@ -12,7 +12,7 @@ import SQLiteStore
 /// let found = try await store.search("love")  // case- and accent-insensitive
 /// ```
 public struct PeopleStore: Sendable {
-    private let table: RecordTable<Person>
+    let table: RecordTable<Person>
 
     /// Creates a store on the app's database.
     public init(database: AppDatabase) {

@@ -20,7 +20,7 @@ import SQLiteStore
 /// read, then verify).
 public struct UsersStore: Sendable {
     private let database: AppDatabase
-    private let table: RecordTable<User>
+    let table: RecordTable<User>
     private let hasher: any PasswordHashingService
     private let today: @Sendable () -> CalendarDate
 
