@@ -204,6 +204,10 @@ public final class ProfileViewModel {
     /// Whether the last ``changePassword()`` succeeded.
     public private(set) var passwordChanged = false
 
+    /// The user, or that the user was deleted (found by ``load()``, or by
+    /// anyone while ``start()`` runs).
+    public private(set) var state: DetailState = .shown
+
     private let store: UsersStore
 
     /// Creates a view model; call ``load()``.
@@ -228,9 +232,42 @@ public final class ProfileViewModel {
             form = user.map(ProfileForm.init)
             fieldErrors = [:]
             errorMessage = user == nil ? RecordNotFoundError(kind: "user", id: userID).description : nil
+            if user == nil { state = .deleted(kind: "user", id: userID) }
         } catch {
             errorMessage = String(describing: error)
         }
+    }
+
+    /// Reads the user, then again after every committed change of the
+    /// users, by anyone (another screen, connection or process), until the
+    /// calling task is cancelled (SwiftUI's `.task { await model.start() }`).
+    /// The form follows the stored profile while it has no edits; edits
+    /// are kept. When the user is deleted, ``state`` says so, ``user`` and
+    /// ``form`` become nil and the observation ends; an error that ends it
+    /// (the database closed) is left in ``errorMessage``.
+    public func start() async {
+        guard !state.isDeleted else { return }
+        do {
+            for try await _ in store.changes {
+                if try await follow() { return }
+            }
+        } catch {
+            errorMessage = String(describing: error)
+        }
+    }
+
+    /// Reads the user again; returns whether the user is gone.
+    private func follow() async throws -> Bool {
+        let edited = hasChanges
+        guard let stored = try await store.user(id: userID) else {
+            user = nil
+            form = nil
+            state = .deleted(kind: "user", id: userID)
+            return true
+        }
+        if !edited || form == nil { form = ProfileForm(stored) }
+        user = stored
+        return false
     }
 
     /// Saves the fields that changed.
