@@ -365,6 +365,29 @@ struct LiveCoffeeTests {
         #expect(detail.isDirty)
     }
 
+    @Test("A name typed while the detail reads the coffee again is kept")
+    func editDuringReadIsKept() async throws {
+        let directory = try TemporaryDirectory()
+        let gate = ReadGate()
+        let database = try AppDatabase(url: directory.fileURL("records.sqlite"), start: .empty) { line in
+            if line.hasPrefix("SQL: SELECT") && line.contains("FROM \"coffee\" WHERE") { gate.pass() }
+        }
+        defer { database.close() }
+        let store = CoffeeStore(database: database)
+        let latte = try await store.add(CoffeeDraft(name: "Latte", price: 3))
+        let detail = CoffeeDetailViewModel(coffee: Coffee(id: latte.id, name: latte.name), store: store)
+        await detail.load()
+
+        gate.close()
+        let reading = Task { await detail.reload() }
+        #expect(await eventually { gate.isHolding })  // the read runs, held on its thread
+        detail.coffee.name = "Mocha"  // typed meanwhile, on the main actor
+        gate.open()
+        await reading.value
+        #expect(detail.coffee.name == "Mocha")
+        #expect(detail.isDirty)
+    }
+
     @Test("A coffee deleted from the list makes its open detail say it was deleted")
     func detailOfDeletedCoffeeSaysSo() async throws {
         let database = try emptyDatabase()
@@ -468,6 +491,34 @@ struct LiveUsersTests {
         #expect(model.form?.city == "London")
     }
 
+    @Test("A field typed while the profile reads the user again is kept")
+    func editDuringReadIsKept() async throws {
+        let directory = try TemporaryDirectory()
+        let gate = ReadGate()
+        let database = try AppDatabase(url: directory.fileURL("records.sqlite"), start: .empty) { line in
+            if line.hasPrefix("SQL: SELECT") && line.contains("FROM \"User_Master\" WHERE") { gate.pass() }
+        }
+        defer { database.close() }
+        let store = usersStore(database)
+        let ada = try await store.register(validForm())
+        let model = ProfileViewModel(store: store, userID: ada.id)
+        let screen = Task { await model.start() }
+        defer { screen.cancel() }
+        #expect(await eventually { model.user != nil })
+
+        // Written by a second AppDatabase, so that only the profile's read
+        // passes the gate.
+        let other = try AppDatabase(url: directory.fileURL("records.sqlite"), start: .empty)
+        defer { other.close() }
+        gate.close()
+        _ = try await usersStore(other).updateProfile(id: ada.id, with: ProfileChanges(city: "Paris"))
+        #expect(await eventually { gate.isHolding })  // the profile reads the user, held on its thread
+        model.form?.firstName = "Augusta"  // typed meanwhile
+        gate.open()
+        #expect(await eventually { model.user?.city == "Paris" })
+        #expect(model.form?.firstName == "Augusta")
+    }
+
     @Test("A user deleted by a second AppDatabase makes the open profile say so")
     func deletedUserSaysSo() async throws {
         let file = try FileDatabase()
@@ -521,5 +572,37 @@ struct LiveUsersTests {
         _ = try await store.updateProfile(id: ada.id, with: ProfileChanges(city: "Paris"))
         #expect(await eventually { witness.user?.city == "Paris" })
         #expect(model.user?.city == "London")
+    }
+}
+
+/// Holds the statements that reach it on their connection's thread while
+/// closed, so that a test can act while a read is under way.
+final class ReadGate: Sendable {
+    private let state = Locked((closed: false, holding: false))
+    private let release = DispatchSemaphore(value: 0)
+
+    func close() { state.withLock { $0.closed = true } }
+
+    /// Whether a statement is held now.
+    var isHolding: Bool { state.withLock { $0.holding } }
+
+    /// Lets the held statement go, and those after it.
+    func open() {
+        let wasHolding = state.withLock { state in
+            state.closed = false
+            return state.holding
+        }
+        if wasHolding { release.signal() }
+    }
+
+    /// Called by each statement: waits while the gate is closed.
+    func pass() {
+        let hold = state.withLock { state in
+            if state.closed { state.holding = true }
+            return state.closed
+        }
+        guard hold else { return }
+        release.wait()
+        state.withLock { $0.holding = false }
     }
 }

@@ -200,7 +200,7 @@ public final class CoffeeDetailViewModel: ErrorReporting {
         guard !isDeleted else { return }
         do {
             for try await _ in store.changes {
-                await hydrate(reload: true, clearingError: false)
+                await hydrate(reload: true, asked: false)
                 if isDeleted { return }
             }
         } catch {
@@ -208,16 +208,25 @@ public final class CoffeeDetailViewModel: ErrorReporting {
         }
     }
 
-    /// Reads the coffee; `clearingError` false keeps the error of an
-    /// action (a refused price) when someone else's commit is read.
-    private func hydrate(reload: Bool, clearingError: Bool = true) async {
-        var hydrated = coffee
+    /// Reads the coffee. Asked for (``load()``, ``reload()``), a success
+    /// clears ``errorMessage`` and a coffee gone is also its error, as
+    /// before; for the observation (`asked` false), the error of an action
+    /// (a refused price) is kept when someone else's commit is read, and a
+    /// coffee gone is only ``state``.
+    private func hydrate(reload: Bool, asked: Bool = true) async {
         do {
-            try await store.hydrate(&hydrated, reload: reload)
-            coffee = hydrated
-            if clearingError { errorMessage = nil }
+            // An edit made while the coffee was read is kept: read again
+            // onto it.
+            var (before, read) = (coffee, coffee)
+            repeat {
+                (before, read) = (coffee, coffee)
+                try await store.hydrate(&read, reload: reload)
+            } while coffee != before
+            coffee = read
+            if asked { errorMessage = nil }
         } catch let error as RecordNotFoundError where error.id == coffee.id {
             state = .deleted(kind: "coffee", id: coffee.id)
+            if asked { errorMessage = String(describing: error) }
         } catch {
             errorMessage = String(describing: error)
         }

@@ -258,14 +258,15 @@ public final class ProfileViewModel {
 
     /// Reads the user again; returns whether the user is gone.
     private func follow() async throws -> Bool {
-        let edited = hasChanges
+        let (edited, formBefore) = (hasChanges, form)
         guard let stored = try await store.user(id: userID) else {
             user = nil
             form = nil
             state = .deleted(kind: "user", id: userID)
             return true
         }
-        if !edited || form == nil { form = ProfileForm(stored) }
+        // Fields typed while the user was read are edits too.
+        if form == formBefore && (!edited || form == nil) { form = ProfileForm(stored) }
         user = stored
         return false
     }
