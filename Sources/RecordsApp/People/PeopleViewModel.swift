@@ -14,10 +14,10 @@ import Observation
 /// let screen = Task { await model.start() }   // or SwiftUI's .task { await model.start() }
 /// try await model.add(PersonDraft(firstName: "Ada", lastName: "Lovelace", age: 36))
 /// model.people      // includes Ada once the observation read it
-/// screen.cancel()   // the list stops following the database
 /// model.sort = .newest
 /// model.searchText = "love"   // the list is reloaded, filtered
 /// await model.refreshed()     // (only to wait for it)
+/// screen.cancel()             // the list stops following the database
 /// ```
 ///
 /// The store's work runs on the database's threads; the view model only
