@@ -519,6 +519,26 @@ struct LiveUsersTests {
         #expect(model.form?.firstName == "Augusta")
     }
 
+    @Test("A user that cannot be read shows the error, and the profile follows the user again once mended")
+    func unreadableUserKeepsFollowing() async throws {
+        let database = try emptyDatabase()
+        let store = usersStore(database)
+        let ada = try await store.register(validForm())
+        let model = ProfileViewModel(store: store, userID: ada.id)
+        let screen = Task { await model.start() }
+        defer { screen.cancel() }
+        #expect(await eventually { model.user != nil })
+
+        try database.write { db in
+            try db.execute("UPDATE User_Master SET USER_FNAME = x'00ff' WHERE UID = \(ada.id)")
+        }
+        #expect(await eventually { model.errorMessage?.contains("USER_FNAME") == true })
+        _ = try await store.updateProfile(id: ada.id, with: ProfileChanges(firstName: "Augusta"))
+        #expect(await eventually { model.user?.firstName == "Augusta" })
+        #expect(model.errorMessage == nil)
+        #expect(model.state == .shown)
+    }
+
     @Test("A user deleted by a second AppDatabase makes the open profile say so")
     func deletedUserSaysSo() async throws {
         let file = try FileDatabase()

@@ -208,9 +208,12 @@ public final class ProfileViewModel {
     /// anyone while ``start()`` runs).
     public private(set) var state: DetailState = .shown
 
+    /// The error of the observation's last read, if it failed.
+    @ObservationIgnored private var readError: String?
+
     private let store: UsersStore
 
-    /// Creates a view model; call ``load()``.
+    /// Creates a view model; call ``start()`` (or ``load()``).
     public init(store: UsersStore, userID: Int64) {
         self.store = store
         self.userID = userID
@@ -243,20 +246,28 @@ public final class ProfileViewModel {
     /// calling task is cancelled (SwiftUI's `.task { await model.start() }`).
     /// The form follows the stored profile while it has no edits; edits
     /// are kept. When the user is deleted, ``state`` says so, ``user`` and
-    /// ``form`` become nil and the observation ends; an error that ends it
-    /// (the database closed) is left in ``errorMessage``.
+    /// ``form`` become nil and the observation ends. A user that cannot be
+    /// read leaves its error in ``errorMessage`` and the observation goes
+    /// on (mended, the user shows again); an error that ends it (the
+    /// database closed) is left in ``errorMessage``.
     public func start() async {
         guard !state.isDeleted else { return }
         do {
             for try await _ in store.changes {
-                if try await follow() { return }
+                do {
+                    if try await follow() { return }
+                } catch {
+                    readError = String(describing: error)
+                    errorMessage = readError
+                }
             }
         } catch {
             errorMessage = String(describing: error)
         }
     }
 
-    /// Reads the user again; returns whether the user is gone.
+    /// Reads the user again; returns whether the user is gone. A user read
+    /// clears an error of a read before it, not that of an action.
     private func follow() async throws -> Bool {
         let (edited, formBefore) = (hasChanges, form)
         guard let stored = try await store.user(id: userID) else {
@@ -268,6 +279,8 @@ public final class ProfileViewModel {
         // Fields typed while the user was read are edits too.
         if form == formBefore && (!edited || form == nil) { form = ProfileForm(stored) }
         user = stored
+        if readError != nil && errorMessage == readError { errorMessage = nil }
+        readError = nil
         return false
     }
 
