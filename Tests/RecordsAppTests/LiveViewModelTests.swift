@@ -626,3 +626,81 @@ final class ReadGate: Sendable {
         state.withLock { $0.holding = false }
     }
 }
+
+/// Records the statements run on the main thread or the main actor's
+/// queue (on Linux the main actor's jobs may run on another thread), from
+/// the database's debug log (called on the thread that runs each
+/// statement).
+final class MainThreadStatements: Sendable {
+    private static let mainQueue: DispatchSpecificKey<Bool> = {
+        let key = DispatchSpecificKey<Bool>()
+        DispatchQueue.main.setSpecific(key: key, value: true)
+        return key
+    }()
+
+    private let lines = Locked<[String]>([])
+    private let armed = Locked(false)
+
+    init() { _ = Self.mainQueue }
+
+    /// Starts recording (after the migrations, which run where the
+    /// database is opened).
+    func arm() { armed.withLock { $0 = true } }
+
+    static var isOnMain: Bool { Thread.isMainThread || DispatchQueue.getSpecific(key: mainQueue) == true }
+
+    func record(_ line: String) {
+        guard line.hasPrefix("SQL: "), armed.withLock({ $0 }), Self.isOnMain else { return }
+        lines.withLock { $0.append(line) }
+    }
+    var onMain: [String] { lines.withLock { $0 } }
+}
+
+@MainActor
+@Suite("Live view models: off the main actor")
+struct LiveOffMainTests {
+    @Test("The check sees a statement run on the main thread")
+    func checkCanFail() throws {
+        let directory = try TemporaryDirectory()
+        let check = MainThreadStatements()
+        let database = try AppDatabase(url: directory.fileURL("records.sqlite"), start: .empty) { check.record($0) }
+        defer { database.close() }
+        check.arm()
+        #expect(MainThreadStatements.isOnMain)
+        _ = try database.read { db in try db.fetchOne(Int.self, "SELECT 1") }
+        #expect(check.onMain.contains("SQL: SELECT 1"))
+    }
+
+    @Test("Observing view models run every statement off the main actor")
+    func observationRunsOffMain() async throws {
+        let directory = try TemporaryDirectory()
+        let check = MainThreadStatements()
+        let database = try AppDatabase(url: directory.fileURL("records.sqlite"), start: .empty) { check.record($0) }
+        defer { database.close() }
+        check.arm()
+        let coffeeStore = CoffeeStore(database: database)
+        let latte = try await coffeeStore.add(CoffeeDraft(name: "Latte", price: 3))
+        let users = usersStore(database)
+        let ada = try await users.register(validForm())
+
+        let people = PeopleViewModel(store: PeopleStore(database: database))
+        let contacts = ContactsViewModel(store: ContactsStore(database: database))
+        let coffees = CoffeeListViewModel(store: coffeeStore)
+        let detail = coffees.detail(for: Coffee(id: latte.id, name: latte.name))
+        let profile = ProfileViewModel(store: users, userID: ada.id)
+        let screens = [
+            Task { await people.start() }, Task { await contacts.start() }, Task { await coffees.start() },
+            Task { await detail.start() }, Task { await profile.start() },
+        ]
+        defer { for screen in screens { screen.cancel() } }
+
+        _ = try await people.add(PersonDraft(firstName: "Ada", lastName: "Lovelace", age: 36))
+        _ = await contacts.add(ContactDraft(name: "Jane", address: "12 Main St", contact: "555 0100"))
+        detail.coffee.name = "Mocha"
+        #expect(try await detail.save())
+        _ = try await users.updateProfile(id: ada.id, with: ProfileChanges(city: "Paris"))
+        #expect(await eventually { people.people.count == 1 && contacts.contacts.count == 1 })
+        #expect(await eventually { coffees.coffees.map(\.name) == ["Mocha"] && profile.user?.city == "Paris" })
+        #expect(check.onMain.isEmpty)
+    }
+}
