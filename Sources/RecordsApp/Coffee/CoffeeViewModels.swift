@@ -6,12 +6,16 @@ import Observation
 ///
 /// ```swift
 /// let list = CoffeeListViewModel(store: CoffeeStore(database: database))
-/// await list.load()                            // id and name of every coffee
+/// let listScreen = Task { await list.start() } // id and name of every coffee, kept current
 /// let detail = list.detail(for: list.coffees[0])
-/// await detail.load()                          // hydrates: price, picture size and format
+/// let detailScreen = Task { await detail.start() }  // hydrates: price, picture size and format
 /// detail.coffee.name = "Doppio"
-/// try await detail.save()                      // writes the name; the list refreshes
+/// try await detail.save()                      // writes the name; both screens refresh
 /// ```
+///
+/// While ``start()`` runs, the list follows every committed change of the
+/// coffees, by anyone; without it, it reloads after changes made through
+/// it or its details.
 @MainActor
 @Observable
 public final class CoffeeListViewModel: ListViewModel {
@@ -44,17 +48,35 @@ public final class CoffeeListViewModel: ListViewModel {
     public internal(set) var errorMessage: String?
 
     @ObservationIgnored var pendingRefresh: Task<Void, Never>?
+    @ObservationIgnored let observations = ObservationCount()
 
     private let store: CoffeeStore
 
-    /// Creates a view model; call ``load()`` to fill the list.
+    /// Creates a view model; call ``start()`` (or ``load()``) to fill the
+    /// list.
     public init(store: CoffeeStore) {
         self.store = store
     }
 
-    /// Loads the list again from the database.
+    /// Loads the list again from the database, once.
     public func load() async {
         await refresh()
+    }
+
+    /// Fills the list, then keeps it current until the calling task is
+    /// cancelled (SwiftUI's `.task { await model.start() }`, or a server's
+    /// task for the screen): after every committed change of the table,
+    /// made through this view model, another one, another connection or
+    /// another process (the `records` command), the list is read again.
+    /// Changes by this app's database show at once; others within the
+    /// library's `observationPollingInterval` (250 ms by default). The list
+    /// is read off the main actor and set on it. An error that ends the
+    /// observation (the database closed) is left in ``errorMessage``.
+    ///
+    /// While it runs, changes made through the view model leave the
+    /// reload to it rather than reloading the list themselves.
+    public func start() async {
+        await observe(store.changes)
     }
 
     /// Returns once the reloads that changing ``sort``, ``searchText`` or
@@ -64,24 +86,28 @@ public final class CoffeeListViewModel: ListViewModel {
     }
 
     /// The detail screen of a coffee of the list. Saving or deleting there
-    /// refreshes this list, as the original tutorial's detail view did.
+    /// refreshes this list, as the original tutorial's detail view did (by
+    /// the list's observation while ``start()`` runs, else at once).
     public func detail(for coffee: Coffee) -> CoffeeDetailViewModel {
-        CoffeeDetailViewModel(coffee: coffee, store: store) { [weak self] in await self?.refresh() }
+        CoffeeDetailViewModel(coffee: coffee, store: store) { [weak self] in
+            guard let self, !self.observations.isObserving else { return }
+            await self.refresh()
+        }
     }
 
-    /// Saves a new coffee, then refreshes the list.
+    /// Saves a new coffee; the list refreshes (see ``start()``).
     @discardableResult
     public func add(_ draft: CoffeeDraft) async throws -> Coffee {
         try await change { try await store.add(draft) }
     }
 
-    /// Deletes a coffee, then refreshes the list.
+    /// Deletes a coffee; the list refreshes.
     public func delete(id: Int64) async throws {
         try await change { _ = try await store.delete(id: id) }
     }
 
     /// Deletes the coffees at positions of ``coffees`` (a list's swipe to
-    /// delete), then refreshes the list.
+    /// delete); the list refreshes.
     public func delete(atOffsets offsets: IndexSet) async throws {
         let ids = offsets.filter { coffees.indices.contains($0) }.map { coffees[$0].id }
         try await change {
@@ -110,7 +136,7 @@ public final class CoffeeListViewModel: ListViewModel {
 ///
 /// ```swift
 /// let detail = CoffeeDetailViewModel(coffee: listed, store: store)
-/// await detail.load()                 // price, picture size and format
+/// await detail.load()                 // price, picture size and format (or `start()`, kept current)
 /// try detail.setPrice(text: "2.70")
 /// detail.isDirty                      // true
 /// try await detail.save()             // true: the price was written
@@ -127,8 +153,12 @@ public final class CoffeeDetailViewModel: ErrorReporting {
     /// The last error, for display; nil after a success.
     public internal(set) var errorMessage: String?
 
-    /// Whether the coffee was deleted through ``delete()``.
-    public private(set) var isDeleted = false
+    /// The coffee, or that it was deleted (through ``delete()``, or by
+    /// anyone while ``start()`` runs, or found gone by ``load()``).
+    public private(set) var state: DetailState = .shown
+
+    /// Whether the coffee was deleted (see ``state``).
+    public var isDeleted: Bool { state.isDeleted }
 
     private let store: CoffeeStore
     private let onChange: @MainActor () async -> Void
@@ -148,7 +178,8 @@ public final class CoffeeDetailViewModel: ErrorReporting {
 
     /// Hydrates the coffee if it is not yet (the original tutorial's
     /// `hydrateDetailViewData`); unsaved edits are kept. A failure is left
-    /// in ``errorMessage``.
+    /// in ``errorMessage``; a coffee no longer stored makes ``state``
+    /// ``DetailState/deleted(message:)``.
     public func load() async {
         await hydrate(reload: false)
     }
@@ -158,10 +189,46 @@ public final class CoffeeDetailViewModel: ErrorReporting {
         await hydrate(reload: true)
     }
 
-    private func hydrate(reload: Bool) async {
-        var hydrated = coffee
-        if (try? await reportingErrors({ try await store.hydrate(&hydrated, reload: reload) })) != nil {
-            coffee = hydrated
+    /// Hydrates the coffee, then reads it again after every committed
+    /// change of the coffees, by anyone (this screen, the list, another
+    /// connection or process), until the calling task is cancelled
+    /// (SwiftUI's `.task { await detail.start() }`). Unsaved edits are
+    /// kept. When the coffee is deleted, ``state`` says so and the
+    /// observation ends; an error that ends it (the database closed) is
+    /// left in ``errorMessage``.
+    public func start() async {
+        guard !isDeleted else { return }
+        do {
+            for try await _ in store.changes {
+                await hydrate(reload: true, asked: false)
+                if isDeleted { return }
+            }
+        } catch {
+            errorMessage = String(describing: error)
+        }
+    }
+
+    /// Reads the coffee. Asked for (``load()``, ``reload()``), a success
+    /// clears ``errorMessage`` and a coffee gone is also its error, as
+    /// before; for the observation (`asked` false), the error of an action
+    /// (a refused price) is kept when someone else's commit is read, and a
+    /// coffee gone is only ``state``.
+    private func hydrate(reload: Bool, asked: Bool = true) async {
+        do {
+            // An edit made while the coffee was read is kept: read again
+            // onto it.
+            var (before, read) = (coffee, coffee)
+            repeat {
+                (before, read) = (coffee, coffee)
+                try await store.hydrate(&read, reload: reload)
+            } while coffee != before
+            coffee = read
+            if asked { errorMessage = nil }
+        } catch let error as RecordNotFoundError where error.id == coffee.id {
+            state = .deleted(kind: "coffee", id: coffee.id)
+            if asked { errorMessage = String(describing: error) }
+        } catch {
+            errorMessage = String(describing: error)
         }
     }
 
@@ -210,7 +277,7 @@ public final class CoffeeDetailViewModel: ErrorReporting {
     /// Deletes the coffee, then lets the list refresh.
     public func delete() async throws {
         _ = try await reportingErrors { try await store.delete(id: coffee.id) }
-        isDeleted = true
+        state = .deleted(kind: "coffee", id: coffee.id)
         await onChange()
     }
 }

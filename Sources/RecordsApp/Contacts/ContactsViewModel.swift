@@ -4,12 +4,14 @@ import Observation
 /// The Contacts screens' state: the list, the add form's status
 /// line, and "Find Contact".
 ///
-/// The list refreshes itself after every change made through the view
-/// model, as the original tutorial's `record_saved:` delegate call did:
+/// The list refreshes itself after every committed change of the
+/// contacts, by anyone, while ``start()`` runs (the original tutorial's
+/// `record_saved:` delegate call reloaded it after its own saves only);
+/// without it, after every change made through the view model:
 ///
 /// ```swift
 /// let model = ContactsViewModel(store: ContactsStore(database: database))
-/// await model.load()
+/// let screen = Task { await model.start() }   // stops when cancelled
 /// await model.add(ContactDraft(name: "Jane", address: "12 Main St", contact: "555 0100"))
 /// model.status?.description     // "Contact added"
 /// await model.find(name: "jane") // fills `matches`; status "Match found"
@@ -40,17 +42,35 @@ public final class ContactsViewModel: ListViewModel {
     public internal(set) var errorMessage: String?
 
     @ObservationIgnored var pendingRefresh: Task<Void, Never>?
+    @ObservationIgnored let observations = ObservationCount()
 
     private let store: ContactsStore
 
-    /// Creates a view model; call ``load()`` to fill the list.
+    /// Creates a view model; call ``start()`` (or ``load()``) to fill the
+    /// list.
     public init(store: ContactsStore) {
         self.store = store
     }
 
-    /// Loads the list again from the database.
+    /// Loads the list again from the database, once.
     public func load() async {
         await refresh()
+    }
+
+    /// Fills the list, then keeps it current until the calling task is
+    /// cancelled (SwiftUI's `.task { await model.start() }`, or a server's
+    /// task for the screen): after every committed change of the table,
+    /// made through this view model, another one, another connection or
+    /// another process (the `records` command), the list is read again.
+    /// Changes by this app's database show at once; others within the
+    /// library's `observationPollingInterval` (250 ms by default). The list
+    /// is read off the main actor and set on it. An error that ends the
+    /// observation (the database closed) is left in ``errorMessage``.
+    ///
+    /// While it runs, changes made through the view model leave the
+    /// reload to it rather than reloading the list themselves.
+    public func start() async {
+        await observe(store.changes)
     }
 
     /// Returns once the reloads that changing ``sort`` started are done.
@@ -58,7 +78,7 @@ public final class ContactsViewModel: ListViewModel {
         await waitForPendingRefresh()
     }
 
-    /// Saves a new contact and refreshes the list. The status says
+    /// Saves a new contact; the list refreshes (see ``start()``). The status says
     /// "Contact added" or "Failed to add contact" with the reason.
     ///
     /// - Returns: The saved contact, or nil when it was not saved.
@@ -73,7 +93,7 @@ public final class ContactsViewModel: ListViewModel {
             status = .failedToAdd(String(describing: error))
             errorMessage = String(describing: error)
         }
-        await refresh(keepingError: true)
+        if !observations.isObserving { await refresh(keepingError: true) }
         return contact
     }
 
@@ -95,19 +115,19 @@ public final class ContactsViewModel: ListViewModel {
         return matches
     }
 
-    /// Saves changes to a contact, then refreshes the list.
+    /// Saves changes to a contact; the list refreshes.
     @discardableResult
     public func update(id: Int64, with changes: ContactChanges) async throws -> Contact {
         try await change { try await store.update(id: id, with: changes) }
     }
 
-    /// Deletes a contact, then refreshes the list.
+    /// Deletes a contact; the list refreshes.
     public func delete(id: Int64) async throws {
         try await change { _ = try await store.delete(id: id) }
     }
 
     /// Deletes the contacts at positions of ``contacts`` (a list's swipe
-    /// to delete), then refreshes the list.
+    /// to delete); the list refreshes.
     public func delete(atOffsets offsets: IndexSet) async throws {
         let ids = offsets.filter { contacts.indices.contains($0) }.map { contacts[$0].id }
         try await change {

@@ -4,17 +4,20 @@ import Observation
 /// The People screen's state (the original tutorial's list and edit screens), for
 /// SwiftUI on Apple platforms or any other front-end.
 ///
-/// The list refreshes itself after every change made through the view
-/// model, as the original tutorial's delegate callback reloaded the table:
+/// The list refreshes itself after every committed change of the people,
+/// by anyone, while ``start()`` runs (the original tutorial's delegate
+/// callback reloaded the table after its own edits only); without it,
+/// after every change made through the view model:
 ///
 /// ```swift
 /// let model = PeopleViewModel(store: PeopleStore(database: database))
-/// await model.load()
+/// let screen = Task { await model.start() }   // or SwiftUI's .task { await model.start() }
 /// try await model.add(PersonDraft(firstName: "Ada", lastName: "Lovelace", age: 36))
-/// model.people      // includes Ada, in the current sort order
+/// model.people      // includes Ada once the observation read it
 /// model.sort = .newest
 /// model.searchText = "love"   // the list is reloaded, filtered
 /// await model.refreshed()     // (only to wait for it)
+/// screen.cancel()             // the list stops following the database
 /// ```
 ///
 /// The store's work runs on the database's threads; the view model only
@@ -54,17 +57,35 @@ public final class PeopleViewModel: ListViewModel {
     public internal(set) var errorMessage: String?
 
     @ObservationIgnored var pendingRefresh: Task<Void, Never>?
+    @ObservationIgnored let observations = ObservationCount()
 
     private let store: PeopleStore
 
-    /// Creates a view model; call ``load()`` to fill the list.
+    /// Creates a view model; call ``start()`` (or ``load()``) to fill the
+    /// list.
     public init(store: PeopleStore) {
         self.store = store
     }
 
-    /// Loads the list again from the database.
+    /// Loads the list again from the database, once.
     public func load() async {
         await refresh()
+    }
+
+    /// Fills the list, then keeps it current until the calling task is
+    /// cancelled (SwiftUI's `.task { await model.start() }`, or a server's
+    /// task for the screen): after every committed change of the table,
+    /// made through this view model, another one, another connection or
+    /// another process (the `records` command), the list is read again.
+    /// Changes by this app's database show at once; others within the
+    /// library's `observationPollingInterval` (250 ms by default). The list
+    /// is read off the main actor and set on it. An error that ends the
+    /// observation (the database closed) is left in ``errorMessage``.
+    ///
+    /// While it runs, changes made through the view model leave the
+    /// reload to it rather than reloading the list themselves.
+    public func start() async {
+        await observe(store.changes)
     }
 
     /// Returns once the reloads that changing ``sort``, ``searchText`` or
@@ -79,25 +100,25 @@ public final class PeopleViewModel: ListViewModel {
         try await reportingErrors { try await store.person(id: id) }
     }
 
-    /// Saves a new person, then refreshes the list.
+    /// Saves a new person; the list refreshes (see ``start()``).
     @discardableResult
     public func add(_ draft: PersonDraft) async throws -> Person {
         try await change { try await store.add(draft) }
     }
 
-    /// Saves changes to a person, then refreshes the list.
+    /// Saves changes to a person; the list refreshes.
     @discardableResult
     public func update(id: Int64, with changes: PersonChanges) async throws -> Person {
         try await change { try await store.update(id: id, with: changes) }
     }
 
-    /// Deletes a person, then refreshes the list.
+    /// Deletes a person; the list refreshes.
     public func delete(id: Int64) async throws {
         try await change { _ = try await store.delete(id: id) }
     }
 
     /// Deletes the people at positions of ``people`` (a list's swipe to
-    /// delete), then refreshes the list.
+    /// delete); the list refreshes.
     public func delete(atOffsets offsets: IndexSet) async throws {
         let ids = offsets.filter { people.indices.contains($0) }.map { people[$0].id }
         try await change {

@@ -20,7 +20,7 @@ import SQLiteStore
 /// read, then verify).
 public struct UsersStore: RecordStore {
     private let database: AppDatabase
-    private let table: RecordTable<User>
+    let table: RecordTable<User>
     /// How the shared methods reach the table.
     public var access: RecordStoreAccess<User, UserSort> { RecordStoreAccess(table, orderBy: Self.orderBy) }
     private let hasher: any PasswordHashingService

@@ -204,9 +204,16 @@ public final class ProfileViewModel {
     /// Whether the last ``changePassword()`` succeeded.
     public private(set) var passwordChanged = false
 
+    /// The user, or that the user was deleted (found by ``load()``, or by
+    /// anyone while ``start()`` runs).
+    public private(set) var state: DetailState = .shown
+
+    /// The error of the observation's last read, if it failed.
+    @ObservationIgnored private var readError: String?
+
     private let store: UsersStore
 
-    /// Creates a view model; call ``load()``.
+    /// Creates a view model; call ``start()`` (or ``load()``).
     public init(store: UsersStore, userID: Int64) {
         self.store = store
         self.userID = userID
@@ -228,9 +235,53 @@ public final class ProfileViewModel {
             form = user.map(ProfileForm.init)
             fieldErrors = [:]
             errorMessage = user == nil ? RecordNotFoundError(kind: "user", id: userID).description : nil
+            if user == nil { state = .deleted(kind: "user", id: userID) }
         } catch {
             errorMessage = String(describing: error)
         }
+    }
+
+    /// Reads the user, then again after every committed change of the
+    /// users, by anyone (another screen, connection or process), until the
+    /// calling task is cancelled (SwiftUI's `.task { await model.start() }`).
+    /// The form follows the stored profile while it has no edits; edits
+    /// are kept. When the user is deleted, ``state`` says so, ``user`` and
+    /// ``form`` become nil and the observation ends. A user that cannot be
+    /// read leaves its error in ``errorMessage`` and the observation goes
+    /// on (mended, the user shows again); an error that ends it (the
+    /// database closed) is left in ``errorMessage``.
+    public func start() async {
+        guard !state.isDeleted else { return }
+        do {
+            for try await _ in store.changes {
+                do {
+                    if try await follow() { return }
+                } catch {
+                    readError = String(describing: error)
+                    errorMessage = readError
+                }
+            }
+        } catch {
+            errorMessage = String(describing: error)
+        }
+    }
+
+    /// Reads the user again; returns whether the user is gone. A user read
+    /// clears an error of a read before it, not that of an action.
+    private func follow() async throws -> Bool {
+        let (edited, formBefore) = (hasChanges, form)
+        guard let stored = try await store.user(id: userID) else {
+            user = nil
+            form = nil
+            state = .deleted(kind: "user", id: userID)
+            return true
+        }
+        // Fields typed while the user was read are edits too.
+        if form == formBefore && (!edited || form == nil) { form = ProfileForm(stored) }
+        user = stored
+        if readError != nil && errorMessage == readError { errorMessage = nil }
+        readError = nil
+        return false
     }
 
     /// Saves the fields that changed.
