@@ -259,11 +259,20 @@ picture_set_iteration() {
     fi
 }
 
+# Adds a coffee and prints its ID, read from the compact JSON of
+# `coffee add --json`; fails, with the error in $work/err, without one.
+add_coffee() {
+    local id
+    id=$("$records" --database "$db" coffee add --name Crash --price 1 --json 2>"$work/err" |
+        sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p')
+    [ -n "$id" ] && echo "$id"
+}
+
 scenario_picture_set() {
     scenario="picture-set"
     dir=$work/picture && fresh_database || return
     allowed=()
-    coffee=$("$records" --database "$db" coffee add --name Crash --price 1 2>"$work/err") || {
+    coffee=$(add_coffee) || {
         fail "cannot add a coffee: $(cat "$work/err")"
         return
     }
@@ -280,7 +289,7 @@ scenario_picture_set() {
 picture_get_iteration() {
     local output=$dir/copy.png
     printf 'an older file\n' >"$output"
-    run_and_kill "$max_ms" /dev/null "$records" --database "$db" coffee picture get "$coffee" "$output"
+    run_and_kill "$max_ms" /dev/null "$records" --database "$db" coffee picture get "$coffee" "$output" --force
     check_common
     local kind=old
     if cmp -s "$output" "$inputs/a.png"; then
@@ -298,12 +307,12 @@ scenario_picture_get() {
     scenario="picture-get"
     dir=$work/picture-get && fresh_database || return
     allowed=(copy.png)
-    if ! coffee=$("$records" --database "$db" coffee add --name Crash --price 1 2>"$work/err") ||
+    if ! coffee=$(add_coffee) ||
         ! "$records" --database "$db" coffee picture set "$coffee" "$inputs/a.png" >/dev/null 2>"$work/err"; then
         fail "cannot store a picture: $(cat "$work/err")"
         return
     fi
-    timed "$records" --database "$db" coffee picture get "$coffee" "$dir/copy.png"
+    timed "$records" --database "$db" coffee picture get "$coffee" "$dir/copy.png" --force
     check "$status" "picture get failed without a kill: $(cat "$work/err")"
     max_ms=$((elapsed * 3 / 2 + 5))
     repeat_scenario picture_get_iteration

@@ -79,8 +79,8 @@ build_libraries() {
 }
 
 library_objects() {
-    find "$scratch/debug/SQLiteStore.build" "$scratch/debug/PasswordHashing.build" \
-        "$scratch/debug/RecordsApp.build" -name '*.o' | sort
+    find "$scratch/debug/SQLiteStore.build" "$scratch/debug/SQLiteStoreAppSupport.build" \
+        "$scratch/debug/PasswordHashing.build" "$scratch/debug/RecordsApp.build" -name '*.o' | sort
 }
 
 build_target() {
