@@ -97,3 +97,26 @@ let fuzzScratchDirectory: URL = {
     }
     return url
 }()
+
+/// Runs an `async` call (a store method) to its end from the fuzzer's
+/// synchronous entry point; the call itself runs on the database's threads.
+func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+    let outcome = BlockingOutcome<T>()
+    let done = DispatchSemaphore(value: 0)
+    Task.detached {
+        do {
+            outcome.result = .success(try await body())
+        } catch {
+            outcome.result = .failure(error)
+        }
+        done.signal()
+    }
+    done.wait()
+    return try outcome.result!.get()
+}
+
+/// What a ``blocking(_:)`` call gave: written by its task before it
+/// signals, read after the wait, so never at the same time.
+final class BlockingOutcome<T>: @unchecked Sendable {
+    var result: Result<T, any Error>?
+}

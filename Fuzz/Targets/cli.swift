@@ -39,6 +39,8 @@ private func checkUsageError(_ error: UsageError, _ words: [String]) {
 private func expectHandled(_ words: [String], _ body: () throws -> Void) {
     do {
         try body()
+    } catch is GlobalOptions.VersionRequest {
+        // `--version` among a command's options prints the version.
     } catch let error as UsageError {
         checkUsageError(error, words)
     } catch let error as ValidationError {
@@ -124,9 +126,13 @@ private func checkParsed(_ arguments: ParsedArguments, _ command: Command, _ wor
 /// `records WORDS...`, as far as parsing goes.
 @MainActor
 private func parse(_ words: [String]) {
-    let globals: GlobalOptions
+    var globals = GlobalOptions()
+    var rest: [String]
     do {
-        globals = try GlobalOptions(words)
+        rest = try globals.consumeLeading(words)
+    } catch is GlobalOptions.VersionRequest {
+        _ = Help.version
+        return
     } catch let error as UsageError {
         checkUsageError(error, words)
         return
@@ -134,15 +140,13 @@ private func parse(_ words: [String]) {
         require(false, "GlobalOptions threw \(type(of: error))")
         return
     }
-    let beforeSeparator = globals.words.prefix { $0 != "--" }
-    for global in ["--debug", "--version", "--database"] {
-        require(!beforeSeparator.contains(global), "\(words): global option \(global) left for the command")
+    if let first = rest.first {
+        for global in ["--debug", "--version", "--database", "--json", "--wide", "--adopt"] {
+            require(first != global, "\(words): global option \(global) left for the app's name")
+        }
+        require(!first.hasPrefix("--database="), "\(words): --database= left for the app's name")
     }
-    require(
-        !beforeSeparator.contains { $0.hasPrefix("--database=") }, "\(words): --database= left for the command")
-    _ = Help.version
 
-    var rest = globals.words
     if rest.first == "help" || rest.first == "-h" || rest.first == "--help" {
         rest.removeFirst()
         if rest.isEmpty {
@@ -152,6 +156,17 @@ private func parse(_ words: [String]) {
     }
     guard let familyName = rest.first else { return }
     guard let family = commandFamilies.first(where: { $0.name == familyName }) else { return }
+    do {
+        rest = [familyName] + (try globals.consumeLeading(Array(rest.dropFirst())))
+    } catch is GlobalOptions.VersionRequest {
+        return
+    } catch let error as UsageError {
+        checkUsageError(error, words)
+        return
+    } catch {
+        require(false, "GlobalOptions threw \(type(of: error))")
+        return
+    }
     guard rest.count > 1 else {
         _ = Help.family(family)
         return
@@ -165,7 +180,8 @@ private func parse(_ words: [String]) {
             let path = [family.name] + rest.dropFirst().prefix(wordCount)
             require(path.dropFirst().joined(separator: " ") == command.name, "\(words): \(path) is not \(command.name)")
             _ = Help.command(command, in: family)
-            let arguments = try ParsedArguments(Array(rest.dropFirst(path.count)), for: command, path: path)
+            let arguments = try ParsedArguments(
+                Array(rest.dropFirst(path.count)), for: command, path: path, globals: &globals)
             if arguments.wantsHelp { return }
             checkParsed(arguments, command, words)
             try validate(arguments, family: family.name, command: command, path: path)
@@ -174,9 +190,9 @@ private func parse(_ words: [String]) {
 }
 
 /// What tables and messages do with the words: control characters made
-/// visible, widths counted.
+/// visible, widths counted, cells cut to a narrow terminal.
 private func render(_ words: [String]) {
-    var table = Table([.init(title: "WORD"), .init(title: "WIDTH", alignment: .right)])
+    var table = Table([.init(title: "WORD"), .init(title: "WIDTH", alignment: .right)], maximumWidth: 24)
     for word in words {
         let clean = Terminal.clean(word)
         require(

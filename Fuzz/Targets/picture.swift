@@ -39,7 +39,8 @@ private let oldPicture: [UInt8] = [137, 80, 78, 71, 13, 10, 26, 10, 0, 0, 0, 13]
 private let setUp: (store: AppDatabase, coffeeID: Int64) = {
     do {
         let database = try AppDatabase.inMemory()
-        let coffee = try CoffeeStore(database: database).add(CoffeeDraft.parse(name: "Fuzz", price: "1"))
+        let draft = try CoffeeDraft.parse(name: "Fuzz", price: "1")
+        let coffee = try blocking { try await CoffeeStore(database: database).add(draft) }
         return (database, coffee.id)
     } catch {
         fatalError("cannot set up the Coffee database: \(error)")
@@ -99,11 +100,11 @@ private func drain(_ source: BlobSource) -> [UInt8] {
 private func storedBytes(_ store: CoffeeStore, _ id: Int64, _ file: URL) -> [UInt8]? {
     try? FileManager.default.removeItem(at: file)
     do {
-        let picture = try store.writePicture(id: id, to: .file(file))
+        let picture = try blocking { try await store.writePicture(id: id, to: .file(file)) }
         let bytes = try [UInt8](Data(contentsOf: file))
         require(picture.size == bytes.count, "writePicture reported \(picture.size) bytes, wrote \(bytes.count)")
         require(
-            (try? store.coffee(id: id))??.picture == picture,
+            (try? blocking { try await store.coffee(id: id) })??.picture == picture,
             "the coffee's picture details differ from what was written")
         return bytes
     } catch {
@@ -170,14 +171,17 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let copy = fuzzScratchDirectory.appendingPathComponent("copy")
     for useAPipe in [false, true] {
         do {
-            try CoffeeStore(database: database).setPicture(id: id, from: .data(Data(oldPicture)))
+            _ = try blocking {
+                try await CoffeeStore(database: database).setPicture(id: id, from: .data(Data(oldPicture)))
+            }
         } catch {
             require(false, "cannot store the old picture: \(error)")
         }
         let source = useAPipe ? pipe(holding: bytes) : nil
         var stored = true
         do {
-            try store.setPicture(id: id, from: source.map { .fileHandle($0, name: "pipe") } ?? .data(Data(bytes)))
+            let picture: PictureSource = source.map { .fileHandle($0, name: "pipe") } ?? .data(Data(bytes))
+            _ = try blocking { try await store.setPicture(id: id, from: picture) }
         } catch let error as PictureError {
             _ = error.description
             stored = false
