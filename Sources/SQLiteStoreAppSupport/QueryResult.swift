@@ -31,7 +31,7 @@ public struct QueryResult: Sendable, Equatable, RandomAccessCollection {
     }
 
     /// The index of the first column of that name (case-insensitive), as
-    /// the seeds' `arrColumnNames.indexOfObject:`.
+    /// the original tutorials' `arrColumnNames.indexOfObject:`.
     public func index(ofColumn name: String) -> Int? { columns.index(of: name) }
 
     public var startIndex: Int { rows.startIndex }

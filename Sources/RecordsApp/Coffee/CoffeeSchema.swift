@@ -14,7 +14,7 @@ import SQLiteStore
 /// ```
 ///
 /// - **Prices are whole numbers of millionths (`priceMicros`), not the
-///   seed's `REAL`.** A REAL is a binary fraction: 0.1 is stored as
+///   original tutorial's `REAL`.** A REAL is a binary fraction: 0.1 is stored as
 ///   0.1000000000000000055511151231257827, sums drift (0.1 + 0.2 =
 ///   0.30000000000000004) and values past 15 significant digits are
 ///   rounded. An INTEGER count of millionths is exact, and SQL sorts,
@@ -76,7 +76,7 @@ enum CoffeeSchema {
     }
 
     /// Creates the table; keeps it when the shipped sample already has it;
-    /// rebuilds the seed app's own table (`price REAL`, no picture) with
+    /// rebuilds the original tutorial's own table (`price REAL`, no picture) with
     /// exact prices, keeping every row and every value (see
     /// ``storedPrice(_:)``).
     static func createOrUpgradeTable(_ db: Database) throws {
@@ -105,7 +105,7 @@ enum CoffeeSchema {
         try db.execute("DROP TABLE coffee_seed")
     }
 
-    /// What a seed price becomes in the `TEXT` column.
+    /// What a price of the original tutorial becomes in the `TEXT` column.
     ///
     /// A number becomes exact decimal text: a REAL the shortest decimal
     /// that reads back as the same number, which is the price that was

@@ -1,6 +1,6 @@
 import SQLiteStore
 
-/// The Contacts app's table: the original tutorial's `CONTACTS`, kept as the seed made it
+/// The Contacts app's table: the original tutorial's `CONTACTS`, kept as the original tutorial made it
 /// so that the original tutorial's own `contact.db` opens unchanged.
 enum ContactsSchema {
     /// In order; append, never edit a shipped one.

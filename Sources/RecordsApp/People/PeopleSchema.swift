@@ -1,6 +1,6 @@
 import SQLiteStore
 
-/// The People app's tables: the original tutorial's `peopleInfo`, kept as the seed made
+/// The People app's tables: the original tutorial's `peopleInfo`, kept as the original tutorial made
 /// it so that the original tutorial's own database files open unchanged.
 enum PeopleSchema {
     /// In order; append, never edit a shipped one.

@@ -25,7 +25,7 @@ public struct User: Sendable, Equatable, Hashable, Identifiable, Codable {
     /// The gender (`USER_GENDER`).
     public var gender: Gender
     /// The date of birth as `YYYY-MM-DD` (`USER_DOB`). A row imported from
-    /// the original tutorial's own database keeps the text the seed stored.
+    /// the original tutorial's own database keeps the text the tutorial stored.
     public var dateOfBirth: String
     /// The profile picture's file name (`USER_IMAGENAME`).
     public var imageName: String
@@ -59,7 +59,7 @@ public struct User: Sendable, Equatable, Hashable, Identifiable, Codable {
 /// `USER_GENDER` code.
 ///
 /// Codes 0-2 are those of ISO/IEC 5218 (0 not known, 1 male, 2 female), the
-/// published convention for a one-digit code, so a seed database's values
+/// published convention for a one-digit code, so an original tutorial's database's values
 /// keep their meaning when it is imported; 3 (other) is this app's.
 public enum Gender: Int, Sendable, CaseIterable, Codable, CustomStringConvertible {
     /// Not given, or the user prefers not to say.

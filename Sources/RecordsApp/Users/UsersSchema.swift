@@ -2,7 +2,7 @@ import PasswordHashing
 import SQLiteStore
 
 /// The Users app's table: the original tutorial's `User_Master`, with its columns and
-/// names, except where the seed was wrong:
+/// names, except where the original tutorial was wrong:
 ///
 /// - `USER_PASS` holds only a PHC string (`$scrypt$ln=17,r=8,p=1$salt$hash`,
 ///   see ``PasswordHashingService``), never a password; a `CHECK` refuses
@@ -19,7 +19,7 @@ import SQLiteStore
 ///   numbers (a leading `0` or `+` must survive).
 /// - `USER_GENDER` is one of ``Gender``'s codes.
 ///
-/// A database made by the seed app itself, with its exact `CREATE TABLE` and
+/// A database made by the original tutorial's app itself, with its exact `CREATE TABLE` and
 /// plain-text passwords, is imported by the same migration (see
 /// ``importSeedTable(_:hasher:)``).
 enum UsersSchema {
@@ -87,7 +87,7 @@ enum UsersSchema {
         /// This app's (made by another tool, or a copy of the app's file
         /// without its migration records): kept, with its index ensured.
         case current
-        /// Seed 004's, exactly as its `createTables` made it.
+        /// The Users tutorial's, exactly as its `createTables` made it.
         case seed
         /// Something else, with these columns.
         case unknown(columns: [String])
@@ -219,8 +219,8 @@ enum UsersSchema {
         }
     }
 
-    /// The hash of a password the seed stored: text as it was typed; a
-    /// blob (which the seed never wrote, but a tool could have) as bytes.
+    /// The hash of a password the original tutorial stored: text as it was typed; a
+    /// blob (which the tutorial never wrote, but a tool could have) as bytes.
     private static func hashImported(_ value: SQLiteValue, hasher: any PasswordHashingService) throws -> String {
         switch value {
         case .text(let password): return try hasher.hash(password)

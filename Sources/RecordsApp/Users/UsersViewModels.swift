@@ -148,7 +148,7 @@ public struct ProfileForm: Sendable, Equatable {
     }
 
     /// The fields that differ from `user`'s, so that a field left alone is
-    /// never rewritten (nor checked: a date of birth imported from the seed
+    /// never rewritten (nor checked: a date of birth imported from the original tutorial
     /// in another format stays as it is).
     public func changes(from user: User) -> ProfileChanges {
         let original = ProfileForm(user)

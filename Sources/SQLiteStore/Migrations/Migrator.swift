@@ -3,7 +3,7 @@
 ///
 /// This is how a database installed from an older template, or created by
 /// an older version of the app, is brought up to date when a new version
-/// ships (the seeds' "my updated database is never copied again").
+/// ships (the original tutorials' "my updated database is never copied again").
 ///
 /// ```swift
 /// var migrator = Migrator()

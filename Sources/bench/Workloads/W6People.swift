@@ -8,7 +8,7 @@ import SQLiteStore
 #endif
 
 extension Workloads {
-    /// W6, first variant: the seeds' `peopleInfo` table. Insert people with
+    /// W6, first variant: the original tutorials' `peopleInfo` table. Insert people with
     /// distinct names in one transaction, then fetch them all back, as the
     /// People app's own record (`RecordsApp.Person`: hand-written
     /// `init(row:)` that checks every value, and `encode(to:)`). The app's
@@ -81,7 +81,7 @@ extension Workloads {
 
 // MARK: - People
 
-/// The seeds' table.
+/// The original tutorials' table.
 let peopleSchema = """
     CREATE TABLE peopleInfo (
         peopleInfoID INTEGER PRIMARY KEY AUTOINCREMENT, firstname TEXT, lastname TEXT, age INTEGER)
