@@ -8,28 +8,16 @@ import SQLiteStore
 /// let store = ContactsStore(database: database)
 /// try await store.add(ContactDraft(name: "Jane Doe", address: "12 Main St", contact: "+1 555 0100"))
 /// let matches = try await store.find(name: "jane  doe")   // the original tutorial's "Find Contact"
-/// let started = try await store.search("do")              // "Jane Doe": a word starts with "do"
+/// let started = try await store.fullTextSearch("do")      // "Jane Doe": a word starts with "do"
 /// ```
-public struct ContactsStore: SearchableRecordStore {
+public struct ContactsStore: RecordStore {
     let table: RecordTable<Contact>
     /// How the shared methods reach the table.
     public var access: RecordStoreAccess<Contact, ContactSort> { RecordStoreAccess(table, orderBy: Self.orderBy) }
-    /// The start of the name or of a word of it.
-    public static let defaultSearchMode = SearchMode.prefix
 
     /// Creates a store on the app's database.
     public init(database: AppDatabase) {
         table = RecordTable(database: database)
-    }
-
-    /// The contacts whose name, or a word of it, starts with `text`
-    /// (contains it, in ``SearchMode/substring`` mode), ignoring case,
-    /// accents and repeated spaces.
-    public func searchCondition(_ text: String, mode: SearchMode) throws -> SQL {
-        let needle = try SearchFolding.needle(text, key: SearchFolding.nameKey)
-        let key: SQL = "\(identifier: SearchFolding.nameKeyFunctionName)(NAME)"
-        if mode == .substring { return "instr(\(key), \(needle)) > 0" }
-        return "(instr(\(key), \(needle)) = 1 OR instr(\(key), \(" " + needle)) > 0)"
     }
 
     /// The contacts whose name is `name`, ignoring case, accents,
