@@ -58,11 +58,6 @@ struct IndexedSearch: Sendable {
     let weights: [Double]
     let snippet: SnippetText
 
-    /// Private-use characters put around matches by FTS5 and split on
-    /// here; a stored value holding one only gets an odd mark.
-    static let openMark: Unicode.Scalar = "\u{F8F0}"
-    static let closeMark: Unicode.Scalar = "\u{F8F1}"
-
     /// The pattern for what a person typed: every word must match the
     /// start of a word, in any searched column, in any order, ignoring case
     /// and diacritics. Nil when the text holds no word to look for (blank,
@@ -79,8 +74,8 @@ struct IndexedSearch: Sendable {
         let fts: SQL = "\(identifier: index.name)"
         let rank = SQL(
             unsafeLiteral: "bm25(\(quotedIdentifier(index.name))" + weights.map { ", \($0)" }.joined() + ")")
-        let open = String(Self.openMark)
-        let close = String(Self.closeMark)
+        let open = Snippet.openMark
+        let close = Snippet.closeMark
         let snippets: [SQL]
         switch snippet {
         case .highlight(let columns, _):
@@ -123,7 +118,7 @@ struct IndexedSearch: Sendable {
         for position in (row.count - count)..<row.count {
             guard let text = try row.decode(String?.self, at: position), !text.isEmpty else { continue }
             if !segments.isEmpty && !separator.isEmpty { append(Snippet.Segment(text: separator, isMatch: false)) }
-            Self.segments(marked: text).forEach(append)
+            Snippet(marked: text).segments.forEach(append)
         }
         return Snippet(segments: segments)
     }
@@ -136,24 +131,6 @@ struct IndexedSearch: Sendable {
         case .excerpt: snippetColumns = 1
         }
         return try row.decode(Double.self, at: row.count - snippetColumns - 1)
-    }
-
-    /// Text with FTS5's marks split into matches and the text between.
-    static func segments(marked text: String) -> [Snippet.Segment] {
-        var segments: [Snippet.Segment] = []
-        var current = ""
-        var isMatch = false
-        for scalar in text.unicodeScalars {
-            if scalar == openMark || scalar == closeMark {
-                if !current.isEmpty { segments.append(Snippet.Segment(text: current, isMatch: isMatch)) }
-                current = ""
-                isMatch = scalar == openMark
-            } else {
-                current.unicodeScalars.append(scalar)
-            }
-        }
-        if !current.isEmpty { segments.append(Snippet.Segment(text: current, isMatch: isMatch)) }
-        return segments
     }
 }
 

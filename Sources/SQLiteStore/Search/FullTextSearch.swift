@@ -91,15 +91,21 @@ public struct Snippet: Sendable, Hashable, CustomStringConvertible {
     /// The plain text.
     public var description: String { text }
 
-    /// Private-use characters FTS5 puts around matches, split on here. A
-    /// column that holds them itself only gets odd marks: every segment is
-    /// still text for the caller to escape.
-    static let openMark = "\u{F8F0}"
-    static let closeMark = "\u{F8F1}"
+    /// The private-use character to pass as FTS5's opening marker to
+    /// `snippet()` or `highlight()` in hand-written SQL, so that the result
+    /// reads back with ``init(marked:)``. A column that holds these
+    /// characters itself only gets odd marks: every segment is still text
+    /// for the caller to escape.
+    public static let openMark = "\u{F8F0}"
+    /// The closing marker that goes with ``openMark``.
+    public static let closeMark = "\u{F8F1}"
     private static let openScalar: Unicode.Scalar = "\u{F8F0}"
     private static let closeScalar: Unicode.Scalar = "\u{F8F1}"
 
-    init(marked text: String) {
+    /// Splits the text of an FTS5 `snippet()` or `highlight()` call that
+    /// used ``openMark`` and ``closeMark`` into matches and the text
+    /// between them.
+    public init(marked text: String) {
         var segments: [Segment] = []
         var current = ""
         var isMatch = false
