@@ -20,7 +20,7 @@ import SQLiteStore
 /// without loading the value). Pictures go through SQLite's incremental
 /// BLOB I/O in chunks, so memory stays flat whatever their size.
 public struct CoffeeStore: SearchableRecordStore {
-    private let database: AppDatabase
+    let database: AppDatabase
     let table: RecordTable<Coffee>
     /// How the shared methods reach the table.
     public var access: RecordStoreAccess<Coffee, CoffeeSort> { RecordStoreAccess(table, orderBy: Self.orderBy) }
@@ -213,7 +213,10 @@ public struct CoffeeStore: SearchableRecordStore {
     /// pipe, is buffered in a temporary file first and stopped as soon as
     /// it passes the limit). The bytes are then streamed into the row in
     /// chunks, on the database writer's thread; if anything fails, the
-    /// coffee keeps its old picture.
+    /// coffee keeps its old picture. An upload (``PictureSource/upload(_:)``)
+    /// was checked as it arrived; it is used up here, stored or not.
+    /// Storing gives the picture a new version
+    /// (``PictureReader/entityTag``).
     ///
     /// - Returns: The stored picture's size and format.
     /// - Throws: ``PictureError`` (unreadable, empty, unrecognised, too
