@@ -9,6 +9,9 @@ public struct WebConfiguration: Sendable {
     public var now: @Sendable () -> Date = { Date() }
     /// Where request lines and errors go (never secrets).
     public var log: @Sendable (String) -> Void = { _ in }
+    /// The largest coffee picture accepted, in bytes (the Coffee app's
+    /// 64 MiB by default; tests lower it).
+    public var pictureSizeLimit = CoffeeRules.defaultPictureSizeLimit
 
     /// The defaults.
     public init() {}
@@ -35,7 +38,7 @@ public struct WebContext: Sendable {
         self.configuration = configuration
         people = PeopleStore(database: database)
         contacts = ContactsStore(database: database)
-        coffee = CoffeeStore(database: database)
+        coffee = CoffeeStore(database: database, pictureSizeLimit: max(configuration.pictureSizeLimit, 0))
         users = UsersStore(database: database)
     }
 }
