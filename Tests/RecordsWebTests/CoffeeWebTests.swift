@@ -19,7 +19,8 @@ enum WebPictures {
     /// `signature`, then a pattern in which a byte out of place shows.
     static func make(_ signature: [UInt8] = png, count: Int) -> Data {
         var data = Data(signature.prefix(count))
-        data.append(contentsOf: (0..<max(count - signature.count, 0)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) })
+        data.append(
+            contentsOf: (0..<max(count - signature.count, 0)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) })
         return data
     }
 }
@@ -194,8 +195,9 @@ struct CoffeeWebTests {
     }
 
     @Test func aMissingCoffeeIsThe404Page() async throws {
-        for path in ["/coffee/9", "/coffee/9/edit", "/coffee/9/delete", "/coffee/9/picture", "/coffee/abc", "/coffee/0"]
-        {
+        for path in [
+            "/coffee/9", "/coffee/9/edit", "/coffee/9/delete", "/coffee/9/picture", "/coffee/abc", "/coffee/0",
+        ] {
             let response = try await client.get(path)
             #expect(response.status == 404, "\(path)")
             #expect(response.body.contains("Page not found"))
@@ -230,14 +232,16 @@ struct CoffeeWebTests {
             let coffee = try await store.add(CoffeeDraft(name: name, price: 1))
             try await store.setPicture(id: coffee.id, from: .data(WebPictures.make(count: 20)))
             let escaped = HTML.escape(name)
-            for path in ["/coffee", "/coffee/\(coffee.id)", "/coffee/\(coffee.id)/edit", "/coffee/\(coffee.id)/delete"] {
+            for path in ["/coffee", "/coffee/\(coffee.id)", "/coffee/\(coffee.id)/edit", "/coffee/\(coffee.id)/delete"]
+            {
                 let body = try await client.get(path).body
                 #expect(body.contains(escaped), "\(path)")
                 #expect(!body.contains("<script>alert(1)") && !body.contains("<img src=x"), "\(path)")
             }
         }
         // In a search, a refused form, an upload's file name.
-        let search = try await client.get("/coffee?q=" + (hostileNames[1].addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""))
+        let search = try await client.get(
+            "/coffee?q=" + (hostileNames[1].addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""))
         #expect(!search.body.contains("<img src=x"))
         _ = try await client.get("/coffee/new")
         let refused = try await client.post("/coffee/new", [("name", hostileNames[0]), ("price", "x")])
@@ -350,7 +354,8 @@ struct CoffeeWebTests {
 
     @Test func anUploadThatIsNotAPictureIsA400WithTheCommandsMessage() async throws {
         let coffee = try await store.add(CoffeeDraft(name: "Mocha", price: 3))
-        let response = try await upload(coffee.id, name: "notes.txt", type: "image/png", Data("hello, this is text".utf8))
+        let response = try await upload(
+            coffee.id, name: "notes.txt", type: "image/png", Data("hello, this is text".utf8))
         #expect(response.status == 400)
         #expect(
             response.body.contains(

@@ -97,7 +97,8 @@ enum CoffeePages {
         }
         let empty: HTML =
             query.isEmpty
-            ? (page == 1 ? "<p class=\"notice\" id=\"empty\">No coffees yet.</p>"
+            ? (page == 1
+                ? "<p class=\"notice\" id=\"empty\">No coffees yet.</p>"
                 : "<p class=\"notice\" id=\"empty\">No coffees on this page.</p>")
             : "<p class=\"notice\" id=\"empty\">No coffee matches “\(query)”.</p>"
         let listing: HTML =
@@ -106,12 +107,16 @@ enum CoffeePages {
         func link(_ target: Int) -> String {
             HTML.path(
                 ["coffee"],
-                query: [("q", query.isEmpty ? nil : query), ("sort", sort == .name ? nil : sort.rawValue),
-                    ("page", target == 1 ? nil : String(target))])
+                query: [
+                    ("q", query.isEmpty ? nil : query), ("sort", sort == .name ? nil : sort.rawValue),
+                    ("page", target == 1 ? nil : String(target)),
+                ])
         }
-        let previous: HTML? = page > 1 ? "<a rel=\"prev\" id=\"previous-page\" href=\"\(link(page - 1))\">Previous</a>" : nil
+        let previous: HTML? =
+            page > 1 ? "<a rel=\"prev\" id=\"previous-page\" href=\"\(link(page - 1))\">Previous</a>" : nil
         let next: HTML? =
-            found.records.count > pageSize ? "<a rel=\"next\" id=\"next-page\" href=\"\(link(page + 1))\">Next</a>" : nil
+            found.records.count > pageSize
+            ? "<a rel=\"next\" id=\"next-page\" href=\"\(link(page + 1))\">Next</a>" : nil
         let pager: HTML? =
             previous == nil && next == nil
             ? nil : "<nav class=\"pager\" aria-label=\"Pages\"><span>\(previous)</span><span>\(next)</span></nav>"
@@ -200,7 +205,8 @@ enum CoffeePages {
     /// The name to show; a coffee's stored name may be empty.
     static func displayName(_ coffee: Coffee) -> String {
         coffee.unreadable.contains { $0.field == "name" }
-            ? "Coffee \(coffee.id) (its name cannot be read)" : (coffee.name.isEmpty ? "Coffee \(coffee.id)" : coffee.name)
+            ? "Coffee \(coffee.id) (its name cannot be read)"
+            : (coffee.name.isEmpty ? "Coffee \(coffee.id)" : coffee.name)
     }
 
     // MARK: - Add and edit
