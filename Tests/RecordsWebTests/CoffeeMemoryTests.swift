@@ -108,7 +108,9 @@ private let serverDirectory = ProcessInfo.processInfo.environment["RECORDS_TEST_
 
     /// The child's part: serves the apps over the directory's database with
     /// the fixed session `ada-token`, until the parent asks it to stop.
-    @Test(.enabled(if: serverDirectory != nil))
+    @Test(
+        "Child process: the web app served until the parent says stop",
+        .enabled(if: serverDirectory != nil, "run by CoffeeMemoryTests"))
     func servePictures() async throws {
         let directory = URL(fileURLWithPath: try #require(serverDirectory))
         let server = try TestServer(

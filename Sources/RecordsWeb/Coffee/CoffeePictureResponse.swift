@@ -5,7 +5,7 @@ import RecordsApp
 /// checks the bytes as they arrive (type on the first 12, size limit) and
 /// spools them to an unlinked temporary file.
 extension PictureUpload: UploadSink {
-    /// Takes the next chunk; throws the app's ``PictureError`` to refuse
+    /// Takes the next chunk; throws the app's `PictureError` to refuse
     /// the upload.
     public func write(_ chunk: UnsafeRawBufferPointer) throws { try append(chunk) }
 
@@ -16,7 +16,7 @@ extension PictureUpload: UploadSink {
 
 /// A stored picture sent as a response body, chunk by chunk: each chunk is
 /// read from the row when the connection asks for it, and holds at most
-/// ``PictureReader/chunkSize`` bytes. If the picture changes during the
+/// `PictureReader.chunkSize` bytes. If the picture changes during the
 /// download, the read throws and the server closes the connection: the
 /// client sees a body shorter than its `Content-Length`, never a mix of two
 /// pictures.
