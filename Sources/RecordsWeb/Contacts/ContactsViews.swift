@@ -54,8 +54,8 @@ enum ContactsViews {
             return """
                 <li id="contact-\(contact.id)"><span class="title">\(name)</span>\
                 <span class="subtitle">\(contact.details)</span>\(excerpt.map { "<br>" + $0 })
-                <span class="row-actions"><a href="\(HTML.path(["contacts", String(contact.id), "edit"]))">Edit</a> \
-                <a href="\(HTML.path(["contacts", String(contact.id), "delete"]))">Delete</a></span></li>
+                <span class="row-actions"><a href="\(HTML.path(["contacts", String(contact.id), "edit"]))">Edit<span class="visually-hidden"> \(name)</span></a> \
+                <a href="\(HTML.path(["contacts", String(contact.id), "delete"]))">Delete<span class="visually-hidden"> \(name)</span></a></span></li>
                 """
         }
         let empty: HTML
