@@ -329,7 +329,8 @@ extension RecordStore {
 }
 
 /// A store whose records can be searched by text, ignoring case and
-/// accents (People, Contacts, Coffee).
+/// accents, by scanning the table (Coffee; People and Contacts search their
+/// full-text indexes instead).
 public protocol SearchableRecordStore: RecordStore {
     /// The search mode used unless told otherwise.
     static var defaultSearchMode: SearchMode { get }

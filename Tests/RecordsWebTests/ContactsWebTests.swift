@@ -165,6 +165,18 @@ struct ContactsWebTests {
         #expect(page.body.contains("2 contacts have this name"))
     }
 
+    @Test("A hostile name to find comes back escaped in the name field")
+    func hostileFindEscaped() async throws {
+        defer { server.stop() }
+        for text in [ListsWeb.script, ListsWeb.attribute] {
+            let response = try await client.get("/contacts?find=\(WebClient.formEncode(text))")
+            #expect(response.status == 200)
+            #expect(response.body.contains(">Match not found</p>"))
+            #expect(ListsWeb.holdsNoHostileMarkup(response.body))
+            #expect(ListsWeb.value(of: "field-name", in: response.body) == HTML.escape(text))
+        }
+    }
+
     // MARK: - List, search
 
     @Test("The list is by name or newest, in pages of 20 with next and previous links")

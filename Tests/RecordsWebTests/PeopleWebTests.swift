@@ -142,6 +142,20 @@ struct PeopleWebTests {
         }
     }
 
+    @Test("Hostile search text comes back escaped in the search box and the heading")
+    func hostileSearchTextEscaped() async throws {
+        defer { server.stop() }
+        try await add("Ada", "Lovelace", 36)
+        for text in [ListsWeb.script, ListsWeb.attribute] {
+            let query = WebClient.formEncode(text)
+            let response = try await client.get("/people?q=\(query)")
+            #expect(response.status == 200)
+            #expect(ListsWeb.holdsNoHostileMarkup(response.body))
+            #expect(response.body.contains("People matching “\(HTML.escape(text))”"))
+            #expect(ListsWeb.value(of: "field-q", in: response.body) == HTML.escape(text))
+        }
+    }
+
     // MARK: - Add
 
     @Test("The add form labels every field")
