@@ -364,17 +364,4 @@ extension SearchableRecordStore {
         let condition = try searchCondition(text, mode: mode ?? Self.defaultSearchMode)
         return try await access.list(condition, sort ?? Sort.name, page)
     }
-
-    /// Walks the records matching `text` in chunks, as
-    /// ``RecordStore/forEach(sortedBy:page:_:)`` walks them all.
-    ///
-    /// - Throws: ``ValidationError`` when `text` is blank.
-    @discardableResult
-    public func forEach(
-        matching text: String, mode: SearchMode? = nil, sortedBy sort: Sort? = nil, page: ListPage = .all,
-        _ body: @escaping @Sendable (RecordList<Record>) throws -> Void
-    ) async throws -> Int {
-        let condition = try searchCondition(text, mode: mode ?? Self.defaultSearchMode)
-        return try await access.forEach(condition, sort ?? Sort.name, page, body)
-    }
 }
