@@ -70,6 +70,19 @@ public struct CoffeeStore: SearchableRecordStore {
         try await table.list(where: Self.priceFilter(prices), orderBy: Self.orderBy(sort), page: page)
     }
 
+    /// Page `number` (from 1) of `size` coffees in the given order, ID and
+    /// name only, and whether another page follows; only that page is
+    /// read, in one access of the database.
+    ///
+    /// - Throws: ``ValidationError`` when `number` is below 1, `size` is
+    ///   not from 1 to ``PageRules/maxSize``, or `prices` is not a valid
+    ///   range.
+    public func page(sortedBy sort: CoffeeSort = .name, prices: CoffeePriceRange = .any, number: Int, size: Int)
+        async throws -> RecordPage<Coffee>
+    {
+        try await table.page(where: Self.priceFilter(prices), orderBy: Self.orderBy(sort), number: number, size: size)
+    }
+
     /// Walks the coffees (as ``list(sortedBy:prices:page:)``) without
     /// loading the whole list: `body` gets the rows in chunks as they are
     /// read, on a reader connection's thread, all from one committed state.

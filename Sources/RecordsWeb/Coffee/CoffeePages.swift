@@ -9,7 +9,7 @@ import RecordsApp
 /// | Route | What |
 /// |---|---|
 /// | `GET /coffee` | the list: `q` searches the names' full-text index, `sort` (`name`, `newest`, `price`), `page` |
-/// | `GET /coffee/new`, `POST /coffee/new` | the add form |
+/// | `GET /coffee/new`, `POST /coffee` | the add form |
 /// | `GET /coffee/:id` | the detail, with the picture and its forms |
 /// | `GET /coffee/:id/edit`, `POST /coffee/:id/edit` | the edit form |
 /// | `GET /coffee/:id/delete`, `POST /coffee/:id/delete` | the confirmation, the deletion |
@@ -17,15 +17,12 @@ import RecordsApp
 /// | `POST /coffee/:id/picture` | upload or replace (multipart, field `picture`) |
 /// | `POST /coffee/:id/picture/remove` | remove the picture |
 enum CoffeePages {
-    /// Coffees on one page of the list.
-    static let pageSize = 20
-
     static func routes(_ context: WebContext) -> [Route] {
         let store = context.coffee
         return [
             Route.get("/coffee") { request in try await list(request, store: store) },
             Route.get("/coffee/new") { request in form(request, coffee: nil) },
-            Route.post("/coffee/new", invalidForm: { request, problem in formAgain(request, coffee: nil, problem) }) {
+            Route.post("/coffee", invalidForm: { request, problem in formAgain(request, coffee: nil, problem) }) {
                 request in try await add(request, store: store)
             },
             Route.get("/coffee/:id") { request in
@@ -75,69 +72,64 @@ enum CoffeePages {
 
     // MARK: - The list
 
+    static let sorts: [(CoffeeSort, String)] = [(.name, "name"), (.newest, "newest"), (.price, "price")]
+
+    /// A coffee on the list, with the search's marked name when searching.
+    struct Row: Sendable {
+        var coffee: Coffee
+        var snippet: [(text: String, isMatch: Bool)]?
+    }
+
     static func list(_ request: Request, store: CoffeeStore) async throws -> Response {
-        let query = (request.query["q"] ?? "").trimmingCharacters(in: .whitespaces)
-        let sort = request.query["sort"].flatMap(CoffeeSort.init(rawValue:)) ?? .name
-        let page = request.query["page"].flatMap(Int.init).map { min(max($0, 1), 1_000_000) } ?? 1
-        let offset = (page - 1) * pageSize
-        let found: RecordList<Coffee>
-        if query.isEmpty {
-            found = try await store.list(
-                sortedBy: sort, prices: .any, page: ListPage(limit: pageSize + 1, offset: offset))
+        let query = try ListQuery(request, defaultSort: CoffeeSort.name)
+        let size = ListQuery<CoffeeSort>.pageSize
+        let page: RecordPage<Row>
+        do {
+            if query.isSearch {
+                let found = try await store.fullTextSearch(query.search, page: query.page, size: size)
+                page = RecordPage(
+                    items: found.items.map { match in
+                        Row(coffee: match.record, snippet: match.snippet.segments.map { ($0.text, $0.isMatch) })
+                    }, unreadable: found.unreadable, number: found.number, size: found.size, hasNext: found.hasNext)
+            } else {
+                let found = try await store.page(sortedBy: query.sort, number: query.page, size: size)
+                page = RecordPage(
+                    items: found.items.map { Row(coffee: $0, snippet: nil) }, unreadable: found.unreadable,
+                    number: found.number, size: found.size, hasNext: found.hasNext)
+            }
+        } catch let error as ValidationError {
+            throw HTTPError.badRequest(error.description)
+        }
+        let items = page.items.map { row -> HTML in
+            let name: HTML = row.snippet.map(ListControls.marked) ?? "\(displayName(row.coffee))"
+            return
+                "<li id=\"coffee-\(row.coffee.id)\"><a class=\"title\" href=\"/coffee/\(row.coffee.id)\">\(name)</a></li>"
+        }
+        let empty: HTML
+        if !page.isEmpty {
+            empty = ""
+        } else if query.isSearch {
+            empty = "<p class=\"notice\" id=\"empty\">No coffee matches “\(query.search)”.</p>"
+        } else if page.number > 1 {
+            empty =
+                "<p class=\"notice\" id=\"empty\">This page is past the end of the list. "
+                + "<a href=\"/coffee\">Back to the first page</a></p>"
         } else {
-            found = try await store.fullTextSearch(query, limit: pageSize + 1, offset: offset).list
+            empty = "<p class=\"notice\" id=\"empty\">No coffees yet. <a href=\"/coffee/new\">Add a coffee</a></p>"
         }
-        let coffees = found.records.prefix(pageSize)
-        let items = coffees.map { coffee -> HTML in
-            "<li id=\"coffee-\(coffee.id)\"><a class=\"title\" href=\"/coffee/\(coffee.id)\">\(displayName(coffee))</a></li>"
-        }
-        let unreadable = found.unreadable.map { row -> HTML in
-            "<li><a class=\"title\" href=\"/coffee/\(row.id)\">Coffee \(row.id)</a>"
-                + "<span class=\"subtitle\">its name cannot be read</span></li>"
-        }
-        let empty: HTML =
-            query.isEmpty
-            ? (page == 1
-                ? "<p class=\"notice\" id=\"empty\">No coffees yet.</p>"
-                : "<p class=\"notice\" id=\"empty\">No coffees on this page.</p>")
-            : "<p class=\"notice\" id=\"empty\">No coffee matches “\(query)”.</p>"
-        let listing: HTML =
-            items.isEmpty && unreadable.isEmpty
-            ? empty : "<ul class=\"records\" id=\"coffee-list\">\(items)\(unreadable)</ul>"
-        func link(_ target: Int) -> String {
-            HTML.path(
-                ["coffee"],
-                query: [
-                    ("q", query.isEmpty ? nil : query), ("sort", sort == .name ? nil : sort.rawValue),
-                    ("page", target == 1 ? nil : String(target)),
-                ])
-        }
-        let previous: HTML? =
-            page > 1 ? "<a rel=\"prev\" id=\"previous-page\" href=\"\(link(page - 1))\">Previous</a>" : nil
-        let next: HTML? =
-            found.records.count > pageSize
-            ? "<a rel=\"next\" id=\"next-page\" href=\"\(link(page + 1))\">Next</a>" : nil
-        let pager: HTML? =
-            previous == nil && next == nil
-            ? nil : "<nav class=\"pager\" aria-label=\"Pages\"><span>\(previous)</span><span>\(next)</span></nav>"
-        let sorts: [(CoffeeSort, String)] = [(.name, "Name"), (.newest, "Newest first"), (.price, "Price")]
-        let options = sorts.map { option, label -> HTML in
-            let selected: HTML = option == sort ? " selected" : ""
-            return "<option value=\"\(option.rawValue)\"\(selected)>\(label)</option>"
-        }
+        let list: HTML = items.isEmpty ? "" : "<ul class=\"records\" id=\"coffee-list\">\(items)</ul>"
+        let heading: HTML = query.isSearch ? "Coffees matching “\(query.search)”" : "Coffee"
         return Layout.page(
-            request, title: "Coffee", section: "/coffee",
+            request, title: query.isSearch ? "Coffee search" : "Coffee", section: "/coffee",
             content: """
-                <h1>Coffee</h1>
+                <h1>\(heading)</h1>
                 <p class="actions"><a class="button" id="add-coffee" href="/coffee/new">Add a coffee</a></p>
-                <form method="get" action="/coffee" class="toolbar" role="search" id="coffee-search">
-                \(Field.input("q", label: "Search by name", value: query, type: "search"))
-                <div class="field"><label for="field-sort">Sort by</label>
-                <select id="field-sort" name="sort">\(options)</select></div>
-                <button type="submit">Show</button>
-                </form>
-                \(listing)
-                \(pager)
+                \(ListControls.searchForm(base: "coffee", label: "Search coffees", search: query.search))
+                \(ListControls.sortLinks(base: "coffee", query: query, defaultSort: .name, labels: sorts))
+                \(ListControls.unreadable(page.unreadable))
+                \(list)
+                \(empty)
+                \(ListControls.pager(base: "coffee", query: query, defaultSort: .name, page: page))
                 """)
     }
 
@@ -217,7 +209,7 @@ enum CoffeePages {
     ) -> Response {
         let name = values?.name ?? coffee?.name ?? ""
         let price = values?.price ?? coffee?.price.map(CoffeeRules.priceText) ?? ""
-        let action = coffee.map { "/coffee/\($0.id)/edit" } ?? "/coffee/new"
+        let action = coffee.map { "/coffee/\($0.id)/edit" } ?? "/coffee"
         let title = coffee.map { "Edit \(displayName($0))" } ?? "Add a coffee"
         let cancel = coffee.map { "/coffee/\($0.id)" } ?? "/coffee"
         return Layout.page(
