@@ -63,10 +63,7 @@ private let serverDirectory = ProcessInfo.processInfo.environment["RECORDS_TEST_
         let client = WebClient(baseURL: URL(string: "http://127.0.0.1:\(port)")!)
         client.setCookie(WebApp.sessionCookie, "ada-token")
         _ = try await client.get("/coffee/1")
-        // A pattern of an odd length, repeated: a byte out of place shows.
-        let block = WebPictures.make(count: 1_000_003)
-        var picture = Data(capacity: Self.pictureSize)
-        while picture.count < Self.pictureSize { picture.append(block.prefix(Self.pictureSize - picture.count)) }
+        let picture = WebPictures.large(count: Self.pictureSize)
         let uploaded = try await client.postMultipart(
             "/coffee/1/picture", fields: [], file: ("picture", "big.png", "image/png", picture))
         #expect(uploaded.status == 303)

@@ -16,6 +16,15 @@ enum WebPictures {
     static let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
     static let jpeg: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0]
 
+    /// A large picture, quickly: ``make(_:count:)``'s first 1,000,003
+    /// bytes (an odd length, so a byte out of place still shows), repeated.
+    static func large(_ signature: [UInt8] = png, count: Int) -> Data {
+        let block = make(signature, count: min(count, 1_000_003))
+        var data = Data(capacity: count)
+        while data.count < count { data.append(block.prefix(count - data.count)) }
+        return data
+    }
+
     /// `signature`, then a pattern in which a byte out of place shows.
     static func make(_ signature: [UInt8] = png, count: Int) -> Data {
         var data = Data(signature.prefix(count))
@@ -412,6 +421,32 @@ struct CoffeeWebTests {
         #expect(try await storedPicture(coffee.id) == WebPictures.make(count: 100))
     }
 
+    @Test func aPictureReplacedDuringADownloadEndsItShortNeverMixed() async throws {
+        let coffee = try await store.add(CoffeeDraft(name: "Mocha", price: 3))
+        let size = 16 << 20
+        let roomy = CoffeeStore(database: server.database, pictureSizeLimit: size)
+        let original = WebPictures.large(count: size)
+        try await roomy.setPicture(id: coffee.id, from: .data(original))
+        // A small receive buffer: the server can run ahead of the reader by
+        // its own send buffer (4 MiB at most here) and one chunk, not more.
+        let socket = try RawConnection(port: server.server.port, receiveBuffer: 16 * 1024)
+        try socket.send(
+            Data(
+                ("GET /coffee/\(coffee.id)/picture HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                    + "Cookie: records_session=ada-token\r\nConnection: close\r\n\r\n").utf8))
+        var received = try socket.receive(atLeast: 100_000)
+        try await roomy.setPicture(id: coffee.id, from: .data(WebPictures.large(WebPictures.jpeg, count: size)))
+        received.append(try socket.receiveToEnd())
+        socket.close()
+        let separator = try #require(received.firstRange(of: Data("\r\n\r\n".utf8)))
+        let head = String(decoding: received[..<separator.lowerBound], as: UTF8.self)
+        let body = received[separator.upperBound...]
+        #expect(head.hasPrefix("HTTP/1.1 200"))
+        #expect(head.contains("Content-Length: \(size)"))
+        #expect(body.count < size, "the download must stop short")
+        #expect(body.elementsEqual(original.prefix(body.count)), "every byte received is the first picture's")
+    }
+
     /// Waits (up to a minute, checking often) for `condition`.
     func waitUntil(_ condition: () -> Bool) async throws {
         for _ in 0..<6000 {
@@ -426,8 +461,11 @@ struct CoffeeWebTests {
 final class RawConnection {
     private let descriptor: Int32
 
-    init(port: UInt16) throws {
+    init(port: UInt16, receiveBuffer: Int32? = nil) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        if var size = receiveBuffer {
+            setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
@@ -450,6 +488,22 @@ final class RawConnection {
             }
         }
     }
+
+    /// Reads until at least `count` bytes have come (or the end).
+    func receive(atLeast count: Int) throws -> Data {
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while data.count < count {
+            let read = recv(descriptor, &buffer, buffer.count, 0)
+            if read < 0 && errno == EINTR { continue }
+            guard read > 0 else { break }
+            data.append(contentsOf: buffer[0..<read])
+        }
+        return data
+    }
+
+    /// Reads until the server closes the connection.
+    func receiveToEnd() throws -> Data { try receive(atLeast: .max) }
 
     func close() { _ = Glibc.close(descriptor) }
 }
