@@ -27,6 +27,7 @@ let package = Package(
         .library(name: "SQLiteStoreAppSupport", targets: ["SQLiteStoreAppSupport"]),
         .library(name: "PasswordHashing", targets: ["PasswordHashing"]),
         .library(name: "RecordsApp", targets: ["RecordsApp"]),
+        .library(name: "RecordsWeb", targets: ["RecordsWeb"]),
         .executable(name: "records", targets: ["records"]),
         .executable(name: "bench", targets: ["bench"]),
     ],
@@ -40,6 +41,14 @@ let package = Package(
             name: "COpenSSL",
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]
+        ),
+        // The web front end's HTTP server: GNU libmicrohttpd (Debian:
+        // libmicrohttpd-dev, installed by scripts/bootstrap.sh; macOS:
+        // `brew install libmicrohttpd`).
+        .systemLibrary(
+            name: "CMicroHTTPD",
+            pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"]), .brew(["libmicrohttpd"])]
         ),
         .target(
             name: "PasswordHashing",
@@ -65,9 +74,15 @@ let package = Package(
             exclude: ["Resources/sampledb.sql"],
             resources: [.copy("Resources/sampledb.sqlite")]
         ),
+        // The apps' screens in a browser (`records serve`): pages rendered on
+        // the server from the RecordsApp stores; no SQL here.
+        .target(
+            name: "RecordsWeb",
+            dependencies: ["RecordsApp", "PasswordHashing", "CMicroHTTPD"]
+        ),
         .executableTarget(
             name: "records",
-            dependencies: ["RecordsApp", "SQLiteStore", "SQLiteStoreAppSupport"]
+            dependencies: ["RecordsApp", "RecordsWeb", "SQLiteStore", "SQLiteStoreAppSupport"]
         ),
         // Development tool behind scripts/make-sample-database.sh.
         .executableTarget(
@@ -100,6 +115,10 @@ let package = Package(
         .testTarget(
             name: "RecordsAppTests",
             dependencies: ["RecordsApp", "SQLiteStore", "SQLiteStoreAppSupport", "PasswordHashing"]
+        ),
+        .testTarget(
+            name: "RecordsWebTests",
+            dependencies: ["RecordsWeb", "RecordsApp", "SQLiteStore"]
         ),
         .testTarget(
             name: "RecordsCLITests",

@@ -13,6 +13,10 @@ fi
 if ! pkg-config --exists 'libcrypto >= 3' 2>/dev/null || [ ! -f /usr/include/openssl/evp.h ]; then
     missing+=(libssl-dev)
 fi
+# GNU libmicrohttpd, the HTTP server behind `records serve` (RecordsWeb).
+if ! pkg-config --exists libmicrohttpd 2>/dev/null || [ ! -f /usr/include/microhttpd.h ]; then
+    missing+=(libmicrohttpd-dev)
+fi
 # The sqlite3 shell, with which scripts/crash-test.sh inspects databases.
 command -v sqlite3 >/dev/null 2>&1 || missing+=(sqlite3)
 # The records tests check the man page with groff and man, identify
@@ -21,6 +25,10 @@ command -v groff >/dev/null 2>&1 || missing+=(groff-base)
 command -v man >/dev/null 2>&1 || missing+=(man-db)
 command -v file >/dev/null 2>&1 || missing+=(file)
 command -v script >/dev/null 2>&1 || missing+=(bsdutils)
+# The `records serve` tests fetch pages with curl and make a throwaway TLS
+# certificate with openssl.
+command -v curl >/dev/null 2>&1 || missing+=(curl)
+command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 
 if [ ${#missing[@]} -gt 0 ]; then
     echo "bootstrap: installing ${missing[*]}" >&2

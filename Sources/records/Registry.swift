@@ -9,4 +9,4 @@ let commandFamilies: [CommandFamily] = [
 
 /// Commands for the whole database rather than one app (`records backup
 /// FILE`), in the order help lists them.
-let topLevelCommands: [Command] = [backupCommand, completionCommand, manCommand]
+let topLevelCommands: [Command] = [backupCommand, serveCommand, completionCommand, manCommand]

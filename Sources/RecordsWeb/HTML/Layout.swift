@@ -1,0 +1,88 @@
+import Foundation
+
+/// The site's page frame: the document head, the header with the apps'
+/// navigation and the account menu, the one-time status message, and the
+/// main content.
+public enum Layout {
+    /// The apps in the navigation, in order: label and path.
+    public static let sections: [(name: String, path: String)] = [
+        ("People", "/people"), ("Contacts", "/contacts"), ("Coffee", "/coffee"),
+    ]
+
+    /// A page in the site's frame.
+    ///
+    /// - Parameters:
+    ///   - title: The page's title (also the `<title>`, after the site's
+    ///     name).
+    ///   - section: The navigation entry to mark as current (its path).
+    ///   - status: The HTTP status.
+    ///   - content: The page's main content.
+    public static func page(
+        _ request: Request, title: String, section: String? = nil, status: Int = 200, content: HTML
+    ) -> Response {
+        let flash = request.cookies[WebApp.flashCookie].flatMap { $0.removingPercentEncoding }.flatMap {
+            $0.isEmpty ? nil : $0
+        }
+        let navigation = HTML(
+            joining: sections.map { item in
+                let current: HTML = item.path == section ? " aria-current=\"page\"" : ""
+                return "<li><a href=\"\(item.path)\"\(current)>\(item.name)</a></li>"
+            })
+        let account: HTML
+        if let session = request.session {
+            account = """
+                <div class="account">
+                <a href="/account" class="who">\(session.displayName)</a>
+                <form method="post" action="/logout" class="inline">\(csrfField(request))<button type="submit" class="link">Log out</button></form>
+                </div>
+                """
+        } else {
+            account = """
+                <div class="account"><a href="/login">Log in</a> <a href="/register">Register</a></div>
+                """
+        }
+        let statusLine: HTML? = flash.map { "<p role=\"status\" class=\"flash\" id=\"flash\">\($0)</p>" }
+        let page: HTML = """
+            <!doctype html>
+            <html lang="en">
+            <head>
+            <meta charset="utf-8">
+            <meta name="viewport" content="width=device-width, initial-scale=1">
+            <title>\(title) · Records</title>
+            <link rel="stylesheet" href="\(StaticFiles.stylesheetPath)">
+            <link rel="icon" href="/static/icon.svg" type="image/svg+xml">
+            \(StaticFiles.scriptTags)
+            </head>
+            <body>
+            <header class="site">
+            <a class="brand" href="/">Records</a>
+            <nav aria-label="Apps"><ul>\(navigation)</ul></nav>
+            \(account)
+            </header>
+            <main id="main">
+            \(statusLine)
+            \(content)
+            </main>
+            </body>
+            </html>
+            """
+        var response = Response.html(page, status: status)
+        if request.cookies[WebApp.flashCookie] != nil {
+            response = response.setting(.deleting(WebApp.flashCookie, secure: request.isSecure))
+        }
+        return response
+    }
+
+    /// A redirect after a POST that shows `message` as the next page's
+    /// status line.
+    public static func redirect(to path: String, flash message: String, request: Request) -> Response {
+        let encoded = message.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+        return Response.redirect(to: path).setting(
+            Cookie(name: WebApp.flashCookie, value: encoded, maxAge: 60, secure: request.isSecure))
+    }
+
+    /// The hidden field every POST form carries.
+    public static func csrfField(_ request: Request) -> HTML {
+        "<input type=\"hidden\" name=\"csrf\" value=\"\(request.csrfToken)\">"
+    }
+}

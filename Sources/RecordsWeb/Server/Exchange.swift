@@ -1,0 +1,516 @@
+import CMicroHTTPD
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// What the daemon's callbacks reach through their context pointer: the
+/// application and the count of requests in flight.
+final class ServerCore: Sendable {
+    let application: any HTTPApplication
+    let isSecure: Bool
+    private let grace: Duration
+    private let state = Mutex((inFlight: 0, stopping: false))
+
+    init(application: any HTTPApplication, isSecure: Bool, grace: Duration) {
+        self.application = application
+        self.isSecure = isSecure
+        self.grace = grace
+    }
+
+    var inFlight: Int { state.withLock { $0.inFlight } }
+    var isStopping: Bool { state.withLock { $0.stopping } }
+
+    /// True the first time.
+    func beginStopping() -> Bool {
+        state.withLock { state in
+            defer { state.stopping = true }
+            return !state.stopping
+        }
+    }
+
+    func requestStarted() { state.withLock { $0.inFlight += 1 } }
+    func requestEnded() { state.withLock { $0.inFlight -= 1 } }
+
+    /// Waits until no request is in flight, or the grace period is over.
+    func waitForRequestsInFlight() {
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: grace)
+        while inFlight > 0 && clock.now < deadline { usleep(10_000) }
+    }
+}
+
+/// One request on its way through the daemon's callbacks: created when its
+/// headers are in, fed the body, answered, and released when libmicrohttpd
+/// reports it complete.
+final class Exchange: @unchecked Sendable {
+    // Only ever touched from the connection's thread, one call at a time.
+    var request: Request
+    var route: Route?
+    var queued = false
+    /// An answer decided before the body was read, sent once it has been.
+    var pending: Response?
+    var postProcessor: OpaquePointer?
+    var problem: FormProblem?
+    var formLimit = Route.defaultFormLimit
+    var formBytes = 0
+    var fields: [String: [UInt8]] = [:]
+    var currentField: String?
+    var sink: (any UploadSink)?
+    var uploadError: (any Error)?
+    var fileRefused = false
+    var csrfRefused = false
+
+    init(request: Request) { self.request = request }
+
+    deinit {
+        if let postProcessor { _ = MHD_destroy_post_processor(postProcessor) }
+        sink?.cancel()
+    }
+}
+
+/// The daemon's C callbacks: nonisolated, reaching the server through the
+/// context pointer.
+enum Callbacks {
+    static let access: MHD_AccessHandlerCallback = {
+        context, connection, url, method, _, uploadData, uploadDataSize, exchangeSlot in
+        guard let context, let connection, let uploadDataSize, let exchangeSlot else { return .NO }
+        let core = Unmanaged<ServerCore>.fromOpaque(context).takeUnretainedValue()
+        if let existing = exchangeSlot.pointee {
+            let exchange = Unmanaged<Exchange>.fromOpaque(existing).takeUnretainedValue()
+            if uploadDataSize.pointee > 0 {
+                Callbacks.receive(uploadData, count: uploadDataSize.pointee, into: exchange)
+                uploadDataSize.pointee = 0
+                return .YES
+            }
+            if exchange.queued { return .YES }
+            if let pending = exchange.pending {
+                return Callbacks.queue(pending, for: exchange, core: core, connection: connection)
+            }
+            return Callbacks.complete(exchange, core: core, connection: connection)
+        }
+        let request = Callbacks.makeRequest(
+            connection: connection, method: method.map { String(cString: $0) } ?? "GET",
+            path: url.map { String(cString: $0) } ?? "/", isSecure: core.isSecure)
+        let exchange = Exchange(request: request)
+        exchangeSlot.pointee = Unmanaged.passRetained(exchange).toOpaque()
+        core.requestStarted()
+        return Callbacks.begin(exchange, core: core, connection: connection)
+    }
+
+    static let completed: MHD_RequestCompletedCallback = { context, _, exchangeSlot, _ in
+        guard let context, let slot = exchangeSlot, let existing = slot.pointee else { return }
+        let core = Unmanaged<ServerCore>.fromOpaque(context).takeUnretainedValue()
+        Unmanaged<Exchange>.fromOpaque(existing).release()
+        slot.pointee = nil
+        core.requestEnded()
+    }
+
+    static let logger: MHD_LogCallback = { context, format, arguments in
+        guard let context, let format, let arguments else { return }
+        let core = Unmanaged<ServerCore>.fromOpaque(context).takeUnretainedValue()
+        var buffer = [CChar](repeating: 0, count: 512)
+        _ = vsnprintf(&buffer, buffer.count, format, arguments)
+        let line = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        core.application.log("server: " + line.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    static let postIterator: MHD_PostDataIterator = {
+        context, _, key, fileName, contentType, _, data, offset, size in
+        guard let context else { return .NO }
+        let exchange = Unmanaged<Exchange>.fromOpaque(context).takeUnretainedValue()
+        let name = key.map { String(cString: $0) } ?? ""
+        let bytes = UnsafeRawBufferPointer(start: data, count: data == nil ? 0 : size)
+        if let fileName {
+            Callbacks.receiveFile(
+                name: name, fileName: String(cString: fileName), contentType: contentType.map { String(cString: $0) },
+                bytes: bytes, offset: offset, exchange: exchange)
+        } else {
+            Callbacks.receiveField(name: name, bytes: bytes, offset: offset, exchange: exchange)
+        }
+        return .YES
+    }
+
+    // MARK: - Steps
+
+    /// The headers are in: find the route, decide whether to answer now.
+    private static func begin(_ exchange: Exchange, core: ServerCore, connection: OpaquePointer) -> MHD_Result {
+        let application = core.application
+        exchange.request = wait { await application.identify(exchange.request) }
+        let request = exchange.request
+        switch application.router.match(method: request.method, path: request.path) {
+        case .route(let route, let parameters):
+            exchange.request.parameters = parameters
+            exchange.route = route
+            if let refusal = wait({ await application.admit(request, to: route) }) {
+                return answerEarly(refusal, exchange: exchange, core: core, connection: connection)
+            }
+            switch route.body {
+            case .none:
+                // Answered on the next call, once libmicrohttpd has read the
+                // whole request: answering now would close the connection
+                // after the response instead of keeping it alive.
+                break
+            case .form(let limit):
+                exchange.formLimit = limit
+                startBody(exchange, connection: connection, limit: limit)
+            case .upload(_, let limit, _):
+                startBody(exchange, connection: connection, limit: limit + Route.defaultFormLimit)
+            }
+            return .YES
+        case let unmatched:
+            let response = wait { await application.answer(unmatched: unmatched, request: request) }
+            return answerEarly(response, exchange: exchange, core: core, connection: connection)
+        }
+    }
+
+    /// An answer decided from the headers alone. It is sent after the
+    /// (discarded) body, so that the connection stays open for the next
+    /// request, unless the body is large or of unknown length: then at once,
+    /// and libmicrohttpd closes the connection after it.
+    private static func answerEarly(
+        _ response: Response, exchange: Exchange, core: ServerCore, connection: OpaquePointer
+    ) -> MHD_Result {
+        let headers = exchange.request.headers
+        let length = headers["content-length"].flatMap(Int.init) ?? (headers["transfer-encoding"] == nil ? 0 : .max)
+        if length > Route.defaultFormLimit { return queue(response, for: exchange, core: core, connection: connection) }
+        exchange.pending = response
+        return .YES
+    }
+
+    /// Sets up the post processor; a body announced larger than `limit` is
+    /// refused without reading it.
+    private static func startBody(_ exchange: Exchange, connection: OpaquePointer, limit: Int) {
+        if let length = exchange.request.headers["content-length"].flatMap(Int.init), length > limit {
+            exchange.problem = FormProblem(.tooLarge)
+            return
+        }
+        let context = Unmanaged.passUnretained(exchange).toOpaque()
+        guard let processor = MHD_create_post_processor(connection, 64 * 1024, postIterator, context) else {
+            exchange.problem = FormProblem(.malformed)
+            return
+        }
+        exchange.postProcessor = processor
+    }
+
+    /// A chunk of the body.
+    private static func receive(_ data: UnsafePointer<CChar>?, count: Int, into exchange: Exchange) {
+        guard !exchange.queued, exchange.pending == nil, exchange.problem == nil,
+            let processor = exchange.postProcessor, let data
+        else { return }
+        if MHD_post_process(processor, data, count) == .NO, exchange.problem == nil {
+            exchange.problem = FormProblem(.malformed)
+        }
+    }
+
+    private static func receiveField(name: String, bytes: UnsafeRawBufferPointer, offset: UInt64, exchange: Exchange) {
+        guard exchange.problem == nil else { return }
+        if offset == 0 {
+            if exchange.fields[name] != nil {
+                exchange.problem = FormProblem(.duplicateField(name))
+                return
+            }
+            exchange.fields[name] = []
+        }
+        exchange.formBytes += bytes.count + (offset == 0 ? name.utf8.count : 0)
+        if exchange.formBytes > exchange.formLimit {
+            exchange.problem = FormProblem(.tooLarge)
+            return
+        }
+        exchange.fields[name, default: []].append(contentsOf: bytes)
+    }
+
+    private static func receiveFile(
+        name: String, fileName: String, contentType: String?, bytes: UnsafeRawBufferPointer, offset: UInt64,
+        exchange: Exchange
+    ) {
+        guard exchange.problem == nil, !exchange.fileRefused, !exchange.csrfRefused else { return }
+        guard case .upload(let field, _, let makeSink)? = exchange.route?.body, name == field else {
+            // A file where the route takes none, or in another field.
+            exchange.problem = FormProblem(.malformed)
+            return
+        }
+        // An empty file input: the browser sends a part with no name.
+        if fileName.isEmpty && bytes.isEmpty { return }
+        if offset == 0 {
+            guard exchange.sink == nil, exchange.uploadError == nil else {
+                exchange.problem = FormProblem(.duplicateField(name))
+                return
+            }
+            let sent = exchange.fields["csrf"].map { String(decoding: $0, as: UTF8.self) } ?? ""
+            guard constantTimeEquals(sent, exchange.request.csrfToken), !sent.isEmpty else {
+                exchange.csrfRefused = true
+                return
+            }
+            var start = exchange.request
+            start.form = Form()
+            do {
+                exchange.sink = try makeSink(UploadStart(request: start, fileName: fileName, contentType: contentType))
+            } catch {
+                exchange.uploadError = error
+                exchange.fileRefused = true
+                return
+            }
+        }
+        guard let sink = exchange.sink, !bytes.isEmpty else { return }
+        do {
+            try sink.write(bytes)
+        } catch {
+            exchange.uploadError = error
+            exchange.fileRefused = true
+            sink.cancel()
+            exchange.sink = nil
+        }
+    }
+
+    /// The body is in: decode the fields, finish the upload, answer.
+    private static func complete(_ exchange: Exchange, core: ServerCore, connection: OpaquePointer) -> MHD_Result {
+        let application = core.application
+        guard let route = exchange.route else {
+            return queue(Response(status: 500), for: exchange, core: core, connection: connection)
+        }
+        if let processor = exchange.postProcessor {
+            exchange.postProcessor = nil
+            if MHD_destroy_post_processor(processor) == .NO, exchange.problem == nil {
+                exchange.problem = FormProblem(.malformed)
+            }
+        }
+        // Fields are decoded even when the form was refused: the page shown
+        // again keeps what can be kept.
+        var form: [String: String] = [:]
+        for (name, bytes) in exchange.fields {
+            guard let text = String(validating: bytes, as: UTF8.self) else {
+                if exchange.problem == nil { exchange.problem = FormProblem(.notUTF8(name)) }
+                continue
+            }
+            form[name] = text
+        }
+        if exchange.problem == nil, let sink = exchange.sink {
+            do {
+                try sink.finish()
+            } catch {
+                exchange.uploadError = error
+                sink.cancel()
+                exchange.sink = nil
+            }
+        }
+        var request = exchange.request
+        request.form = Form(form)
+        if exchange.csrfRefused {
+            // Answered as any form with a wrong token: the field is checked
+            // again by the application, and this one never matches.
+            request.form = Form(form.merging(["csrf": ""]) { _, new in new })
+        }
+        request.upload = exchange.sink
+        request.uploadError = exchange.uploadError
+        let problem = exchange.problem
+        let answered = request
+        let response = wait { await application.respond(to: answered, route: route, formProblem: problem) }
+        return queue(response, for: exchange, core: core, connection: connection, request: answered)
+    }
+
+    /// Sends the answer.
+    private static func queue(
+        _ response: Response, for exchange: Exchange, core: ServerCore, connection: OpaquePointer,
+        request: Request? = nil
+    ) -> MHD_Result {
+        exchange.queued = true
+        let request = request ?? exchange.request
+        let response = core.application.finish(response, for: request)
+        let handle: OpaquePointer?
+        switch response.body {
+        case .empty:
+            handle = MHD_create_response_from_buffer(0, nil, .RESPMEM_PERSISTENT)
+        case .bytes(let bytes):
+            handle = bytes.withUnsafeBytes { buffer in
+                MHD_create_response_from_buffer(
+                    buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), .RESPMEM_MUST_COPY)
+            }
+        case .stream(let length, let stream):
+            let box = Unmanaged.passRetained(StreamBox(stream)).toOpaque()
+            handle = MHD_create_response_from_callback(
+                length ?? UInt64.max, 64 * 1024, streamReader, box, streamFree)
+            if handle == nil { Unmanaged<StreamBox>.fromOpaque(box).release() }
+        }
+        guard let handle else { return .NO }
+        defer { MHD_destroy_response(handle) }
+        for (name, value) in response.headers where name.caseInsensitiveCompare("Content-Length") != .orderedSame {
+            // A header with a line break would split the response.
+            guard !name.contains(where: \.isNewline), !value.contains(where: \.isNewline) else { continue }
+            _ = MHD_add_response_header(handle, name, value)
+        }
+        core.application.log("\(request.method) \(request.path) \(response.status)")
+        return MHD_queue_response(connection, UInt32(response.status), handle)
+    }
+
+    static let streamReader: MHD_ContentReaderCallback = { context, _, buffer, capacity in
+        guard let context, let buffer else { return -2 }
+        let box = Unmanaged<StreamBox>.fromOpaque(context).takeUnretainedValue()
+        do {
+            let count = try box.stream.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: capacity))
+            return count > 0 ? count : -1  // MHD_CONTENT_READER_END_OF_STREAM
+        } catch {
+            return -2  // MHD_CONTENT_READER_END_WITH_ERROR
+        }
+    }
+
+    static let streamFree: MHD_ContentReaderFreeCallback = { context in
+        guard let context else { return }
+        let box = Unmanaged<StreamBox>.fromOpaque(context).takeRetainedValue()
+        box.stream.close()
+    }
+
+    // MARK: - The request
+
+    private static func makeRequest(connection: OpaquePointer, method: String, path: String, isSecure: Bool)
+        -> Request
+    {
+        var request = Request(
+            method: method.uppercased(), path: path, query: values(connection, .GET_ARGUMENT_KIND),
+            headers: values(connection, .HEADER_KIND, lowercased: true), cookies: values(connection, .COOKIE_KIND),
+            clientAddress: clientAddress(connection), isSecure: isSecure)
+        if request.path.isEmpty { request.path = "/" }
+        return request
+    }
+
+    private final class Collected {
+        var values: [String: String] = [:]
+        let lowercased: Bool
+        init(lowercased: Bool) { self.lowercased = lowercased }
+    }
+
+    private static func values(_ connection: OpaquePointer, _ kind: MHD_ValueKind, lowercased: Bool = false)
+        -> [String: String]
+    {
+        let collected = Collected(lowercased: lowercased)
+        withExtendedLifetime(collected) {
+            _ = MHD_get_connection_values(
+                connection, kind, collectValue, Unmanaged.passUnretained(collected).toOpaque())
+        }
+        return collected.values
+    }
+
+    private static let collectValue: MHD_KeyValueIterator = { context, _, key, value in
+        guard let context, let key else { return .YES }
+        let collected = Unmanaged<Collected>.fromOpaque(context).takeUnretainedValue()
+        var name = String(cString: key)
+        if collected.lowercased { name = name.lowercased() }
+        // The first of a repeated name wins, as browsers send the most
+        // specific cookie first.
+        if collected.values[name] == nil { collected.values[name] = value.map { String(cString: $0) } ?? "" }
+        return .YES
+    }
+
+    private static func clientAddress(_ connection: OpaquePointer) -> String {
+        guard let address = records_mhd_client_address(connection) else { return "" }
+        return SocketAddress.describe(address)
+    }
+
+    /// Runs `work` and waits for it on this (libmicrohttpd's) thread.
+    static func wait<T: Sendable>(_ work: @escaping @Sendable () async -> T) -> T {
+        let result = ResultBox<T>()
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            result.value = await work()
+            done.signal()
+        }
+        done.wait()
+        return result.value!
+    }
+}
+
+private final class ResultBox<T>: @unchecked Sendable {
+    var value: T?
+}
+
+private final class StreamBox {
+    let stream: any ResponseStream
+    init(_ stream: any ResponseStream) { self.stream = stream }
+}
+
+/// The text of a NUL-terminated C string held in an array.
+private func cText(_ characters: [CChar]) -> String {
+    String(decoding: characters.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
+/// Compares two secrets in time that depends only on their lengths.
+func constantTimeEquals(_ a: String, _ b: String) -> Bool {
+    let x = Array(a.utf8)
+    let y = Array(b.utf8)
+    guard x.count == y.count else { return false }
+    var difference: UInt8 = 0
+    for index in x.indices { difference |= x[index] ^ y[index] }
+    return difference == 0
+}
+
+/// An IPv4 or IPv6 socket address parsed from its literal.
+struct SocketAddress {
+    let port: UInt16
+    let isIPv6: Bool
+    private let storage: sockaddr_storage
+    let display: String
+
+    init(host: String, port: UInt16) throws {
+        var storage = sockaddr_storage()
+        self.port = port
+        if host.contains(":") {
+            var address = sockaddr_in6()
+            address.sin6_family = sa_family_t(AF_INET6)
+            address.sin6_port = port.bigEndian
+            guard inet_pton(AF_INET6, host, &address.sin6_addr) == 1 else {
+                throw ServerError(message: "\(host) is not an IPv6 address")
+            }
+            withUnsafeBytes(of: address) { bytes in
+                withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: bytes) }
+            }
+            isIPv6 = true
+            display = "[\(host)]:\(port)"
+        } else {
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = port.bigEndian
+            guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
+                throw ServerError(message: "\(host) is not an IP address (use 127.0.0.1, 0.0.0.0, ::1 or ::)")
+            }
+            withUnsafeBytes(of: address) { bytes in
+                withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: bytes) }
+            }
+            isIPv6 = false
+            display = "\(host):\(port)"
+        }
+        self.storage = storage
+    }
+
+    func withSockaddr<T>(_ body: (UnsafePointer<sockaddr>) -> T) -> T {
+        withUnsafeBytes(of: storage) { body($0.baseAddress!.assumingMemoryBound(to: sockaddr.self)) }
+    }
+
+    /// Whether the address is a loopback address.
+    static func isLoopback(_ host: String) -> Bool {
+        host == "::1" || host.hasPrefix("127.") || host == "localhost"
+    }
+
+    static func describe(_ address: UnsafePointer<sockaddr>) -> String {
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+        switch Int32(address.pointee.sa_family) {
+        case AF_INET:
+            return address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { ipv4 in
+                var raw = ipv4.pointee.sin_addr
+                guard inet_ntop(AF_INET, &raw, &text, socklen_t(text.count)) != nil else { return "" }
+                return cText(text)
+            }
+        case AF_INET6:
+            return address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { ipv6 in
+                var raw = ipv6.pointee.sin6_addr
+                guard inet_ntop(AF_INET6, &raw, &text, socklen_t(text.count)) != nil else { return "" }
+                return cText(text)
+            }
+        default:
+            return ""
+        }
+    }
+}

@@ -1,0 +1,221 @@
+import CMicroHTTPD
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Where and how an ``HTTPServer`` listens.
+public struct ServerOptions: Sendable {
+    /// The address to listen on: an IPv4 or IPv6 literal. Loopback
+    /// (`127.0.0.1`) unless told otherwise.
+    public var host: String = "127.0.0.1"
+    /// The port; 0 picks a free one (see ``HTTPServer/port``).
+    public var port: UInt16 = 8080
+    /// The certificate and key for HTTPS, or nil for plain HTTP.
+    public var tls: TLSCredentials?
+    /// Seconds a connection may stay idle (between requests, or while a
+    /// request trickles in) before it is closed.
+    public var idleTimeout: Int = 30
+    /// The most connections served at once; more wait in the kernel's
+    /// queue.
+    public var connectionLimit: Int = 2048
+    /// The stack of each connection's thread. Requests do their work on
+    /// the database's threads, so a connection's thread needs little.
+    public var threadStackSize: Int = 512 * 1024
+    /// How long ``HTTPServer/stop()`` waits for requests in flight.
+    public var shutdownGrace: Duration = .seconds(10)
+
+    /// Options with the defaults.
+    public init() {}
+}
+
+/// A certificate chain and private key, in PEM, for HTTPS.
+public struct TLSCredentials: Sendable {
+    /// The certificate chain, PEM.
+    public var certificatePEM: String
+    /// The private key, PEM (unencrypted).
+    public var keyPEM: String
+
+    /// Credentials from PEM text.
+    public init(certificatePEM: String, keyPEM: String) {
+        self.certificatePEM = certificatePEM
+        self.keyPEM = keyPEM
+    }
+
+    /// Reads the two PEM files.
+    ///
+    /// - Throws: ``ServerError`` naming the file that cannot be read.
+    public static func load(certificate: String, key: String) throws -> TLSCredentials {
+        func read(_ path: String, _ what: String) throws -> String {
+            do {
+                return try String(contentsOfFile: path, encoding: .utf8)
+            } catch {
+                throw ServerError(message: "cannot read the TLS \(what) \(path)")
+            }
+        }
+        return TLSCredentials(certificatePEM: try read(certificate, "certificate"), keyPEM: try read(key, "key"))
+    }
+}
+
+/// Why a server could not start.
+public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What went wrong.
+    public var message: String
+    /// Creates an error.
+    public init(message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// An HTTP server over GNU libmicrohttpd, serving an ``HTTPApplication``.
+///
+/// libmicrohttpd parses HTTP and runs each connection on a thread of its
+/// own, so a request can wait for the database (its reads run on the
+/// pool's readers, many at once) and a streamed response can block between
+/// chunks without holding up other connections. Form bodies go through
+/// libmicrohttpd's post processor, chunk by chunk; an upload's file goes to
+/// the route's ``UploadSink`` as it arrives.
+public final class HTTPServer: Sendable {
+    /// The port the server listens on (the one picked when started on port
+    /// 0).
+    public let port: UInt16
+    /// The address the server listens on.
+    public let host: String
+    /// Whether it serves HTTPS.
+    public var isSecure: Bool { core.isSecure }
+    /// The URL of the site's root, such as `http://127.0.0.1:8080/`.
+    public var url: String {
+        let hostPart = host.contains(":") ? "[\(host)]" : host
+        return "\(isSecure ? "https" : "http")://\(hostPart):\(port)/"
+    }
+
+    let core: ServerCore
+    private let daemon: Daemon
+
+    /// Starts serving `application`.
+    ///
+    /// - Throws: ``ServerError`` when the address is not an IP literal or
+    ///   cannot be bound (in use, not permitted), or TLS cannot start.
+    public init(application: any HTTPApplication, options: ServerOptions = ServerOptions()) throws {
+        let core = ServerCore(application: application, isSecure: options.tls != nil, grace: options.shutdownGrace)
+        let address = try SocketAddress(host: options.host, port: options.port)
+        self.core = core
+        self.host = options.host
+        self.daemon = try Daemon(options: options, address: address, core: core)
+        self.port = daemon.boundPort
+    }
+
+    /// Stops the server: no new connections are accepted, requests in
+    /// flight get up to ``ServerOptions/shutdownGrace`` to finish, then
+    /// every connection is closed. Safe to call more than once, from any
+    /// thread but a request's own.
+    public func stop() {
+        guard core.beginStopping() else { return }
+        daemon.quiesce()
+        core.application.serverWillStop()
+        core.waitForRequestsInFlight()
+        daemon.stop()
+    }
+
+    /// Stops the server as ``stop()`` does, waiting on a thread of its own
+    /// rather than on one of Swift's concurrency threads, which the
+    /// requests in flight need to finish.
+    public func stop() async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            let thread = Thread {
+                self.stop()
+                done.resume()
+            }
+            thread.name = "records-server-stop"
+            thread.start()
+        }
+    }
+
+    /// Whether ``stop()`` has begun.
+    public var isStopping: Bool { core.isStopping }
+
+    /// Requests being answered right now.
+    public var requestsInFlight: Int { core.inFlight }
+
+    deinit { stop() }
+}
+
+/// The running libmicrohttpd daemon.
+final class Daemon: Sendable {
+    nonisolated(unsafe) private let pointer: OpaquePointer
+    let boundPort: UInt16
+    private let stopped = Mutex(false)
+
+    init(options: ServerOptions, address: SocketAddress, core: ServerCore) throws {
+        var flags =
+            MHD_USE_THREAD_PER_CONNECTION.rawValue | MHD_USE_INTERNAL_POLLING_THREAD.rawValue
+            | MHD_USE_ERROR_LOG.rawValue | MHD_USE_ITC.rawValue | MHD_USE_POLL.rawValue
+        if address.isIPv6 { flags |= MHD_USE_IPv6.rawValue }
+        if options.tls != nil { flags |= MHD_USE_TLS.rawValue }
+        // libmicrohttpd reads the PEM text while it starts; the copies are
+        // freed once it has.
+        let certificate = options.tls.map { strdup($0.certificatePEM) } ?? nil
+        let key = options.tls.map { strdup($0.keyPEM) } ?? nil
+        defer {
+            free(certificate)
+            free(key)
+        }
+        let context = Unmanaged.passUnretained(core).toOpaque()
+        var items: [MHD_OptionItem] = [
+            // The logger first, so that libmicrohttpd's own messages about
+            // the other options go through it too.
+            MHD_OptionItem(
+                option: .EXTERNAL_LOGGER,
+                value: Int(bitPattern: unsafeBitCast(Callbacks.logger, to: UnsafeRawPointer.self)),
+                ptr_value: context),
+            MHD_OptionItem(option: .CONNECTION_TIMEOUT, value: max(1, options.idleTimeout), ptr_value: nil),
+            MHD_OptionItem(option: .CONNECTION_LIMIT, value: max(1, options.connectionLimit), ptr_value: nil),
+            MHD_OptionItem(option: .THREAD_STACK_SIZE, value: options.threadStackSize, ptr_value: nil),
+            MHD_OptionItem(
+                option: .NOTIFY_COMPLETED,
+                value: Int(bitPattern: unsafeBitCast(Callbacks.completed, to: UnsafeRawPointer.self)),
+                ptr_value: context),
+        ]
+        if let certificate, let key {
+            items.append(
+                MHD_OptionItem(option: .HTTPS_MEM_CERT, value: 0, ptr_value: UnsafeMutableRawPointer(certificate)))
+            items.append(MHD_OptionItem(option: .HTTPS_MEM_KEY, value: 0, ptr_value: UnsafeMutableRawPointer(key)))
+        }
+        let started: OpaquePointer? = address.withSockaddr { sockaddr in
+            items.append(
+                MHD_OptionItem(option: .SOCK_ADDR, value: 0, ptr_value: UnsafeMutableRawPointer(mutating: sockaddr)))
+            items.append(MHD_OptionItem(option: .END, value: 0, ptr_value: nil))
+            return items.withUnsafeBufferPointer { buffer in
+                records_mhd_start(flags, address.port, Callbacks.access, context, buffer.baseAddress)
+            }
+        }
+        guard let started else {
+            let reason = errno == 0 ? "" : ": " + String(cString: strerror(errno))
+            throw ServerError(
+                message: "cannot listen on \(address.display)\(reason)"
+                    + (options.tls != nil ? " (or the TLS certificate and key were not accepted)" : ""))
+        }
+        pointer = started
+        boundPort = records_mhd_bound_port(started)
+    }
+
+    /// Stops accepting connections; those open go on.
+    func quiesce() {
+        let listening = MHD_quiesce_daemon(pointer)
+        if listening >= 0 { close(listening) }
+    }
+
+    /// Closes every connection and joins the threads.
+    func stop() {
+        let already = stopped.withLock { stopped in
+            defer { stopped = true }
+            return stopped
+        }
+        if !already { MHD_stop_daemon(pointer) }
+    }
+
+    deinit { stop() }
+}

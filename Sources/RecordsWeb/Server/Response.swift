@@ -1,0 +1,134 @@
+import Foundation
+
+/// What a route answers: a status, headers and a body.
+public struct Response: Sendable {
+    /// The HTTP status code.
+    public var status: Int
+    /// Headers in order; a name may repeat (`Set-Cookie`).
+    public var headers: [(name: String, value: String)]
+    /// The body.
+    public var body: Body
+
+    /// A response body.
+    public enum Body: Sendable {
+        /// No body.
+        case empty
+        /// These bytes.
+        case bytes([UInt8])
+        /// Bytes produced while they are sent, chunk by chunk, with their
+        /// total length when known (Content-Length) or sent chunked.
+        case stream(length: UInt64?, any ResponseStream)
+    }
+
+    /// Creates a response.
+    public init(status: Int = 200, headers: [(name: String, value: String)] = [], body: Body = .empty) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// An HTML page.
+    public static func html(_ page: HTML, status: Int = 200) -> Response {
+        Response(
+            status: status, headers: [("Content-Type", "text/html; charset=utf-8")], body: .bytes(page.bytes))
+    }
+
+    /// A redirect after a POST (303 See Other), to a site-relative path.
+    public static func redirect(to path: String) -> Response {
+        Response(status: 303, headers: [("Location", Response.sameSitePath(path))])
+    }
+
+    /// `path` if it is a path on this site (`/people`), else `/`: a `next`
+    /// parameter cannot send the user to another site (`//evil.example`,
+    /// `https://…`, `/\evil`).
+    public static func sameSitePath(_ path: String) -> String {
+        guard path.hasPrefix("/"), !path.hasPrefix("//"), !path.hasPrefix("/\\"),
+            !path.unicodeScalars.contains(where: { $0.value < 0x20 || $0 == "\\" })
+        else { return "/" }
+        return path
+    }
+
+    /// Adds a header.
+    public func with(header name: String, _ value: String) -> Response {
+        var copy = self
+        copy.headers.append((name, value))
+        return copy
+    }
+
+    /// Adds a `Set-Cookie` header.
+    public func setting(_ cookie: Cookie) -> Response { with(header: "Set-Cookie", cookie.headerValue) }
+
+    /// The value of the first header with this name (case-insensitive).
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+}
+
+/// A body produced while it is sent: the server asks for the next bytes
+/// on the connection's thread until the stream says it is done, then
+/// closes it (also when the client went away first).
+public protocol ResponseStream: AnyObject, Sendable {
+    /// Fills `buffer` from the start and returns how many bytes it wrote;
+    /// 0 ends the body. May block (the connection has its own thread).
+    ///
+    /// - Throws: to abort the response (the connection is closed).
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int
+    /// The response is over: release what the stream holds. Called once.
+    func close()
+}
+
+/// A cookie to set, with the attributes the web app always uses:
+/// `HttpOnly`, `SameSite=Lax`, `Path=/`, and `Secure` under TLS.
+public struct Cookie: Sendable, Equatable {
+    /// The name.
+    public var name: String
+    /// The value (the caller makes sure it holds no `;`, `,` or spaces).
+    public var value: String
+    /// Seconds until it expires; nil for a cookie that ends with the
+    /// browser session, 0 to delete it.
+    public var maxAge: Int?
+    /// Whether the browser may send it only over TLS.
+    public var secure: Bool
+
+    /// Creates a cookie.
+    public init(name: String, value: String, maxAge: Int? = nil, secure: Bool) {
+        self.name = name
+        self.value = value
+        self.maxAge = maxAge
+        self.secure = secure
+    }
+
+    /// A cookie that deletes the one named `name`.
+    public static func deleting(_ name: String, secure: Bool) -> Cookie {
+        Cookie(name: name, value: "", maxAge: 0, secure: secure)
+    }
+
+    /// The `Set-Cookie` header's value.
+    public var headerValue: String {
+        var value = "\(name)=\(self.value); Path=/; HttpOnly; SameSite=Lax"
+        if let maxAge { value += "; Max-Age=\(maxAge)" }
+        if secure { value += "; Secure" }
+        return value
+    }
+}
+
+/// An error a route throws to answer with an error page.
+public struct HTTPError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The status.
+    public var status: Int
+    /// What the page says (shown to the user: no internals).
+    public var message: String
+
+    /// Creates an error.
+    public init(status: Int, message: String) {
+        self.status = status
+        self.message = message
+    }
+
+    /// 404: the page or record does not exist.
+    public static let notFound = HTTPError(status: 404, message: "There is nothing at this address.")
+    /// 400: the request cannot be understood.
+    public static func badRequest(_ message: String) -> HTTPError { HTTPError(status: 400, message: message) }
+
+    public var description: String { "HTTP \(status): \(message)" }
+}

@@ -1,0 +1,140 @@
+import Foundation
+
+/// One page or action of the web app: a method and a path pattern, who may
+/// use it, what body it takes, and the handler.
+public struct Route: Sendable {
+    /// Who may use a route.
+    public enum Access: Sendable, Equatable {
+        /// Anyone: log-in, registration, static files.
+        case anyone
+        /// Only a signed-in user; others are sent to the log-in page.
+        case signedIn
+    }
+
+    /// The body a route takes.
+    public enum Body: Sendable {
+        /// None (GET and HEAD).
+        case none
+        /// A form (URL-encoded or multipart without files) of at most
+        /// `limit` bytes.
+        case form(limit: Int = Route.defaultFormLimit)
+        /// A multipart form with one file in the field `field`, of at most
+        /// `limit` bytes in all; the file goes to the sink `sink` makes, the
+        /// other fields (at most ``Route/defaultFormLimit`` bytes) to
+        /// ``Request/form``. Fields must come before the file, the CSRF
+        /// field included: a file arriving first is refused.
+        case upload(
+            field: String, limit: Int, sink: @Sendable (UploadStart) throws -> any UploadSink)
+    }
+
+    /// The most a form's fields may hold: 64 KiB.
+    public static let defaultFormLimit = 64 * 1024
+
+    /// The handler of a route.
+    public typealias Handler = @Sendable (Request) async throws -> Response
+
+    /// The method: `GET` (which also answers `HEAD`) or `POST`.
+    public var method: String
+    /// The path pattern: segments, where `:name` matches any one segment
+    /// (`/people/:id/edit`).
+    public var pattern: String
+    /// Who may use it.
+    public var access: Access
+    /// The body it takes.
+    public var body: Body
+    /// Answers the request.
+    public var handler: Handler
+    /// Answers a POST whose form the server refused (too large, a repeated
+    /// field, not UTF-8, malformed) before ``handler`` ran: typically the
+    /// form page again with the problem and a 400 or 413. Without it, the
+    /// server answers with an error page. It runs before the CSRF check
+    /// (a refused body may not have been read far enough to hold the
+    /// token), so it must only show a page, never change anything.
+    public var invalidForm: (@Sendable (Request, FormProblem) async throws -> Response)?
+
+    let segments: [Segment]
+
+    enum Segment: Sendable, Equatable {
+        case literal(String)
+        case parameter(String)
+    }
+
+    /// Creates a route.
+    public init(
+        _ method: String, _ pattern: String, access: Access = .signedIn, body: Body? = nil,
+        invalidForm: (@Sendable (Request, FormProblem) async throws -> Response)? = nil,
+        handler: @escaping Handler
+    ) {
+        self.method = method
+        self.pattern = pattern
+        self.access = access
+        self.body = body ?? (method == "POST" ? .form() : .none)
+        self.handler = handler
+        self.invalidForm = invalidForm
+        segments = pattern.split(separator: "/", omittingEmptySubsequences: true).map {
+            $0.hasPrefix(":") ? .parameter(String($0.dropFirst())) : .literal(String($0))
+        }
+    }
+
+    /// A GET route (it answers HEAD too).
+    public static func get(_ pattern: String, access: Access = .signedIn, handler: @escaping Handler) -> Route {
+        Route("GET", pattern, access: access, handler: handler)
+    }
+
+    /// A POST route taking a form.
+    public static func post(
+        _ pattern: String, access: Access = .signedIn,
+        invalidForm: (@Sendable (Request, FormProblem) async throws -> Response)? = nil,
+        handler: @escaping Handler
+    ) -> Route {
+        Route("POST", pattern, access: access, invalidForm: invalidForm, handler: handler)
+    }
+
+    /// The parameters if `path` matches the pattern.
+    func match(_ pathSegments: [Substring]) -> [String: String]? {
+        guard pathSegments.count == segments.count else { return nil }
+        var parameters: [String: String] = [:]
+        for (segment, part) in zip(segments, pathSegments) {
+            switch segment {
+            case .literal(let literal): if literal != part { return nil }
+            case .parameter(let name): parameters[name] = String(part)
+            }
+        }
+        return parameters
+    }
+}
+
+/// Finds the route for a method and path.
+public struct Router: Sendable {
+    /// The routes, in the order they are tried.
+    public private(set) var routes: [Route]
+
+    /// A router over these routes.
+    public init(_ routes: [Route]) { self.routes = routes }
+
+    /// What a lookup found.
+    public enum Match: Sendable {
+        /// A route and its parameters.
+        case route(Route, parameters: [String: String])
+        /// The path exists but not for this method (405), with the methods
+        /// it allows.
+        case methodNotAllowed(allowed: [String])
+        /// No route has this path (404).
+        case notFound
+    }
+
+    /// The route for `method` and `path`. `HEAD` uses the `GET` route.
+    public func match(method: String, path: String) -> Match {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: true)
+        let wanted = method == "HEAD" ? "GET" : method
+        var allowed: [String] = []
+        for route in routes {
+            guard let parameters = route.match(parts) else { continue }
+            if route.method == wanted { return .route(route, parameters: parameters) }
+            allowed.append(route.method)
+        }
+        if allowed.isEmpty { return .notFound }
+        if allowed.contains("GET") { allowed.append("HEAD") }
+        return .methodNotAllowed(allowed: allowed)
+    }
+}

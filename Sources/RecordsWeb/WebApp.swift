@@ -1,0 +1,231 @@
+import Foundation
+import RecordsApp
+
+/// How the web app behaves, beyond where it listens.
+public struct WebConfiguration: Sendable {
+    /// Whether cookies get `Secure` (set when serving HTTPS).
+    public var secureCookies = false
+    /// The clock, for sessions' expiry (tests move it).
+    public var now: @Sendable () -> Date = { Date() }
+    /// Where request lines and errors go (never secrets).
+    public var log: @Sendable (String) -> Void = { _ in }
+
+    /// The defaults.
+    public init() {}
+}
+
+/// What every page's handler may use: the stores and the settings.
+public struct WebContext: Sendable {
+    /// The database.
+    public let database: AppDatabase
+    /// The People app's store.
+    public let people: PeopleStore
+    /// The Contacts app's store.
+    public let contacts: ContactsStore
+    /// The Coffee app's store.
+    public let coffee: CoffeeStore
+    /// The Users app's store.
+    public let users: UsersStore
+    /// The settings.
+    public let configuration: WebConfiguration
+
+    /// The stores over `database`.
+    public init(database: AppDatabase, configuration: WebConfiguration) {
+        self.database = database
+        self.configuration = configuration
+        people = PeopleStore(database: database)
+        contacts = ContactsStore(database: database)
+        coffee = CoffeeStore(database: database)
+        users = UsersStore(database: database)
+    }
+}
+
+/// The Records apps as a web site: the four apps' screens over their
+/// stores, behind the Users app's accounts.
+///
+/// It implements the site's rules around every route: who is asking (the
+/// session cookie through ``authenticator``, the CSRF token), that a
+/// signed-in route has a session, that every POST carries the page's CSRF
+/// token, the error pages (404, 405, 403, 500 with nothing internal), and
+/// the headers every answer carries (Content-Security-Policy without
+/// inline script, `nosniff`, `frame-ancestors 'none'`, a Referrer-Policy).
+public final class WebApp: HTTPApplication {
+    /// The stores and settings the pages use.
+    public let context: WebContext
+    /// The settings.
+    public var configuration: WebConfiguration { context.configuration }
+    /// Finds the session a cookie names; nil serves no one as signed in.
+    public let authenticator: (any SessionAuthenticator)?
+    /// The routes.
+    public let router: Router
+
+    /// The session cookie's name.
+    public static let sessionCookie = "records_session"
+    /// The cookie holding a visitor's CSRF token before they sign in.
+    public static let csrfCookie = "records_csrf"
+    /// The cookie carrying a one-time status message to the next page.
+    public static let flashCookie = "records_flash"
+
+    /// The site over `database`.
+    ///
+    /// - Parameters:
+    ///   - authenticator: Finds sessions (the accounts' session store).
+    ///   - extraRoutes: More routes, tried after the site's own.
+    public init(
+        database: AppDatabase, configuration: WebConfiguration = WebConfiguration(),
+        authenticator: (any SessionAuthenticator)? = nil,
+        extraRoutes: @Sendable (WebContext) -> [Route] = { _ in [] }
+    ) {
+        let context = WebContext(database: database, configuration: configuration)
+        self.context = context
+        self.authenticator = authenticator
+        router = Router(SiteRoutes.all(context) + extraRoutes(context))
+    }
+
+    // MARK: - HTTPApplication
+
+    public func identify(_ request: Request) async -> Request {
+        var request = request
+        if let token = request.cookies[Self.sessionCookie], !token.isEmpty, let authenticator {
+            request.session = await authenticator.session(forToken: token, request: request)
+        }
+        if let session = request.session {
+            request.csrfToken = session.csrfToken
+        } else if let token = request.cookies[Self.csrfCookie], Self.isWellFormedToken(token) {
+            request.csrfToken = token
+        } else {
+            request.csrfToken = Self.randomToken()
+        }
+        return request
+    }
+
+    public func answer(unmatched match: Router.Match, request: Request) async -> Response {
+        switch match {
+        case .methodNotAllowed(let allowed):
+            return errorPage(
+                HTTPError(status: 405, message: "This address does not take that kind of request."), request: request
+            )
+            .with(header: "Allow", allowed.joined(separator: ", "))
+        default:
+            return errorPage(.notFound, request: request)
+        }
+    }
+
+    public func admit(_ request: Request, to route: Route) async -> Response? {
+        guard route.access == .signedIn, request.session == nil else { return nil }
+        let next = request.method == "GET" ? request.pathWithQuery : "/"
+        return .redirect(to: next == "/" ? "/login" : HTML.path(["login"], query: [("next", next)]))
+    }
+
+    public func respond(to request: Request, route: Route, formProblem: FormProblem?) async -> Response {
+        do {
+            // A refused form changes nothing: it is shown again (its CSRF
+            // field may not have been read at all).
+            if let formProblem {
+                if let invalidForm = route.invalidForm { return try await invalidForm(request, formProblem) }
+                return errorPage(
+                    HTTPError(status: formProblem.status, message: formProblem.description), request: request)
+            }
+            if route.method == "POST" {
+                guard constantTimeEquals(request.form.text("csrf"), request.csrfToken), !request.csrfToken.isEmpty
+                else {
+                    return errorPage(
+                        HTTPError(
+                            status: 403,
+                            message:
+                                "This form has expired or did not come from this site. Go back, reload the page and try again."
+                        ), request: request)
+                }
+            }
+            return try await route.handler(request)
+        } catch let error as HTTPError {
+            return errorPage(error, request: request)
+        } catch is RecordNotFoundError {
+            return errorPage(.notFound, request: request)
+        } catch {
+            log("error: \(request.method) \(request.path): \(error)")
+            return errorPage(
+                HTTPError(status: 500, message: "Something went wrong on our side. Try again in a moment."),
+                request: request)
+        }
+    }
+
+    public func finish(_ response: Response, for request: Request) -> Response {
+        var response = response
+        func add(_ name: String, _ value: String) {
+            if response.header(name) == nil { response.headers.append((name, value)) }
+        }
+        add(
+            "Content-Security-Policy",
+            "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+                + "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+        add("X-Content-Type-Options", "nosniff")
+        add("X-Frame-Options", "DENY")
+        add("Referrer-Policy", "same-origin")
+        add("Cache-Control", "no-store")
+        // A page may hold a form: a visitor not signed in gets the token
+        // its forms carry as a cookie too.
+        let isPage = response.header("Content-Type")?.hasPrefix("text/html") ?? false
+        if isPage, request.session == nil, request.cookies[Self.csrfCookie] != request.csrfToken {
+            response = response.setting(
+                Cookie(
+                    name: Self.csrfCookie, value: request.csrfToken,
+                    secure: request.isSecure || configuration.secureCookies))
+        }
+        return response
+    }
+
+    public func log(_ message: String) { configuration.log(message) }
+
+    // MARK: - Pages
+
+    /// The error page for `error`, in the site's layout.
+    public func errorPage(_ error: HTTPError, request: Request) -> Response {
+        Layout.errorPage(error, request: request)
+    }
+}
+
+extension Layout {
+    /// The error page for `error`, in the site's layout.
+    public static func errorPage(_ error: HTTPError, request: Request) -> Response {
+        let title =
+            switch error.status {
+            case 404: "Page not found"
+            case 403: "Not allowed"
+            case 405: "Not allowed here"
+            case 413: "Too large"
+            case 429: "Too many attempts"
+            case 400..<500: "Cannot do that"
+            default: "Something went wrong"
+            }
+        return Layout.page(
+            request, title: title, status: error.status,
+            content: """
+                <h1>\(title)</h1>
+                <p class="notice">\(error.message)</p>
+                <p><a href="/">Back to the start page</a></p>
+                """)
+    }
+}
+
+extension WebApp {
+    // MARK: - Tokens
+
+    /// 256 random bits, base64url without padding (43 characters).
+    public static func randomToken() -> String {
+        var generator = SystemRandomNumberGenerator()
+        var bytes = [UInt8](repeating: 0, count: 32)
+        for index in bytes.indices { bytes[index] = generator.next() }
+        return Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+
+    /// Whether `token` looks like one ``randomToken()`` made.
+    static func isWellFormedToken(_ token: String) -> Bool {
+        token.utf8.count == 43
+            && token.utf8.allSatisfy { byte in
+                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                    || byte == 0x2D || byte == 0x5F
+            }
+    }
+}
