@@ -136,6 +136,52 @@ struct AccountsThrottleTests {
         #expect(throttle.check(email: "ada@example.com", client: nil) == .locked(retryAfter: .seconds(30)))
     }
 
+    @Test("An attempt begun counts as a failure at once: the sixth of six begun together is locked")
+    func beginAttemptCountsAtOnce() {
+        let (throttle, _) = throttle()
+        for _ in 0..<5 { #expect(throttle.beginAttempt(email: "ada@example.com", client: "10.0.0.1") == .allowed) }
+        #expect(
+            throttle.beginAttempt(email: "ada@example.com", client: "10.0.0.1") == .locked(retryAfter: .seconds(30)))
+    }
+
+    @Test("A successful attempt clears the account and gives the client its failure back")
+    func succeededAttempt() {
+        let (throttle, _) = throttle()
+        for _ in 0..<4 { _ = throttle.beginAttempt(email: "ada@example.com", client: "10.0.0.1") }
+        _ = throttle.beginAttempt(email: "ada@example.com", client: "10.0.0.1")
+        throttle.attemptSucceeded(email: "ada@example.com", client: "10.0.0.1")
+        #expect(throttle.check(email: "ada@example.com", client: nil) == .allowed)
+        // Many people logging in from one address never lock it.
+        for index in 0..<40 {
+            #expect(throttle.beginAttempt(email: "user\(index)@example.com", client: "10.0.0.9") == .allowed)
+            throttle.attemptSucceeded(email: "user\(index)@example.com", client: "10.0.0.9")
+        }
+        #expect(throttle.check(email: "new@example.com", client: "10.0.0.9") == .allowed)
+    }
+
+    @Test("A cancelled attempt takes back only its own failure, clearing nothing else")
+    func cancelledAttempt() {
+        let (throttle, _) = throttle()
+        for _ in 0..<4 { _ = throttle.beginAttempt(email: "ada@example.com", client: nil) }
+        for _ in 0..<10 {
+            #expect(throttle.beginAttempt(email: "ada@example.com", client: nil) == .allowed)
+            throttle.cancelAttempt(email: "ada@example.com", client: nil)
+        }
+        #expect(throttle.beginAttempt(email: "ada@example.com", client: nil) == .allowed)
+        #expect(throttle.check(email: "ada@example.com", client: nil) == .locked(retryAfter: .seconds(30)))
+    }
+
+    @Test("Taking back an attempt past the limit restores the lock that had ended, not a new one")
+    func takeBackPastTheLimit() {
+        let (throttle, clock) = throttle()
+        for index in 0..<20 { throttle.recordFailure(email: "user\(index)@example.com", client: "10.0.0.1") }
+        clock.advance(seconds: 30)
+        #expect(throttle.beginAttempt(email: "ada@example.com", client: "10.0.0.1") == .allowed)
+        #expect(throttle.check(email: "bob@example.com", client: "10.0.0.1") == .locked(retryAfter: .seconds(60)))
+        throttle.attemptSucceeded(email: "ada@example.com", client: "10.0.0.1")
+        #expect(throttle.check(email: "bob@example.com", client: "10.0.0.1") == .allowed)
+    }
+
     @Test("The lock lengths follow the limit: none, the first, doubled, capped")
     func limitArithmetic() {
         let limit = LoginThrottle.Limit(freeFailures: 3, firstLock: .seconds(10), longestLock: .seconds(50))

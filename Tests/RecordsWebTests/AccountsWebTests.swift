@@ -178,6 +178,24 @@ struct AccountsWebTests {
         #expect(try await client.logIn().status == 303)
     }
 
+    @Test func parallelGuessesGetNoMoreTriesThanSerialOnes() async throws {
+        let server = try accountsServer()
+        defer { server.stop() }
+        try await server.client().register()
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<16 {
+                let client = server.client()
+                _ = try await client.get("/login")
+                group.addTask {
+                    try await client.post("/login", [("email", "ada@example.com"), ("password", "guess-pw")]).status
+                }
+            }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(statuses.filter { $0 == 422 }.count == 5)
+        #expect(statuses.filter { $0 == 429 }.count == 11)
+    }
+
     // MARK: - Expiry and revocation
 
     @Test func anIdleSessionExpires() async throws {

@@ -35,14 +35,14 @@ import Foundation
 ///
 /// ```swift
 /// let throttle = LoginThrottle()
-/// if case .locked(let wait) = throttle.check(email: email, client: address) { return tooManyAttempts(wait) }
-/// do {
-///     let user = try await users.authenticate(email: email, password: password)
-///     throttle.recordSuccess(email: email, client: address)
-/// } catch AuthenticationError.invalidCredentials {
-///     throttle.recordFailure(email: email, client: address)
-/// }
+/// if case .locked(let wait) = throttle.beginAttempt(email: email, client: address) { return tooManyAttempts(wait) }
+/// let user = try await users.authenticate(email: email, password: password)   // a failure stays counted
+/// throttle.attemptSucceeded(email: email, client: address)
 /// ```
+///
+/// (``check(email:client:)``, ``recordFailure(email:client:)`` and
+/// ``recordSuccess(email:client:)`` do the same in separate steps, for a
+/// caller that checks one attempt at a time.)
 public final class LoginThrottle: @unchecked Sendable {
     /// The limits for one kind of key.
     public struct Limit: Sendable, Equatable {
@@ -117,6 +117,8 @@ public final class LoginThrottle: @unchecked Sendable {
         var failures = 0
         var lastFailure = Date.distantPast
         var lockedUntil = Date.distantPast
+        /// The lock before the last failure set this one, for taking it back.
+        var previousLock = Date.distantPast
     }
 
     private struct State {
@@ -146,13 +148,16 @@ public final class LoginThrottle: @unchecked Sendable {
     public func check(email: String, client: String?) -> Decision {
         let time = now()
         let account = Self.accountKey(email)
-        return withState { state in
-            let waits = [state.accounts[account]?.lockedUntil, client.flatMap { state.clients[$0]?.lockedUntil }]
-                .compactMap { $0 }.filter { $0 > time }
-            guard let until = waits.max() else { return .allowed }
-            let seconds = until.timeIntervalSince(time).rounded(.up)
-            return .locked(retryAfter: .seconds(max(1, Int64(seconds))))
-        }
+        return withState { state in Self.decision(state, account: account, client: client, at: time) }
+    }
+
+    private static func decision(_ state: State, account: String, client: String?, at time: Date) -> Decision {
+        let waits = [state.accounts[account]?.lockedUntil, client.flatMap { state.clients[$0]?.lockedUntil }]
+            .compactMap { $0 }.filter { $0 > time }
+        guard let until = waits.max() else { return .allowed }
+        // At most about 30 million years: a lock policy of absurd length cannot overflow.
+        let seconds = min(until.timeIntervalSince(time).rounded(.up), 1e15)
+        return .locked(retryAfter: .seconds(max(1, Int64(seconds))))
     }
 
     /// Counts a failed log-in (unknown email or wrong password) against
@@ -174,6 +179,61 @@ public final class LoginThrottle: @unchecked Sendable {
         withState { state in _ = state.accounts.removeValue(forKey: account) }
     }
 
+    /// Checks whether a log-in may be tried now and, if so, counts it as a
+    /// failure at once, in one step: requests that arrive together cannot
+    /// all pass the check before any failure is counted, so a burst of
+    /// parallel guesses gets no more tries than guesses one after another.
+    /// A successful attempt is then taken back with
+    /// ``attemptSucceeded(email:client:)``; a failed one needs nothing more.
+    public func beginAttempt(email: String, client: String?) -> Decision {
+        let time = now()
+        let account = Self.accountKey(email)
+        return withState { state in
+            let decision = Self.decision(state, account: account, client: client, at: time)
+            guard decision == .allowed else { return decision }
+            fail(&state.accounts, key: account, limit: policy.account, at: time)
+            if let client { fail(&state.clients, key: client, limit: policy.client, at: time) }
+            return .allowed
+        }
+    }
+
+    /// An attempt begun with ``beginAttempt(email:client:)`` succeeded:
+    /// the account's failures are cleared, and the client's count loses
+    /// the one failure the attempt added (so that many people logging in
+    /// from one address, behind one router, do not lock it).
+    public func attemptSucceeded(email: String, client: String?) {
+        let time = now()
+        let account = Self.accountKey(email)
+        withState { state in
+            state.accounts.removeValue(forKey: account)
+            if let client { takeBack(&state.clients, key: client, limit: policy.client, at: time) }
+        }
+    }
+
+    /// An attempt begun with ``beginAttempt(email:client:)`` was not made
+    /// after all (the form was refused before any password was checked):
+    /// the one failure it added is taken back from the account and the
+    /// client, and nothing else is cleared.
+    public func cancelAttempt(email: String, client: String?) {
+        let time = now()
+        let account = Self.accountKey(email)
+        withState { state in
+            takeBack(&state.accounts, key: account, limit: policy.account, at: time)
+            if let client { takeBack(&state.clients, key: client, limit: policy.client, at: time) }
+        }
+    }
+
+    private func takeBack(_ entries: inout [String: Entry], key: String, limit: Limit, at time: Date) {
+        guard var entry = entries[key] else { return }
+        entry.failures = max(0, entry.failures - 1)
+        // The attempt was allowed, so the lock it found had ended; a lock it set goes back to that one.
+        if limit.lock(after: entry.failures + 1) != nil {
+            entry.lockedUntil = min(entry.lockedUntil, entry.previousLock)
+        }
+        if limit.lock(after: entry.failures) == nil { entry.lockedUntil = .distantPast }
+        entries[key] = entry
+    }
+
     /// How many accounts and client addresses are tracked now.
     public var trackedCount: (accounts: Int, clients: Int) {
         withState { ($0.accounts.count, $0.clients.count) }
@@ -186,6 +246,7 @@ public final class LoginThrottle: @unchecked Sendable {
         entry.failures += 1
         entry.lastFailure = time
         if let lock = limit.lock(after: entry.failures) {
+            entry.previousLock = entry.lockedUntil
             entry.lockedUntil = time.addingTimeInterval(Session.seconds(lock))
         }
         entries[key] = entry

@@ -162,17 +162,20 @@ struct AccountPageHandlers: Sendable {
         if email.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty || password.isEmpty {
             return loginPage(request, email: email, error: "Enter your email and your password.", status: 422)
         }
-        if case .locked(let wait) = accounts.throttle.check(email: email, client: client) {
+        // Counted before the check, so that parallel guesses get no more tries than serial ones.
+        if case .locked(let wait) = accounts.throttle.beginAttempt(email: email, client: client) {
             return tooManyAttempts(loginPage(request, email: email, error: Self.lockedMessage(wait), status: 429), wait)
         }
         let user: User
         do {
-            user = try await users.authenticate(email: email, password: password)
+            let users = self.users
+            user = try await accounts.passwordGate.run {
+                try await users.authenticate(email: email, password: password)
+            }
         } catch AuthenticationError.invalidCredentials {
-            accounts.throttle.recordFailure(email: email, client: client)
             return loginPage(request, email: email, error: "Wrong email or password.", status: 422)
         }
-        accounts.throttle.recordSuccess(email: email, client: client)
+        accounts.throttle.attemptSucceeded(email: email, client: client)
         let greeting = user.firstName.isEmpty ? "Welcome back." : "Welcome back, \(user.firstName)."
         return try await signIn(user, request: request, to: next(request.form["next"]), flash: greeting)
     }
@@ -226,7 +229,8 @@ struct AccountPageHandlers: Sendable {
             dateOfBirth: form.text("dateOfBirth"), imageName: form.text("imageName"))
         let user: User
         do {
-            user = try await users.register(registration, policy: accounts.registration)
+            let (users, policy) = (self.users, accounts.registration)
+            user = try await accounts.passwordGate.run { try await users.register(registration, policy: policy) }
         } catch let error as ValidationError {
             return registrationPage(
                 request, values: form.fields, errors: UserFormField.errors(error), status: 422)
@@ -372,21 +376,29 @@ struct AccountPageHandlers: Sendable {
         let form = request.form
         let client = request.clientAddress
         // Guessing the current password through a stolen session is throttled like logging in.
-        if case .locked(let wait) = accounts.throttle.check(email: session.email, client: client) {
+        if case .locked(let wait) = accounts.throttle.beginAttempt(email: session.email, client: client) {
             return tooManyAttempts(
                 passwordPage(request, errors: [:], summary: Self.lockedMessage(wait), status: 429), wait)
         }
         do {
-            try await users.changePassword(
-                id: session.userID, current: form.text("currentPassword"), new: form.text("password"),
-                confirmation: form.text("passwordConfirmation"), keepingSession: session.sessionID)
+            let users = self.users
+            let (current, new, confirmation) = (
+                form.text("currentPassword"), form.text("password"), form.text("passwordConfirmation")
+            )
+            try await accounts.passwordGate.run {
+                try await users.changePassword(
+                    id: session.userID, current: current, new: new, confirmation: confirmation,
+                    keepingSession: session.sessionID)
+            }
         } catch let error as ValidationError {
+            // Refused before the current password was checked: no guess was made.
+            accounts.throttle.cancelAttempt(email: session.email, client: client)
             return passwordPage(request, errors: UserFormField.errors(error), status: 422)
         } catch AuthenticationError.wrongCurrentPassword {
-            accounts.throttle.recordFailure(email: session.email, client: client)
             return passwordPage(
                 request, errors: ["currentPassword": "The current password is wrong."], status: 422)
         }
+        accounts.throttle.attemptSucceeded(email: session.email, client: client)
         return Layout.redirect(
             to: "/account", flash: "Password changed. Your other sessions were logged out.", request: request)
     }

@@ -11,6 +11,8 @@ public struct Accounts: Sendable {
     public let throttle: LoginThrottle
     /// Who may register.
     public let registration: RegistrationPolicy
+    /// Limits how many password hashes run at once.
+    let passwordGate = PasswordGate()
 
     /// The accounts of `database`, with `configuration`'s policies and clock.
     public init(database: AppDatabase, configuration: WebConfiguration) {
