@@ -1,4 +1,5 @@
 import Foundation
+import PasswordHashing
 import RecordsApp
 
 /// How the web app behaves, beyond where it listens.
@@ -12,6 +13,15 @@ public struct WebConfiguration: Sendable {
     /// The largest coffee picture accepted, in bytes (the Coffee app's
     /// 64 MiB by default; tests lower it).
     public var pictureSizeLimit = CoffeeRules.defaultPictureSizeLimit
+    /// Who may register (`records serve --registration`).
+    public var registration: RegistrationPolicy = .default
+    /// How long sessions last.
+    public var sessionPolicy: SessionPolicy = .standard
+    /// When failed log-ins lock an account or a client address.
+    public var loginThrottle: LoginThrottle.Policy = .standard
+    /// Hashes and checks passwords: scrypt at OWASP's minimum cost; tests
+    /// pass cheaper parameters.
+    public var passwordHasher: any PasswordHashingService = PasswordHasher()
 
     /// The defaults.
     public init() {}
@@ -31,6 +41,8 @@ public struct WebContext: Sendable {
     public let users: UsersStore
     /// The settings.
     public let configuration: WebConfiguration
+    /// Sessions, the log-in throttle and the registration policy.
+    public let accounts: Accounts
 
     /// The stores over `database`.
     public init(database: AppDatabase, configuration: WebConfiguration) {
@@ -39,7 +51,10 @@ public struct WebContext: Sendable {
         people = PeopleStore(database: database)
         contacts = ContactsStore(database: database)
         coffee = CoffeeStore(database: database, pictureSizeLimit: max(configuration.pictureSizeLimit, 0))
-        users = UsersStore(database: database)
+        let now = configuration.now
+        users = UsersStore(
+            database: database, hasher: configuration.passwordHasher, today: { CalendarDate.today(now: now()) })
+        accounts = Accounts(database: database, configuration: configuration)
     }
 }
 
@@ -72,7 +87,8 @@ public final class WebApp: HTTPApplication {
     /// The site over `database`.
     ///
     /// - Parameters:
-    ///   - authenticator: Finds sessions (the accounts' session store).
+    ///   - authenticator: Finds sessions; by default the accounts'
+    ///     session store (``AccountsAuthenticator``).
     ///   - extraRoutes: More routes, tried after the site's own.
     public init(
         database: AppDatabase, configuration: WebConfiguration = WebConfiguration(),
@@ -81,7 +97,8 @@ public final class WebApp: HTTPApplication {
     ) {
         let context = WebContext(database: database, configuration: configuration)
         self.context = context
-        self.authenticator = authenticator
+        self.authenticator =
+            authenticator ?? AccountsAuthenticator(accounts: context.accounts, log: configuration.log)
         router = Router(SiteRoutes.all(context) + extraRoutes(context))
     }
 
