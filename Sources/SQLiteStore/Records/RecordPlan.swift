@@ -231,11 +231,60 @@ final class ColumnLayout {
             throw SQLiteError.misuse("the database connection is closed", sql: statement.sql)
         }
         try statement.checkWriteAllowed()
+        try bindAndStep(statement, columns, parameters: parameters, from: 0, borrowed: 0)
+        statement.didComplete()
+    }
+
+    /// How many text or blob values one write binds without a copy; any
+    /// more are copied by SQLite. Each one borrowed costs a stack frame.
+    private static let maximumBorrowed = 64
+
+    /// Binds the values from position `start` on, then steps and resets
+    /// the statement.
+    ///
+    /// Text and blobs are bound without a copy (`SQLITE_STATIC`), which
+    /// spares SQLite an allocation and a copy of the bytes per value. The
+    /// bytes are only valid inside the closure that lends them, so the rest
+    /// of the values are bound, and the statement run, inside it; when the
+    /// closure ends the parameter is bound to NULL, so that the statement
+    /// never keeps a pointer to bytes that are gone.
+    private static func bindAndStep(
+        _ statement: Statement, _ columns: RecordColumns, parameters: [Int32]?, from start: Int, borrowed: Int
+    ) throws {
         let handle = statement.sqliteStatement
-        for position in columns.values.indices {
+        let values = columns.values
+        var position = start
+        while position < values.count {
             let parameter = parameters?[position] ?? Int32(truncatingIfNeeded: position + 1)
-            let code = columns.values[position].bind(to: handle, at: parameter)
-            if code != SQLITE_OK { throw failure(statement, code: code, columns, parameters) }
+            if borrowed < maximumBorrowed {
+                let next = position + 1
+                switch values[position] {
+                case .text(let text):
+                    // False for empty text, bound below: a null pointer would bind NULL.
+                    let isDone = try text.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
+                        guard let base = bytes.baseAddress, bytes.count > 0 else { return false }
+                        let code = base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+                            sqlite3_bind_text64(handle, parameter, $0, UInt64(bytes.count), nil, UInt8(SQLITE_UTF8))
+                        }
+                        if code != SQLITE_OK { throw failure(statement, code: code, columns, parameters) }
+                        defer { sqlite3_bind_null(handle, parameter) }
+                        try bindAndStep(statement, columns, parameters: parameters, from: next, borrowed: borrowed + 1)
+                        return true
+                    }
+                    if isDone == true { return }
+                case .blob(let data) where !data.isEmpty:
+                    return try data.withUnsafeBytes { bytes in
+                        let code = sqlite3_bind_blob64(handle, parameter, bytes.baseAddress, UInt64(bytes.count), nil)
+                        if code != SQLITE_OK { throw failure(statement, code: code, columns, parameters) }
+                        defer { sqlite3_bind_null(handle, parameter) }
+                        try bindAndStep(statement, columns, parameters: parameters, from: next, borrowed: borrowed + 1)
+                    }
+                default:
+                    break
+                }
+            }
+            try bindCopy(statement, columns, parameters, position, parameter)
+            position += 1
         }
         let code = sqlite3_step(handle)
         guard code == SQLITE_DONE else {
@@ -244,7 +293,15 @@ final class ColumnLayout {
             throw error
         }
         sqlite3_reset(handle)
-        statement.didComplete()
+    }
+
+    /// Binds one value the ordinary way (text and blobs copied by SQLite).
+    @inline(__always)
+    private static func bindCopy(
+        _ statement: Statement, _ columns: RecordColumns, _ parameters: [Int32]?, _ position: Int, _ parameter: Int32
+    ) throws {
+        let code = columns.values[position].bind(to: statement.sqliteStatement, at: parameter)
+        if code != SQLITE_OK { throw failure(statement, code: code, columns, parameters) }
     }
 
     private static func failure(_ statement: Statement, code: Int32, _ columns: RecordColumns, _ parameters: [Int32]?)
