@@ -93,14 +93,22 @@ public enum SearchFolding {
             let transform = function.transform
             try db.createFunction(function.name, argumentCount: 1, options: [.deterministic, .innocuous]) {
                 (arguments: [SQLiteValue]) -> String? in
-                switch arguments[0] {
-                case .null: nil
-                case .text(let text): transform(text)
-                case .integer(let integer): String(integer)
-                case .real(let real): String(real)
-                case .blob(let bytes): transform(String(decoding: bytes, as: UTF8.self))
-                }
+                apply(transform, to: arguments[0])
             }
+        }
+    }
+
+    /// What the SQL function gives for `value`: NULL gives nil, numbers
+    /// their text, blobs their bytes decoded as UTF-8, each folded by
+    /// `transform`. Shared by the SQL functions and the sort keys computed
+    /// in Swift (``SortKeyTable``), so that both give the same key.
+    static func apply(_ transform: (String) -> String, to value: SQLiteValue) -> String? {
+        switch value {
+        case .null: nil
+        case .text(let text): transform(text)
+        case .integer(let integer): String(integer)
+        case .real(let real): String(real)
+        case .blob(let bytes): transform(String(decoding: bytes, as: UTF8.self))
         }
     }
 }
