@@ -64,6 +64,22 @@ struct SortKeyTable: Sendable {
         return "\(columns.joined(separator: ", ")), \(identifier: name).\(identifier: rowID)"
     }
 
+    /// A condition that keeps the rows from the one `offset` rows from the
+    /// start of the keys' order: the position of that row, read from the
+    /// index alone, as a row value `(key, ..., ID)` that the rows' own
+    /// position is compared with, so that a page walks the index from its
+    /// first row instead of looking up each row before it.
+    ///
+    /// Every key compared is filled (text or 0, never NULL), and the key
+    /// columns have no affinity, so `>=` compares them as `ORDER BY` does.
+    func from(offset: Int) -> SQL {
+        let unqualified: [SQL] = keys.map { "\(identifier: $0.key)" } + ["\(identifier: rowID)"]
+        let list = unqualified.joined(separator: ", ")
+        return """
+            (\(order)) >= (SELECT \(list) FROM \(identifier: name) ORDER BY \(list) LIMIT 1 OFFSET \(Int64(offset)))
+            """
+    }
+
     /// Creates the side table, its index and its triggers, and computes
     /// the keys of the rows already there.
     func create(_ db: Database) throws {
@@ -140,21 +156,28 @@ struct SortKeyTable: Sendable {
 extension RecordTable {
     /// The statement of page `number` (from 1) of `size` rows of the table
     /// joined with its sort keys, in `order` (which may name the keys'
-    /// columns, see ``SortKeyTable/order``).
-    static func pageSQL(keyedBy keys: SortKeyTable, orderBy order: SQL, number: Int, size: Int) throws -> SQL {
-        let tail = try PageRules.sql(number: number, size: size)
-        return "SELECT \(Record.selection) FROM \(keys.joined) ORDER BY \(order) \(tail)"
+    /// columns, see ``SortKeyTable/order``), or when nil in the keys' own
+    /// order, walking their index from the page's first row (see
+    /// ``SortKeyTable/from(offset:)``).
+    static func pageSQL(keyedBy keys: SortKeyTable, orderBy order: SQL?, number: Int, size: Int) throws -> SQL {
+        let select: SQL = "SELECT \(Record.selection) FROM \(keys.joined)"
+        guard order == nil else {
+            return "\(select) ORDER BY \(order!) \(try PageRules.sql(number: number, size: size))"
+        }
+        let offset = try PageRules.offset(number: number, size: size)
+        let filter: SQL = offset == 0 ? "" : "WHERE \(keys.from(offset: offset))"
+        return "\(select) \(filter) ORDER BY \(keys.order) LIMIT \(Int64(size) + 1)"
     }
 
     /// Page `number` (from 1) of `size` rows in `order`, an order that uses
-    /// the sort keys: read from a reader when every key is computed (the
+    /// the sort keys (nil: the keys' own order): read from a reader when every key is computed (the
     /// usual case), else in a write that first computes the missing ones
     /// (rows another program wrote since), so that the order is never
     /// that of stale keys.
     ///
     /// - Throws: ``ValidationError`` for a page number or size out of
     ///   range (see ``PageRules/offset(number:size:)``).
-    func page(keyedBy keys: SortKeyTable, orderBy order: SQL, number: Int, size: Int) async throws
+    func page(keyedBy keys: SortKeyTable, orderBy order: SQL?, number: Int, size: Int) async throws
         -> RecordPage<Record>
     {
         let sql = try Self.pageSQL(keyedBy: keys, orderBy: order, number: number, size: size)

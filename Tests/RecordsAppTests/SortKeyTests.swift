@@ -83,13 +83,27 @@ private func staleKeyCount(_ db: Database, _ keys: SortKeyTable) throws -> Int {
 
 @Suite("Sort keys: People")
 struct PeopleSortKeyTests {
-    @Test("Pages by name give exactly the former fold-sorted order on mixed names")
+    @Test("Pages by name give exactly the former fold-sorted order on mixed names, whatever the page size")
     func byNameMatchesFormerOrder() async throws {
         let database = try emptyDatabase()
         try database.write { db in try insertMixedPeople(db) }
-        let ids = try await peopleIDs(PeopleStore(database: database), .name)
-        #expect(ids.count == mixedPeople.count)
-        #expect(ids == (try formerOrder(database, .name)))
+        let store = PeopleStore(database: database)
+        let former = try formerOrder(database, .name)
+        #expect(former.count == mixedPeople.count)
+        #expect(try await peopleIDs(store, .name) == former)
+        for size in [2, 7, 20, 40] {
+            var ids: [Int64] = []
+            var number = 1
+            while true {
+                let page = try await store.page(sortedBy: .name, number: number, size: size)
+                #expect(page.unreadable.isEmpty && page.items.count <= size)
+                ids += page.items.map(\.id)
+                guard page.hasNext else { break }
+                #expect(page.items.count == size)
+                number += 1
+            }
+            #expect(ids == former, "page size \(size)")
+        }
     }
 
     @Test("Pages by age give exactly the former order: age, then the folded names")
@@ -268,17 +282,33 @@ struct PeopleSortKeyTests {
         #expect(keyRows == 1)
     }
 
-    @Test("The page by name walks the sort-key index: no sort, no scan of the people")
-    func pageUsesIndex() throws {
+    /// The details of the plan of a page by name.
+    private func namePagePlan(number: Int) throws -> [String] {
         let database = try emptyDatabase()
         let sql = try RecordTable<Person>.pageSQL(
-            keyedBy: PeopleSchema.sortKeys, orderBy: PeopleStore.keyedOrder(.name), number: 3, size: 20)
-        let plan = try database.read { db in
+            keyedBy: PeopleSchema.sortKeys, orderBy: PeopleStore.keyedOrder(.name), number: number, size: 20)
+        return try database.read { db in
             try db.fetchAll("EXPLAIN QUERY PLAN \(sql)").map { try $0["detail"] as String }
         }
-        #expect(plan.contains { $0.contains("peopleInfo_sortKey USING COVERING INDEX peopleInfo_sortKey_order") })
+    }
+
+    @Test("Page 1 by name walks the sort-key index from its start: no sort, no scan of the people")
+    func firstPageUsesIndex() throws {
+        let plan = try namePagePlan(number: 1)
+        #expect(plan.first == "SCAN peopleInfo_sortKey USING COVERING INDEX peopleInfo_sortKey_order", "\(plan)")
         #expect(plan.contains { $0.hasPrefix("SEARCH peopleInfo USING INTEGER PRIMARY KEY") })
         #expect(!plan.contains { $0.contains("TEMP B-TREE") }, "\(plan)")
+    }
+
+    @Test("A later page by name seeks its first row in the index, looking up only its own people; no sort")
+    func laterPageSeeksInIndex() throws {
+        let plan = try namePagePlan(number: 2500)
+        let first = try #require(plan.first)
+        #expect(first.hasPrefix("SEARCH peopleInfo_sortKey USING COVERING INDEX peopleInfo_sortKey_order ("), "\(plan)")
+        // The row to start from is found in the index alone.
+        #expect(plan.contains("SCAN peopleInfo_sortKey USING COVERING INDEX peopleInfo_sortKey_order"), "\(plan)")
+        #expect(plan.filter { $0.contains("SEARCH peopleInfo USING INTEGER PRIMARY KEY") }.count == 1)
+        #expect(!plan.contains { $0.contains("TEMP B-TREE") || $0.hasPrefix("SCAN peopleInfo ") }, "\(plan)")
     }
 }
 
@@ -315,7 +345,7 @@ struct ContactsSortKeyTests {
     func pageUsesIndex() throws {
         let database = try emptyDatabase()
         let keys = ContactsSchema.sortKeys
-        let sql = try RecordTable<Contact>.pageSQL(keyedBy: keys, orderBy: keys.order, number: 2, size: 20)
+        let sql = try RecordTable<Contact>.pageSQL(keyedBy: keys, orderBy: nil, number: 2, size: 20)
         let plan = try database.read { db in
             try db.fetchAll("EXPLAIN QUERY PLAN \(sql)").map { try $0["detail"] as String }
         }

@@ -88,7 +88,7 @@ public struct ContactsStore: RecordStore {
         switch sort ?? .name {
         case .name:
             try await table.page(
-                keyedBy: ContactsSchema.sortKeys, orderBy: ContactsSchema.sortKeys.order, number: number, size: size)
+                keyedBy: ContactsSchema.sortKeys, orderBy: nil, number: number, size: size)
         case .newest:
             try await table.page(orderBy: Self.orderBy(.newest), number: number, size: size)
         }

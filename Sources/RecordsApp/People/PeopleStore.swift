@@ -84,14 +84,13 @@ public struct PeopleStore: RecordStore {
         }
     }
 
-    /// The same order on the table joined with its sort keys: the keys
-    /// sort as the folded names do.
-    static func keyedOrder(_ sort: PersonSort) -> SQL {
-        let byName = PeopleSchema.sortKeys.order
+    /// The same order on the table joined with its sort keys, which sort
+    /// as the folded names do; nil for the keys' own order (by name).
+    static func keyedOrder(_ sort: PersonSort) -> SQL? {
         switch sort {
-        case .name: return byName
-        case .age: return "age IS NULL, age, \(byName)"
-        case .newest: return "peopleInfoID DESC"
+        case .name: nil
+        case .age: "age IS NULL, age, \(PeopleSchema.sortKeys.order)"
+        case .newest: "peopleInfoID DESC"
         }
     }
 }
