@@ -18,7 +18,10 @@ extension Workloads {
     /// API, and "SQLiteStore" is `PeopleStore.page(sortedBy: .name, ...)`
     /// on an `AppDatabase`, awaited as the web app awaits it. The two read
     /// different people (rowid order against name order), so they agree on
-    /// the rows read and the pages that say another follows.
+    /// the rows read and the pages that say another follows. The app's side
+    /// runs on the concurrency pool's threads, which
+    /// `scripts/bench-callgrind.sh` does not count (as for W8): compare
+    /// their times, not their instruction counts.
     ///
     /// W11c and W11d are the People app's former sorted pages 1 and 2,500,
     /// `ORDER BY records_fold(lastname), records_fold(firstname),
