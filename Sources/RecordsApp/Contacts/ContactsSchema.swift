@@ -18,10 +18,17 @@ enum ContactsSchema {
         // The full-text index of every column, filled from the rows already
         // there; triggers keep it in sync from then on.
         Migrator.migration("contacts.searchIndex") { db in try db.create(searchIndex) },
+        // The folded names in an indexed side table, computed for the rows
+        // already there; triggers mark them for recomputing from then on.
+        Migrator.migration("contacts.sortKeys") { db in try sortKeys.create(db) },
     ]
 
     /// The full-text index of the name, address and contact (phone, email,
     /// URL), folding case and diacritics.
     static let searchIndex = FullTextIndex(
         "CONTACTS_search", on: "CONTACTS", columns: ["NAME", "ADDRESS", "CONTACT"], rowID: "ID")
+
+    /// The folded names, in sort order, so that a page by name walks an
+    /// index (see ``SortKeyTable``).
+    static let sortKeys = SortKeyTable(on: "CONTACTS", rowID: "ID", keys: [("NAME", "nameKey")])
 }

@@ -79,12 +79,24 @@ public struct ContactsStore: RecordStore {
     ///
     /// - Throws: ``ValidationError`` when `number` is below 1 or `size` is
     ///   not from 1 to ``PageRules/maxSize``.
+    ///
+    /// By name, the page walks the names' sort-key index (see
+    /// ``SortKeyTable``), reading only the rows before the page's end.
+    /// Names another program wrote since the last page get their keys
+    /// first.
     public func page(sortedBy sort: ContactSort? = nil, number: Int, size: Int) async throws -> RecordPage<Contact> {
-        try await table.page(orderBy: Self.orderBy(sort ?? .name), number: number, size: size)
+        switch sort ?? .name {
+        case .name:
+            try await table.page(
+                keyedBy: ContactsSchema.sortKeys, orderBy: nil, number: number, size: size)
+        case .newest:
+            try await table.page(orderBy: Self.orderBy(.newest), number: number, size: size)
+        }
     }
 
     // MARK: - Rows
 
+    /// The order of a list, folding the names as it sorts them.
     @Sendable static func orderBy(_ sort: ContactSort) -> SQL {
         switch sort {
         case .name: "records_fold(NAME), ID"

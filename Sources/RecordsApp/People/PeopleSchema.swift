@@ -20,10 +20,18 @@ enum PeopleSchema {
         // The full-text index of the names, filled from the rows already
         // there; triggers keep it in sync from then on.
         Migrator.migration("people.searchIndex") { db in try db.create(searchIndex) },
+        // The folded names in an indexed side table, computed for the rows
+        // already there; triggers mark them for recomputing from then on.
+        Migrator.migration("people.sortKeys") { db in try sortKeys.create(db) },
     ]
 
     /// The full-text index of first and last names, folding case and
     /// diacritics ("akesson" finds "Åkesson").
     static let searchIndex = FullTextIndex(
         "peopleInfo_search", on: "peopleInfo", columns: ["firstname", "lastname"], rowID: "peopleInfoID")
+
+    /// The folded last and first names, in sort order, so that a page by
+    /// name walks an index (see ``SortKeyTable``).
+    static let sortKeys = SortKeyTable(
+        on: "peopleInfo", rowID: "peopleInfoID", keys: [("lastname", "lastKey"), ("firstname", "firstKey")])
 }

@@ -60,18 +60,37 @@ public struct PeopleStore: RecordStore {
     ///
     /// - Throws: ``ValidationError`` when `number` is below 1 or `size` is
     ///   not from 1 to ``PageRules/maxSize``.
+    ///
+    /// By name (and by age, then name), the page follows the names' sort
+    /// keys (see ``SortKeyTable``): by name it walks their index, reading
+    /// only the rows before the page's end. Names another program wrote
+    /// since the last page get their keys first.
     public func page(sortedBy sort: PersonSort? = nil, number: Int, size: Int) async throws -> RecordPage<Person> {
-        try await table.page(orderBy: Self.orderBy(sort ?? .name), number: number, size: size)
+        let sort = sort ?? .name
+        if sort == .newest { return try await table.page(orderBy: Self.orderBy(sort), number: number, size: size) }
+        return try await table.page(
+            keyedBy: PeopleSchema.sortKeys, orderBy: Self.keyedOrder(sort), number: number, size: size)
     }
 
     // MARK: - Rows
 
+    /// The order of a list, folding the names as it sorts them.
     @Sendable static func orderBy(_ sort: PersonSort) -> SQL {
         let byName: SQL = "records_fold(lastname), records_fold(firstname), peopleInfoID"
         switch sort {
         case .name: return byName
         case .age: return "age IS NULL, age, \(byName)"
         case .newest: return "peopleInfoID DESC"
+        }
+    }
+
+    /// The same order on the table joined with its sort keys, which sort
+    /// as the folded names do; nil for the keys' own order (by name).
+    static func keyedOrder(_ sort: PersonSort) -> SQL? {
+        switch sort {
+        case .name: nil
+        case .age: "age IS NULL, age, \(PeopleSchema.sortKeys.order)"
+        case .newest: "peopleInfoID DESC"
         }
     }
 }

@@ -26,6 +26,7 @@ enum Workloads {
         ] + w8ConcurrentReads
             + w9Observation
             + [w10Search, w10InsertIndexed]
+            + w11SortedPage
     }
 }
 

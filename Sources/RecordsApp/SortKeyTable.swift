@@ -1,0 +1,196 @@
+import SQLiteStore
+
+/// The folded names of an app's table, kept in an indexed side table, so
+/// that a list sorted by name walks an index instead of calling
+/// `records_fold` on every row.
+///
+/// An expression index on `records_fold(lastname)` would break every
+/// write by a tool that does not have the function (the `sqlite3` shell),
+/// and a new column would change the original tutorial's table. So the
+/// keys live beside it, `<table>_sortKey(<rowID> INTEGER PRIMARY KEY,
+/// <key>...)`, indexed in sort order, and triggers written in plain SQL
+/// keep one row there per row of the table, whoever writes:
+///
+/// - an insert adds the row's keys as NULL, "not computed";
+/// - a change of a name (or of the ID) makes them NULL again;
+/// - a delete removes them.
+///
+/// Only the app computes a key (``fill(_:)``): before a sorted read it
+/// fills the NULL ones, in a write, so they are never out of date when
+/// read. The check for NULL ones is a seek at the start of the index,
+/// where NULL sorts first.
+///
+/// A key is `records_fold` of the column, computed in Swift exactly as the
+/// SQL function computes it, except that a NULL name gets the integer 0:
+/// NULL means "not computed", and 0, like NULL, sorts before any text
+/// (`records_fold` only ever gives text), so the keys sort exactly as
+/// `ORDER BY records_fold(column)` did. The key columns have no declared
+/// type, so that 0 stays an integer and text stays text.
+///
+/// No foreign key ties the side table to the table: other tools run with
+/// foreign keys off, and the triggers do what a cascade would, for
+/// everyone.
+struct SortKeyTable: Sendable {
+    /// The side table's name.
+    let name: String
+    /// The app's table.
+    let table: String
+    /// The app's table's `INTEGER PRIMARY KEY`, also the side table's.
+    let rowID: String
+    /// The name columns in sort order, each with its key column.
+    let keys: [(column: String, key: String)]
+
+    init(on table: String, rowID: String, keys: [(column: String, key: String)]) {
+        self.name = "\(table)_sortKey"
+        self.table = table
+        self.rowID = rowID
+        self.keys = keys
+    }
+
+    /// The key that marks a row's keys as computed: the first.
+    private var firstKey: String { keys[0].key }
+
+    /// The table joined with its keys, for a `FROM` clause: the side table
+    /// first (CROSS JOIN keeps SQLite from reordering), so that a page
+    /// walks its index and looks each row up by its ID.
+    var joined: SQL {
+        "\(identifier: name) CROSS JOIN \(identifier: table) USING (\(identifier: rowID))"
+    }
+
+    /// The keys then the ID, for an `ORDER BY` clause: the order of the
+    /// side table's index.
+    var order: SQL {
+        let columns: [SQL] = keys.map { "\(identifier: name).\(identifier: $0.key)" }
+        return "\(columns.joined(separator: ", ")), \(identifier: name).\(identifier: rowID)"
+    }
+
+    /// A condition that keeps the rows from the one `offset` rows from the
+    /// start of the keys' order: the position of that row, read from the
+    /// index alone, as a row value `(key, ..., ID)` that the rows' own
+    /// position is compared with, so that a page walks the index from its
+    /// first row instead of looking up each row before it.
+    ///
+    /// Every key compared is filled (text or 0, never NULL), and the key
+    /// columns have no affinity, so `>=` compares them as `ORDER BY` does.
+    func from(offset: Int) -> SQL {
+        let unqualified: [SQL] = keys.map { "\(identifier: $0.key)" } + ["\(identifier: rowID)"]
+        let list = unqualified.joined(separator: ", ")
+        return """
+            (\(order)) >= (SELECT \(list) FROM \(identifier: name) ORDER BY \(list) LIMIT 1 OFFSET \(Int64(offset)))
+            """
+    }
+
+    /// Creates the side table, its index and its triggers, and computes
+    /// the keys of the rows already there.
+    func create(_ db: Database) throws {
+        let keyColumns: [SQL] = keys.map { "\(identifier: $0.key)" }
+        let watched: [SQL] = keys.map { "\(identifier: $0.column)" } + ["\(identifier: rowID)"]
+        let trigger = { (event: String) -> SQL in "\(identifier: "\(name)_after_\(event)")" }
+        try db.execute(
+            """
+            CREATE TABLE \(identifier: name) (
+                \(identifier: rowID) INTEGER PRIMARY KEY, \(keyColumns.joined(separator: ", ")));
+            CREATE INDEX \(identifier: "\(name)_order") ON \(identifier: name) (\(keyColumns.joined(separator: ", ")));
+            CREATE TRIGGER \(trigger("insert")) AFTER INSERT ON \(identifier: table) BEGIN
+                INSERT OR REPLACE INTO \(identifier: name) (\(identifier: rowID)) VALUES (new.\(identifier: rowID));
+            END;
+            CREATE TRIGGER \(trigger("update")) AFTER UPDATE OF \(watched.joined(separator: ", "))
+            ON \(identifier: table) BEGIN
+                DELETE FROM \(identifier: name) WHERE \(identifier: rowID) = old.\(identifier: rowID);
+                INSERT OR REPLACE INTO \(identifier: name) (\(identifier: rowID)) VALUES (new.\(identifier: rowID));
+            END;
+            CREATE TRIGGER \(trigger("delete")) AFTER DELETE ON \(identifier: table) BEGIN
+                DELETE FROM \(identifier: name) WHERE \(identifier: rowID) = old.\(identifier: rowID);
+            END;
+            INSERT INTO \(identifier: name) (\(identifier: rowID)) SELECT \(identifier: rowID) FROM \(identifier: table);
+            """)
+        try fill(db)
+    }
+
+    /// Whether every row's keys are computed: a seek to the start of the
+    /// index, where the NULL ones would be.
+    func isComplete(_ db: Database) throws -> Bool {
+        let sql: SQL = "SELECT EXISTS (SELECT 1 FROM \(identifier: name) WHERE \(identifier: firstKey) IS NULL)"
+        return try db.fetchOne(Bool.self, sql) == false
+    }
+
+    /// Computes the keys that are NULL, in the write running, and drops
+    /// any whose row is gone.
+    ///
+    /// - Returns: How many rows got their keys.
+    @discardableResult
+    func fill(_ db: Database) throws -> Int {
+        // A row deleted without its trigger firing (REPLACE deletes
+        // without one) would otherwise leave keys that can never be filled.
+        try db.execute(
+            """
+            DELETE FROM \(identifier: name) WHERE \(identifier: firstKey) IS NULL
+            AND \(identifier: rowID) NOT IN (SELECT \(identifier: rowID) FROM \(identifier: table))
+            """)
+        let columns: [SQL] = keys.map { "\(identifier: table).\(identifier: $0.column)" }
+        let stale = try db.fetchAll(
+            """
+            SELECT \(identifier: name).\(identifier: rowID), \(columns.joined(separator: ", "))
+            FROM \(joined) WHERE \(identifier: name).\(identifier: firstKey) IS NULL
+            """)
+        let assignments: [SQL] = keys.map { "\(identifier: $0.key) = ?" }
+        let update: SQL = """
+            UPDATE \(identifier: name) SET \(assignments.joined(separator: ", ")) WHERE \(identifier: rowID) = ?
+            """
+        let statement = try db.cachedStatement(update)
+        for row in stale {
+            let columns = row.values
+            var values = columns.dropFirst().map(Self.key)
+            values.append(columns[0])
+            try statement.execute(arguments: StatementArguments(values: values))
+        }
+        return stale.count
+    }
+
+    /// The key of a name: as `records_fold` folds it, or 0 for NULL.
+    static func key(_ value: SQLiteValue) -> SQLiteValue {
+        SearchFolding.apply({ SearchFolding.fold($0) }, to: value).map { .text($0) } ?? .integer(0)
+    }
+}
+
+extension RecordTable {
+    /// The statement of page `number` (from 1) of `size` rows of the table
+    /// joined with its sort keys, in `order` (which may name the keys'
+    /// columns, see ``SortKeyTable/order``), or when nil in the keys' own
+    /// order, walking their index from the page's first row (see
+    /// ``SortKeyTable/from(offset:)``).
+    static func pageSQL(keyedBy keys: SortKeyTable, orderBy order: SQL?, number: Int, size: Int) throws -> SQL {
+        let select: SQL = "SELECT \(Record.selection) FROM \(keys.joined)"
+        guard order == nil else {
+            return "\(select) ORDER BY \(order!) \(try PageRules.sql(number: number, size: size))"
+        }
+        let offset = try PageRules.offset(number: number, size: size)
+        let filter: SQL = offset == 0 ? "" : "WHERE \(keys.from(offset: offset))"
+        return "\(select) \(filter) ORDER BY \(keys.order) LIMIT \(Int64(size) + 1)"
+    }
+
+    /// Page `number` (from 1) of `size` rows in `order`, an order that uses
+    /// the sort keys (nil: the keys' own order): read from a reader when every key is computed (the
+    /// usual case), else in a write that first computes the missing ones
+    /// (rows another program wrote since), so that the order is never
+    /// that of stale keys.
+    ///
+    /// - Throws: ``ValidationError`` for a page number or size out of
+    ///   range (see ``PageRules/offset(number:size:)``).
+    func page(keyedBy keys: SortKeyTable, orderBy order: SQL?, number: Int, size: Int) async throws
+        -> RecordPage<Record>
+    {
+        let sql = try Self.pageSQL(keyedBy: keys, orderBy: order, number: number, size: size)
+        let read: @Sendable (Database) throws -> RecordPage<Record> = { db in
+            try RecordPage.read(db.fetchCursor(sql), number: number, size: size) { row in
+                try Record(row: row, strict: true)
+            }
+        }
+        let page = try await database.read(for: Record.app) { db in try keys.isComplete(db) ? read(db) : nil }
+        if let page { return page }
+        return try await database.write(for: Record.app) { db in
+            try keys.fill(db)
+            return try read(db)
+        }
+    }
+}
