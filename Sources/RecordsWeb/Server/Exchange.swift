@@ -334,7 +334,7 @@ enum Callbacks {
             let box = Unmanaged.passRetained(StreamBox(stream)).toOpaque()
             handle = MHD_create_response_from_callback(
                 length ?? UInt64.max, 64 * 1024, streamReader, box, streamFree)
-            if handle == nil { Unmanaged<StreamBox>.fromOpaque(box).release() }
+            if handle == nil { Unmanaged<StreamBox>.fromOpaque(box).takeRetainedValue().stream.close() }
         }
         guard let handle else { return .NO }
         defer { MHD_destroy_response(handle) }
