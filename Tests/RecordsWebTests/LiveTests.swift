@@ -38,7 +38,7 @@ import Testing
 
     @Test func theStreamStartsWithItsHeadersAndARetryLine() async throws {
         let server = try Self.server()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let socket = try await Self.openStream(server, topics: "people")
         let head = socket.text
         #expect(head.hasPrefix("HTTP/1.1 200"))
@@ -49,7 +49,7 @@ import Testing
 
     @Test func aWriteThroughAStoreSendsAnEvent() async throws {
         let server = try Self.server()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let socket = try await Self.openStream(server, topics: "people")
         try await Self.addPerson(server.database)
         let text = try await offPool { try socket.read(until: "event: change\ndata: people\n\n", timeout: .seconds(5)) }
@@ -59,7 +59,7 @@ import Testing
 
     @Test func aWriteFromAnotherConnectionSendsAnEvent() async throws {
         let server = try Self.server(storage: .file)
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let socket = try await Self.openStream(server, topics: "people")
         // Another connection to the same file, as the `records` command in
         // another process would be.
@@ -73,7 +73,7 @@ import Testing
 
     @Test func aChangeOfAnotherAppSendsNothing() async throws {
         let server = try Self.server()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let socket = try await Self.openStream(server, topics: "coffee")
         try await Self.addPerson(server.database)
         // Heartbeats come every 100 ms; after a few of them, still no event.
@@ -89,7 +89,7 @@ import Testing
 
     @Test func changesToSeveralTopicsAreNamedInTheEvents() async throws {
         let server = try Self.server()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let socket = try await Self.openStream(server, topics: "people,contacts")
         try await Self.addPerson(server.database)
         _ = try await ContactsStore(database: server.database).add(
@@ -104,7 +104,7 @@ import Testing
 
     @Test func theStreamEndsWhenTheServerStops() async throws {
         let server = try TestServer(authenticator: FixedSessions.ada)  // the default 15 s heartbeat
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let socket = try await Self.openStream(server, topics: "people")
         #expect(server.app.live.streamCount == 1)
         await server.server.stop()
@@ -117,7 +117,7 @@ import Testing
 
     @Test func aClientThatGoesAwayReleasesItsStreamAndTheObservation() async throws {
         let server = try Self.server()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let socket = try await Self.openStream(server, topics: "people")
         let live = server.app.live
         #expect(live.streamCount == 1)
@@ -130,7 +130,7 @@ import Testing
 
     @Test func streamsOfOneTopicShareOneObservation() async throws {
         let server = try Self.server()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let first = try await Self.openStream(server, topics: "people")
         let second = try await Self.openStream(server, topics: "people,coffee")
         let live = server.app.live
@@ -149,7 +149,7 @@ import Testing
 
     @Test func aVisitorNotSignedInIsRefused() async throws {
         let server = try Self.server()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let response = try await server.client().get("/events?topics=people")
         #expect(response.status == 401)
         #expect(response.header("content-type")?.hasPrefix("text/event-stream") != true)
@@ -159,7 +159,7 @@ import Testing
 
     @Test func anUnknownSessionIsRefused() async throws {
         let server = try Self.server()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let client = server.client()
         client.setCookie(WebApp.sessionCookie, "forged-token")
         let response = try await client.get("/events?topics=people")
@@ -170,7 +170,7 @@ import Testing
     @Test(arguments: ["", ",", "people,nobody", "<script>", "PEOPLE"])
     func badTopicsAreRefused(_ topics: String) async throws {
         let server = try Self.server()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let client = server.client()
         client.setCookie(WebApp.sessionCookie, "ada-token")
         let query = topics.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
@@ -182,7 +182,7 @@ import Testing
 
     @Test func aHeadRequestOpensNoStream() async throws {
         let server = try Self.server()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let client = server.client()
         client.setCookie(WebApp.sessionCookie, "ada-token")
         let response = try await client.head("/events?topics=people")
@@ -193,7 +193,7 @@ import Testing
 
     @Test func aStreamOpenedWhileTheServerStopsEndsAtOnce() async throws {
         let server = try Self.server()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         server.app.live.stop()
         let socket = try await Self.openStream(server, topics: "people")
         let ended = try await offPool { try socket.read(until: "0\r\n\r\n", timeout: .seconds(5)) }
@@ -229,7 +229,7 @@ import Testing
 
     @Test func theScriptIsServedToAnyoneAsJavaScript() async throws {
         let server = try TestServer()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let response = try await server.client().get(StaticFiles.liveScriptPath)
         #expect(response.status == 200)
         #expect(response.header("content-type") == "text/javascript; charset=utf-8")
@@ -244,7 +244,7 @@ import Testing
             routes: { _ in
                 [Route.get("/gone/:id") { request in throw RecordNotFoundError(kind: "person", id: try request.id()) }]
             })
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let client = server.client()
         client.setCookie(WebApp.sessionCookie, "ada-token")
         let response = try await client.get("/gone/7")

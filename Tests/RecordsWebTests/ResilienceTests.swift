@@ -23,6 +23,10 @@ import Testing
                     runs.ran()
                     return Layout.page(request, title: "Count", content: "<p>counted</p>")
                 },
+                Route.post("/note", access: .anyone) { request in
+                    runs.ran()
+                    return Layout.page(request, title: "Note", content: "<p>\(request.form.text("note").count)</p>")
+                },
                 Route.get("/slow", access: .anyone) { request in
                     try await Task.sleep(for: .milliseconds(1500))
                     return Layout.page(request, title: "Slow", content: "<p>slow but served</p>")
@@ -53,7 +57,7 @@ import Testing
                 $0.headerTimeout = .seconds(1)
                 $0.idleTimeout = 30
             }, routes: Self.countingRoutes(runs))
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let port = server.server.port
         let padding = String(repeating: "a", count: 200)
         let request = Array("GET /count HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: \(padding)\r\n\r\n".utf8)
@@ -76,10 +80,75 @@ import Testing
         #expect(try await server.client().get("/count").status == 200)
     }
 
+    /// A form POST whose body (with a valid CSRF token) is `length` bytes.
+    static func notePost(length: Int) -> (head: String, body: [UInt8]) {
+        let token = WebApp.randomToken()
+        let prefix = "csrf=\(token)&note="
+        let body = Array((prefix + String(repeating: "n", count: length - prefix.utf8.count)).utf8)
+        let head =
+            "POST /note HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: records_csrf=\(token)\r\n"
+            + "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: \(body.count)\r\n\r\n"
+        return (head, body)
+    }
+
+    @Test func aClientTricklingItsBodyIsDropped() async throws {
+        let runs = Runs()
+        let server = try TestServer(
+            options: {
+                $0.headerTimeout = .seconds(1)
+                $0.minimumBodyRate = 100
+            }, routes: Self.countingRoutes(runs))
+        defer { server.stopInBackground() }
+        let port = server.server.port
+        let (head, body) = Self.notePost(length: 400)
+        let (dropped, sent) = try await offPool { () throws -> (Bool, Int) in
+            let socket = try RawSocket(port: port)
+            defer { socket.close() }
+            try socket.send(head)
+            // Ten bytes a second, a tenth of the rate asked for.
+            for (index, byte) in body.enumerated() {
+                do { try socket.send([byte]) } catch { return (true, index) }
+                if try socket.readToEnd(timeout: .milliseconds(100)) { return (true, index + 1) }
+            }
+            return (false, body.count)
+        }
+        #expect(dropped, "the server closed the connection")
+        #expect(sent < body.count, "before the body was complete")
+        #expect(server.server.slowConnectionsDropped == 1)
+        #expect(runs.value == 0)
+        #expect(server.server.requestsInFlight == 0)
+    }
+
+    @Test func aBodyArrivingSteadilyAboveTheRateIsServed() async throws {
+        let runs = Runs()
+        let server = try TestServer(
+            options: {
+                $0.headerTimeout = .seconds(1)
+                $0.minimumBodyRate = 100
+            }, routes: Self.countingRoutes(runs))
+        defer { server.stopInBackground() }
+        let port = server.server.port
+        let (head, body) = Self.notePost(length: 4000)
+        let answer = try await offPool { () throws -> String in
+            let socket = try RawSocket(port: port)
+            defer { socket.close() }
+            try socket.send(head)
+            // 2,000 bytes a second for two seconds: slow, but well above the rate.
+            for start in stride(from: 0, to: body.count, by: 400) {
+                try socket.send(Array(body[start..<min(start + 400, body.count)]))
+                Thread.sleep(forTimeInterval: 0.2)
+            }
+            return try socket.read(until: "</html>")
+        }
+        #expect(answer.hasPrefix("HTTP/1.1 200"))
+        #expect(runs.value == 1)
+        #expect(server.server.slowConnectionsDropped == 0)
+    }
+
     @Test func aSlowAnswerToPromptHeadersIsNotDropped() async throws {
         let server = try TestServer(
-            options: { $0.headerTimeout = .milliseconds(300) }, routes: Self.countingRoutes(Runs()))
-        defer { server.stop() }
+            options: { $0.headerTimeout = .milliseconds(500) }, routes: Self.countingRoutes(Runs()))
+        defer { server.stopInBackground() }
         let response = try await server.client().get("/slow")
         #expect(response.status == 200)
         #expect(response.body.contains("slow but served"))
@@ -88,10 +157,10 @@ import Testing
 
     @Test func aQuietEventStreamOutlivesTheHeaderTimeout() async throws {
         let server = try TestServer(
-            authenticator: FixedSessions.ada, options: { $0.headerTimeout = .milliseconds(300) })
-        defer { server.stop() }
+            authenticator: FixedSessions.ada, options: { $0.headerTimeout = .milliseconds(500) })
+        defer { server.stopInBackground() }
         let socket = try await LiveTests.openStream(server, topics: "people")
-        try await Task.sleep(for: .seconds(1))
+        try await Task.sleep(for: .milliseconds(1500))
         try await LiveTests.addPerson(server.database)
         let text = try await offPool { try socket.read(until: "data: people") }
         #expect(text.contains("event: change"))
@@ -102,8 +171,8 @@ import Testing
     @Test func aKeptAliveConnectionServesItsNextPromptRequest() async throws {
         let runs = Runs()
         let server = try TestServer(
-            options: { $0.headerTimeout = .milliseconds(300) }, routes: Self.countingRoutes(runs))
-        defer { server.stop() }
+            options: { $0.headerTimeout = .milliseconds(500) }, routes: Self.countingRoutes(runs))
+        defer { server.stopInBackground() }
         let port = server.server.port
         try await offPool {
             let socket = try RawSocket(port: port)
@@ -113,7 +182,7 @@ import Testing
                 try socket.read(until: "</html>")
                 socket.discardReceived()
                 // Longer than the header timeout, shorter than the idle one.
-                Thread.sleep(forTimeInterval: 0.6)
+                Thread.sleep(forTimeInterval: 1.2)
             }
         }
         #expect(runs.value == 2)
@@ -127,7 +196,7 @@ import Testing
         try #require(limit > 2_200, "each connection takes two descriptors in this process")
         let runs = Runs()
         let server = try TestServer(routes: Self.countingRoutes(runs))
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let port = server.server.port
         let before = (memory: Self.residentKiB(), threads: Self.threadCount())
         let sockets = try await offPool { () throws -> [RawSocket] in
@@ -172,7 +241,7 @@ import Testing
                 }
             ]
         })
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let port = server.server.port
         let token = WebApp.randomToken()
         let boundary = "----records-cut-short"

@@ -15,14 +15,19 @@ import Synchronization
 /// its thread for ever. The watchdog gives each request's headers a
 /// deadline: ``ServerOptions/headerTimeout`` from the connection's start,
 /// and on a kept-alive connection the idle timeout plus that from the end
-/// of the previous request. A connection past its deadline is shut down;
-/// libmicrohttpd then sees it fail and closes it. A request whose headers
-/// are in has no deadline here (a long upload, a live page's event
-/// stream). No route has run for such a connection, so it holds no
-/// database connection.
+/// of the previous request. A request's body, once its headers are in,
+/// must then keep coming at ``ServerOptions/minimumBodyRate`` on average
+/// over each period of that timeout (a long upload on a slow link is fine;
+/// a body trickled a byte a second is not). A connection that falls behind
+/// is shut down; libmicrohttpd then sees it fail and closes it. A request
+/// whose body is in has no deadline here (a slow answer, a live page's
+/// event stream). No route has run for a dropped connection (its handler
+/// runs once the body is in), so it held no database connection.
 final class ConnectionWatchdog: Sendable {
     private let headerTimeout: Duration
     private let idleTimeout: Duration
+    /// The bytes a body must bring in each period of `headerTimeout`.
+    private let bodyBytesPerPeriod: Int
     private let state = Mutex(State())
     private let log: @Sendable (String) -> Void
 
@@ -31,6 +36,9 @@ final class ConnectionWatchdog: Sendable {
         /// When the next request's headers must be in; nil while a request
         /// is served.
         var deadline: ContinuousClock.Instant?
+        /// While a body arrives: when the current period started, and the
+        /// bytes that came in it.
+        var bodyPeriod: (start: ContinuousClock.Instant, bytes: Int)?
     }
 
     private struct State {
@@ -39,9 +47,14 @@ final class ConnectionWatchdog: Sendable {
         var dropped = 0
     }
 
-    init(headerTimeout: Duration, idleTimeout: Duration, log: @escaping @Sendable (String) -> Void) {
+    init(
+        headerTimeout: Duration, idleTimeout: Duration, minimumBodyRate: Int,
+        log: @escaping @Sendable (String) -> Void
+    ) {
         self.headerTimeout = headerTimeout
         self.idleTimeout = idleTimeout
+        let (seconds, attoseconds) = headerTimeout.components
+        bodyBytesPerPeriod = Int(Double(max(0, minimumBodyRate)) * (Double(seconds) + Double(attoseconds) / 1e18))
         self.log = log
     }
 
@@ -80,9 +93,27 @@ final class ConnectionWatchdog: Sendable {
         state.withLock { $0.entries[Self.key(connection)]?.deadline = nil }
     }
 
+    /// The server is ready for the request's body: from now on it must
+    /// keep coming.
+    func bodyExpected(_ connection: OpaquePointer) {
+        let now = ContinuousClock.now
+        state.withLock { $0.entries[Self.key(connection)]?.bodyPeriod = (now, 0) }
+    }
+
+    func bodyReceived(_ connection: OpaquePointer, count: Int) {
+        state.withLock { $0.entries[Self.key(connection)]?.bodyPeriod?.bytes += count }
+    }
+
+    func bodyComplete(_ connection: OpaquePointer) {
+        state.withLock { $0.entries[Self.key(connection)]?.bodyPeriod = nil }
+    }
+
     func requestCompleted(_ connection: OpaquePointer) {
         let deadline = ContinuousClock.now.advanced(by: idleTimeout + headerTimeout)
-        state.withLock { $0.entries[Self.key(connection)]?.deadline = deadline }
+        state.withLock { state in
+            state.entries[Self.key(connection)]?.deadline = deadline
+            state.entries[Self.key(connection)]?.bodyPeriod = nil
+        }
     }
 
     /// libmicrohttpd reports the connection closed before it closes its
@@ -97,9 +128,17 @@ final class ConnectionWatchdog: Sendable {
         let dropped = state.withLock { state -> Int in
             var dropped = 0
             for (key, entry) in state.entries {
-                guard let deadline = entry.deadline, deadline < now else { continue }
+                if let period = entry.bodyPeriod, period.start.advanced(by: headerTimeout) < now {
+                    if period.bytes >= bodyBytesPerPeriod {
+                        state.entries[key]?.bodyPeriod = (now, 0)
+                        continue
+                    }
+                } else {
+                    guard let deadline = entry.deadline, deadline < now else { continue }
+                }
                 shutdown(entry.descriptor, Int32(SHUT_RDWR))
                 state.entries[key]?.deadline = nil
+                state.entries[key]?.bodyPeriod = nil
                 dropped += 1
             }
             state.dropped += dropped

@@ -86,10 +86,12 @@ enum Callbacks {
         if let existing = exchangeSlot.pointee {
             let exchange = Unmanaged<Exchange>.fromOpaque(existing).takeUnretainedValue()
             if uploadDataSize.pointee > 0 {
+                core.watchdog.bodyReceived(connection, count: uploadDataSize.pointee)
                 Callbacks.receive(uploadData, count: uploadDataSize.pointee, into: exchange)
                 uploadDataSize.pointee = 0
                 return .YES
             }
+            core.watchdog.bodyComplete(connection)
             if exchange.queued { return .YES }
             if let pending = exchange.pending {
                 return Callbacks.queue(pending, for: exchange, core: core, connection: connection)
@@ -103,7 +105,12 @@ enum Callbacks {
         let exchange = Exchange(request: request)
         exchangeSlot.pointee = Unmanaged.passRetained(exchange).toOpaque()
         core.requestStarted()
-        return Callbacks.begin(exchange, core: core, connection: connection)
+        let result = Callbacks.begin(exchange, core: core, connection: connection)
+        // Only now does the server read the body, if there is one.
+        if request.headers["content-length"].map({ $0 != "0" }) ?? (request.headers["transfer-encoding"] != nil) {
+            core.watchdog.bodyExpected(connection)
+        }
+        return result
     }
 
     static let completed: MHD_RequestCompletedCallback = { context, connection, exchangeSlot, _ in
