@@ -30,4 +30,10 @@ static inline const struct sockaddr *records_mhd_client_address(struct MHD_Conne
     return info ? info->client_addr : NULL;
 }
 
+/// The socket of a connection, or -1.
+static inline int records_mhd_connection_fd(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info ? info->connect_fd : -1;
+}
+
 #endif

@@ -1,14 +1,24 @@
 import Foundation
 
-/// The site's static files: one small stylesheet and the icon, served
-/// from memory with a strong ETag and a long cache lifetime (their paths
-/// carry a version, so a new release gets new paths).
+/// The site's static files: one small stylesheet, the icon and the live
+/// pages' script, served from memory with a strong ETag and a long cache
+/// lifetime (their paths carry a version, so a new release gets new
+/// paths).
 public enum StaticFiles {
     /// The stylesheet's path.
     public static let stylesheetPath = "/static/style-\(version).css"
-    /// Script tags every page carries (none yet: every page works without
-    /// JavaScript).
-    static let scriptTags: HTML = ""
+    /// The live pages' script's path (see ``Layout``).
+    public static let liveScriptPath = "/static/live-\(version).js"
+
+    /// The script tags of a page with this content: the live pages' script
+    /// when the content declares a live region (an attribute
+    /// `data-live-topics="…"`, which escaped text cannot spell, as its
+    /// quote would be `&quot;`), else none: every page works without
+    /// JavaScript.
+    static func scriptTags(for content: HTML) -> HTML {
+        guard content.markup.contains(" data-live-topics=\"") else { return "" }
+        return "<script src=\"\(liveScriptPath)\" defer></script>"
+    }
 
     static let version = "1"
 
@@ -16,6 +26,7 @@ public enum StaticFiles {
     static let files: [String: (type: String, bytes: [UInt8])] = [
         stylesheetPath: ("text/css; charset=utf-8", Array(Stylesheet.text.utf8)),
         "/static/icon.svg": ("image/svg+xml", Array(icon.utf8)),
+        liveScriptPath: ("text/javascript; charset=utf-8", Array(LiveScript.text.utf8)),
     ]
 
     static let icon = """

@@ -13,6 +13,13 @@ public struct WebConfiguration: Sendable {
     /// The largest coffee picture accepted, in bytes (the Coffee app's
     /// 64 MiB by default; tests lower it).
     public var pictureSizeLimit = CoffeeRules.defaultPictureSizeLimit
+    /// How long a live page's event stream stays silent before it sends a
+    /// comment line, which finds clients that went away (their connection's
+    /// thread is then freed). Keep it below ``ServerOptions/idleTimeout``.
+    public var liveHeartbeat: Duration = .seconds(15)
+    /// How soon a live page's browser reconnects after losing its event
+    /// stream (the server restarted).
+    public var liveRetry: Duration = .seconds(2)
     /// Who may register (`records serve --registration`).
     public var registration: RegistrationPolicy = .default
     /// How long sessions last.
@@ -76,6 +83,8 @@ public final class WebApp: HTTPApplication {
     public let authenticator: (any SessionAuthenticator)?
     /// The routes.
     public let router: Router
+    /// The live pages' event streams (`/events`).
+    public let live: LiveUpdates
 
     /// The session cookie's name.
     public static let sessionCookie = "records_session"
@@ -99,7 +108,9 @@ public final class WebApp: HTTPApplication {
         self.context = context
         self.authenticator =
             authenticator ?? AccountsAuthenticator(accounts: context.accounts, log: configuration.log)
-        router = Router(SiteRoutes.all(context) + extraRoutes(context))
+        live = LiveUpdates(
+            database: database, heartbeat: configuration.liveHeartbeat, retry: configuration.liveRetry)
+        router = Router(SiteRoutes.all(context) + live.routes() + extraRoutes(context))
     }
 
     // MARK: - HTTPApplication
@@ -160,8 +171,11 @@ public final class WebApp: HTTPApplication {
             return try await route.handler(request)
         } catch let error as HTTPError {
             return errorPage(error, request: request)
-        } catch is RecordNotFoundError {
-            return errorPage(.notFound, request: request)
+        } catch let error as RecordNotFoundError {
+            // A live page whose record was deleted shows this text in place.
+            return errorPage(
+                HTTPError(status: 404, message: "This \(error.kind) (ID \(error.id)) was deleted, or never existed."),
+                request: request)
         } catch {
             log("error: \(request.method) \(request.path): \(error)")
             return errorPage(
@@ -196,6 +210,10 @@ public final class WebApp: HTTPApplication {
     }
 
     public func log(_ message: String) { configuration.log(message) }
+
+    /// Ends the live pages' event streams, so that the server's stop does
+    /// not wait for them.
+    public func serverWillStop() { live.stop() }
 
     // MARK: - Pages
 

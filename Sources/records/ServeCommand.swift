@@ -80,6 +80,9 @@ let serveCommand = Command(
         let app = WebApp(database: database, configuration: configuration)
         // Ctrl-C and SIGTERM stop the server rather than the process.
         let stop = SignalWaiter(signals: [SIGINT, SIGTERM])
+        // Each connection is an open file: idle kept-alive connections and
+        // live pages' event streams may number in the thousands.
+        HTTPServer.raiseOpenFileLimit()
         let server: HTTPServer
         do {
             server = try HTTPServer(application: app, options: options)

@@ -3,6 +3,34 @@ import Foundation
 /// The site's page frame: the document head, the header with the apps'
 /// navigation and the account menu, the one-time status message, and the
 /// main content.
+///
+/// ## Live regions
+///
+/// A part of a page can refresh itself when the records it shows change,
+/// whoever changed them (another browser, the `records` command). Give the
+/// element that holds them (the list's `<ul>` or `<table>`, the detail's
+/// `<section>`) an `id` unique on the page and a `data-live-topics`
+/// attribute naming the apps whose changes concern it, comma-separated:
+/// `people`, `contacts`, `coffee`, `users`.
+///
+/// ```swift
+/// content: """
+///     <ul id="people-list" data-live-topics="people">\(items)</ul>
+///     """
+/// ```
+///
+/// A page whose content declares such a region gets the live script
+/// (``StaticFiles/liveScriptPath``). On each change of a topic (see
+/// ``LiveUpdates``) it fetches the page's own URL again and replaces the
+/// region's children with those of the element with the same `id` in the
+/// fresh page. When that fetch answers 404 (the record was deleted) the
+/// region shows the 404 page's message instead (``RecordNotFoundError``
+/// gives "This person (ID 3) was deleted, or never existed."). A region
+/// holding a form the user is typing in, or has changed, is left alone.
+/// Without JavaScript nothing changes: the page is simply not live. Keep
+/// the region's `id` the same from one rendering to the next, and keep
+/// anything that must not be replaced (a search box being typed in)
+/// outside it.
 public enum Layout {
     /// The apps in the navigation, in order: label and path.
     public static let sections: [(name: String, path: String)] = [
@@ -51,7 +79,7 @@ public enum Layout {
             <title>\(title) · Records</title>
             <link rel="stylesheet" href="\(StaticFiles.stylesheetPath)">
             <link rel="icon" href="/static/icon.svg" type="image/svg+xml">
-            \(StaticFiles.scriptTags)
+            \(StaticFiles.scriptTags(for: content))
             </head>
             <body>
             <header class="site">

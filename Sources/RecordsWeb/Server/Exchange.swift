@@ -13,13 +13,16 @@ import Synchronization
 final class ServerCore: Sendable {
     let application: any HTTPApplication
     let isSecure: Bool
+    /// Drops connections whose request headers are too slow to arrive.
+    let watchdog: ConnectionWatchdog
     private let grace: Duration
     private let state = Mutex((inFlight: 0, stopping: false))
 
-    init(application: any HTTPApplication, isSecure: Bool, grace: Duration) {
+    init(application: any HTTPApplication, isSecure: Bool, grace: Duration, watchdog: ConnectionWatchdog) {
         self.application = application
         self.isSecure = isSecure
         self.grace = grace
+        self.watchdog = watchdog
     }
 
     var inFlight: Int { state.withLock { $0.inFlight } }
@@ -83,10 +86,12 @@ enum Callbacks {
         if let existing = exchangeSlot.pointee {
             let exchange = Unmanaged<Exchange>.fromOpaque(existing).takeUnretainedValue()
             if uploadDataSize.pointee > 0 {
+                core.watchdog.bodyReceived(connection, count: uploadDataSize.pointee)
                 Callbacks.receive(uploadData, count: uploadDataSize.pointee, into: exchange)
                 uploadDataSize.pointee = 0
                 return .YES
             }
+            core.watchdog.bodyComplete(connection)
             if exchange.queued { return .YES }
             if let pending = exchange.pending {
                 return Callbacks.queue(pending, for: exchange, core: core, connection: connection)
@@ -96,18 +101,36 @@ enum Callbacks {
         let request = Callbacks.makeRequest(
             connection: connection, method: method.map { String(cString: $0) } ?? "GET",
             path: url.map { String(cString: $0) } ?? "/", isSecure: core.isSecure)
+        core.watchdog.headersArrived(connection)
         let exchange = Exchange(request: request)
         exchangeSlot.pointee = Unmanaged.passRetained(exchange).toOpaque()
         core.requestStarted()
-        return Callbacks.begin(exchange, core: core, connection: connection)
+        let result = Callbacks.begin(exchange, core: core, connection: connection)
+        // Only now does the server read the body, if there is one.
+        if request.headers["content-length"].map({ $0 != "0" }) ?? (request.headers["transfer-encoding"] != nil) {
+            core.watchdog.bodyExpected(connection)
+        }
+        return result
     }
 
-    static let completed: MHD_RequestCompletedCallback = { context, _, exchangeSlot, _ in
-        guard let context, let slot = exchangeSlot, let existing = slot.pointee else { return }
+    static let completed: MHD_RequestCompletedCallback = { context, connection, exchangeSlot, _ in
+        guard let context else { return }
         let core = Unmanaged<ServerCore>.fromOpaque(context).takeUnretainedValue()
+        if let connection { core.watchdog.requestCompleted(connection) }
+        guard let slot = exchangeSlot, let existing = slot.pointee else { return }
         Unmanaged<Exchange>.fromOpaque(existing).release()
         slot.pointee = nil
         core.requestEnded()
+    }
+
+    static let connectionNotice: MHD_NotifyConnectionCallback = { context, connection, _, code in
+        guard let context, let connection else { return }
+        let core = Unmanaged<ServerCore>.fromOpaque(context).takeUnretainedValue()
+        switch code.rawValue {
+        case 0: core.watchdog.connectionStarted(connection)  // MHD_CONNECTION_NOTIFY_STARTED
+        case 1: core.watchdog.connectionClosed(connection)  // MHD_CONNECTION_NOTIFY_CLOSED
+        default: break
+        }
     }
 
     static let logger: MHD_LogCallback = { context, format, arguments in
@@ -334,7 +357,7 @@ enum Callbacks {
             let box = Unmanaged.passRetained(StreamBox(stream)).toOpaque()
             handle = MHD_create_response_from_callback(
                 length ?? UInt64.max, 64 * 1024, streamReader, box, streamFree)
-            if handle == nil { Unmanaged<StreamBox>.fromOpaque(box).release() }
+            if handle == nil { Unmanaged<StreamBox>.fromOpaque(box).takeRetainedValue().stream.close() }
         }
         guard let handle else { return .NO }
         defer { MHD_destroy_response(handle) }

@@ -1,0 +1,153 @@
+import CMicroHTTPD
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Drops connections whose request headers do not arrive in time.
+///
+/// libmicrohttpd's connection timeout counts idle time, so a client that
+/// sends one byte a second (a "slow loris") would keep its connection and
+/// its thread for ever. The watchdog gives each request's headers a
+/// deadline: ``ServerOptions/headerTimeout`` from the connection's start,
+/// and on a kept-alive connection the idle timeout plus that from the end
+/// of the previous request. A request's body, once its headers are in,
+/// must then keep coming at ``ServerOptions/minimumBodyRate`` on average
+/// over each period of that timeout (a long upload on a slow link is fine;
+/// a body trickled a byte a second is not). A connection that falls behind
+/// is shut down; libmicrohttpd then sees it fail and closes it. A request
+/// whose body is in has no deadline here (a slow answer, a live page's
+/// event stream). No route has run for a dropped connection (its handler
+/// runs once the body is in), so it held no database connection.
+final class ConnectionWatchdog: Sendable {
+    private let headerTimeout: Duration
+    private let idleTimeout: Duration
+    /// The bytes a body must bring in each period of `headerTimeout`.
+    private let bodyBytesPerPeriod: Int
+    private let state = Mutex(State())
+    private let log: @Sendable (String) -> Void
+
+    private struct Entry {
+        var descriptor: Int32
+        /// When the next request's headers must be in; nil while a request
+        /// is served.
+        var deadline: ContinuousClock.Instant?
+        /// While a body arrives: when the current period started, and the
+        /// bytes that came in it.
+        var bodyPeriod: (start: ContinuousClock.Instant, bytes: Int)?
+    }
+
+    private struct State {
+        var entries: [UInt: Entry] = [:]
+        var isStopped = false
+        var dropped = 0
+    }
+
+    init(
+        headerTimeout: Duration, idleTimeout: Duration, minimumBodyRate: Int,
+        log: @escaping @Sendable (String) -> Void
+    ) {
+        self.headerTimeout = headerTimeout
+        self.idleTimeout = idleTimeout
+        let (seconds, attoseconds) = headerTimeout.components
+        bodyBytesPerPeriod = Int(Double(max(0, minimumBodyRate)) * (Double(seconds) + Double(attoseconds) / 1e18))
+        self.log = log
+    }
+
+    /// Connections dropped so far for being too slow.
+    var droppedCount: Int { state.withLock { $0.dropped } }
+
+    /// Connections open now.
+    var connectionCount: Int { state.withLock { $0.entries.count } }
+
+    /// Starts checking the deadlines, on a thread of its own, until
+    /// ``stop()``.
+    func start() {
+        let (seconds, attoseconds) = headerTimeout.components
+        let interval = min(0.25, max(0.02, (Double(seconds) + Double(attoseconds) / 1e18) / 8))
+        let thread = Thread { [self] in
+            while !state.withLock({ $0.isStopped }) {
+                Thread.sleep(forTimeInterval: interval)
+                sweep()
+            }
+        }
+        thread.name = "records-server-watchdog"
+        thread.stackSize = 256 * 1024
+        thread.start()
+    }
+
+    func stop() { state.withLock { $0.isStopped = true } }
+
+    func connectionStarted(_ connection: OpaquePointer) {
+        let descriptor = records_mhd_connection_fd(connection)
+        guard descriptor >= 0 else { return }
+        let deadline = ContinuousClock.now.advanced(by: headerTimeout)
+        state.withLock { $0.entries[Self.key(connection)] = Entry(descriptor: descriptor, deadline: deadline) }
+    }
+
+    func headersArrived(_ connection: OpaquePointer) {
+        state.withLock { $0.entries[Self.key(connection)]?.deadline = nil }
+    }
+
+    /// The server is ready for the request's body: from now on it must
+    /// keep coming.
+    func bodyExpected(_ connection: OpaquePointer) {
+        let now = ContinuousClock.now
+        state.withLock { $0.entries[Self.key(connection)]?.bodyPeriod = (now, 0) }
+    }
+
+    func bodyReceived(_ connection: OpaquePointer, count: Int) {
+        state.withLock { $0.entries[Self.key(connection)]?.bodyPeriod?.bytes += count }
+    }
+
+    func bodyComplete(_ connection: OpaquePointer) {
+        state.withLock { $0.entries[Self.key(connection)]?.bodyPeriod = nil }
+    }
+
+    func requestCompleted(_ connection: OpaquePointer) {
+        let deadline = ContinuousClock.now.advanced(by: idleTimeout + headerTimeout)
+        state.withLock { state in
+            state.entries[Self.key(connection)]?.deadline = deadline
+            state.entries[Self.key(connection)]?.bodyPeriod = nil
+        }
+    }
+
+    /// libmicrohttpd reports the connection closed before it closes its
+    /// socket, so the descriptor is never another connection's when the
+    /// watchdog shuts it down (both happen under the lock).
+    func connectionClosed(_ connection: OpaquePointer) {
+        state.withLock { _ = $0.entries.removeValue(forKey: Self.key(connection)) }
+    }
+
+    private func sweep() {
+        let now = ContinuousClock.now
+        let dropped = state.withLock { state -> Int in
+            var dropped = 0
+            for (key, entry) in state.entries {
+                if let period = entry.bodyPeriod, period.start.advanced(by: headerTimeout) < now {
+                    if period.bytes >= bodyBytesPerPeriod {
+                        state.entries[key]?.bodyPeriod = (now, 0)
+                        continue
+                    }
+                } else {
+                    guard let deadline = entry.deadline, deadline < now else { continue }
+                }
+                shutdown(entry.descriptor, Int32(SHUT_RDWR))
+                state.entries[key]?.deadline = nil
+                state.entries[key]?.bodyPeriod = nil
+                dropped += 1
+            }
+            state.dropped += dropped
+            return dropped
+        }
+        if dropped > 0 {
+            log("server: dropped \(dropped) connection(s) whose request did not arrive in time")
+        }
+    }
+
+    private static func key(_ connection: OpaquePointer) -> UInt { UInt(bitPattern: Int(bitPattern: connection)) }
+}

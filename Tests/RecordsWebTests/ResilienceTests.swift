@@ -1,0 +1,275 @@
+import Foundation
+import RecordsApp
+import Synchronization
+import Testing
+
+@testable import RecordsWeb
+
+/// The server under hostile or careless clients: one that trickles its
+/// request, a thousand that stay connected doing nothing, one that hangs
+/// up in the middle of an upload.
+@Suite struct ResilienceTests {
+    /// Routes that count how often their handlers ran.
+    final class Runs: Sendable {
+        let count = Mutex(0)
+        func ran() { count.withLock { $0 += 1 } }
+        var value: Int { count.withLock { $0 } }
+    }
+
+    static func countingRoutes(_ runs: Runs) -> @Sendable (WebContext) -> [Route] {
+        { _ in
+            [
+                Route.get("/count", access: .anyone) { request in
+                    runs.ran()
+                    return Layout.page(request, title: "Count", content: "<p>counted</p>")
+                },
+                Route.post("/note", access: .anyone) { request in
+                    runs.ran()
+                    return Layout.page(request, title: "Note", content: "<p>\(request.form.text("note").count)</p>")
+                },
+                Route.get("/slow", access: .anyone) { request in
+                    try await Task.sleep(for: .milliseconds(1500))
+                    return Layout.page(request, title: "Slow", content: "<p>slow but served</p>")
+                },
+            ]
+        }
+    }
+
+    /// The process's resident memory, in KiB (Linux).
+    static func residentKiB() -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
+        else { return 0 }
+        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+    }
+
+    static func threadCount() -> Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? 0
+    }
+
+    // MARK: - Slow client
+
+    @Test func aClientTricklingItsRequestHeadersIsDropped() async throws {
+        let runs = Runs()
+        // The idle timeout alone would never fire: a byte comes every 100 ms.
+        let server = try TestServer(
+            options: {
+                $0.headerTimeout = .seconds(1)
+                $0.idleTimeout = 30
+            }, routes: Self.countingRoutes(runs))
+        defer { server.stopInBackground() }
+        let port = server.server.port
+        let padding = String(repeating: "a", count: 200)
+        let request = Array("GET /count HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: \(padding)\r\n\r\n".utf8)
+        let (dropped, sent) = try await offPool { () throws -> (Bool, Int) in
+            let socket = try RawSocket(port: port)
+            defer { socket.close() }
+            for (index, byte) in request.enumerated() {
+                do { try socket.send([byte]) } catch { return (true, index) }
+                if try socket.readToEnd(timeout: .milliseconds(100)) { return (true, index + 1) }
+            }
+            return (false, request.count)
+        }
+        #expect(dropped, "the server closed the connection")
+        #expect(sent < request.count, "before the request was complete")
+        #expect(server.server.slowConnectionsDropped == 1)
+        #expect(runs.value == 0)
+        #expect(server.server.requestsInFlight == 0, "no route ran, so no database connection was taken")
+        #expect(server.log.contains { $0.contains("did not arrive in time") })
+        // Others are served as usual.
+        #expect(try await server.client().get("/count").status == 200)
+    }
+
+    /// A form POST whose body (with a valid CSRF token) is `length` bytes.
+    static func notePost(length: Int) -> (head: String, body: [UInt8]) {
+        let token = WebApp.randomToken()
+        let prefix = "csrf=\(token)&note="
+        let body = Array((prefix + String(repeating: "n", count: length - prefix.utf8.count)).utf8)
+        let head =
+            "POST /note HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: records_csrf=\(token)\r\n"
+            + "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: \(body.count)\r\n\r\n"
+        return (head, body)
+    }
+
+    @Test func aClientTricklingItsBodyIsDropped() async throws {
+        let runs = Runs()
+        let server = try TestServer(
+            options: {
+                $0.headerTimeout = .seconds(1)
+                $0.minimumBodyRate = 100
+            }, routes: Self.countingRoutes(runs))
+        defer { server.stopInBackground() }
+        let port = server.server.port
+        let (head, body) = Self.notePost(length: 400)
+        let (dropped, sent) = try await offPool { () throws -> (Bool, Int) in
+            let socket = try RawSocket(port: port)
+            defer { socket.close() }
+            try socket.send(head)
+            // Ten bytes a second, a tenth of the rate asked for.
+            for (index, byte) in body.enumerated() {
+                do { try socket.send([byte]) } catch { return (true, index) }
+                if try socket.readToEnd(timeout: .milliseconds(100)) { return (true, index + 1) }
+            }
+            return (false, body.count)
+        }
+        #expect(dropped, "the server closed the connection")
+        #expect(sent < body.count, "before the body was complete")
+        #expect(server.server.slowConnectionsDropped == 1)
+        #expect(runs.value == 0)
+        #expect(server.server.requestsInFlight == 0)
+    }
+
+    @Test func aBodyArrivingSteadilyAboveTheRateIsServed() async throws {
+        let runs = Runs()
+        let server = try TestServer(
+            options: {
+                $0.headerTimeout = .seconds(1)
+                $0.minimumBodyRate = 100
+            }, routes: Self.countingRoutes(runs))
+        defer { server.stopInBackground() }
+        let port = server.server.port
+        let (head, body) = Self.notePost(length: 4000)
+        let answer = try await offPool { () throws -> String in
+            let socket = try RawSocket(port: port)
+            defer { socket.close() }
+            try socket.send(head)
+            // 2,000 bytes a second for two seconds: slow, but well above the rate.
+            for start in stride(from: 0, to: body.count, by: 400) {
+                try socket.send(Array(body[start..<min(start + 400, body.count)]))
+                Thread.sleep(forTimeInterval: 0.2)
+            }
+            return try socket.read(until: "</html>")
+        }
+        #expect(answer.hasPrefix("HTTP/1.1 200"))
+        #expect(runs.value == 1)
+        #expect(server.server.slowConnectionsDropped == 0)
+    }
+
+    @Test func aSlowAnswerToPromptHeadersIsNotDropped() async throws {
+        let server = try TestServer(
+            options: { $0.headerTimeout = .milliseconds(500) }, routes: Self.countingRoutes(Runs()))
+        defer { server.stopInBackground() }
+        let response = try await server.client().get("/slow")
+        #expect(response.status == 200)
+        #expect(response.body.contains("slow but served"))
+        #expect(server.server.slowConnectionsDropped == 0)
+    }
+
+    @Test func aQuietEventStreamOutlivesTheHeaderTimeout() async throws {
+        let server = try TestServer(
+            authenticator: FixedSessions.ada, options: { $0.headerTimeout = .milliseconds(500) })
+        defer { server.stopInBackground() }
+        let socket = try await LiveTests.openStream(server, topics: "people")
+        try await Task.sleep(for: .milliseconds(1500))
+        try await LiveTests.addPerson(server.database)
+        let text = try await offPool { try socket.read(until: "data: people") }
+        #expect(text.contains("event: change"))
+        #expect(server.server.slowConnectionsDropped == 0)
+        socket.close()
+    }
+
+    @Test func aKeptAliveConnectionServesItsNextPromptRequest() async throws {
+        let runs = Runs()
+        let server = try TestServer(
+            options: { $0.headerTimeout = .milliseconds(500) }, routes: Self.countingRoutes(runs))
+        defer { server.stopInBackground() }
+        let port = server.server.port
+        try await offPool {
+            let socket = try RawSocket(port: port)
+            defer { socket.close() }
+            for _ in 0..<2 {
+                try socket.send("GET /count HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                try socket.read(until: "</html>")
+                socket.discardReceived()
+                // Longer than the header timeout, shorter than the idle one.
+                Thread.sleep(forTimeInterval: 1.2)
+            }
+        }
+        #expect(runs.value == 2)
+        #expect(server.server.slowConnectionsDropped == 0)
+    }
+
+    // MARK: - Many idle connections
+
+    @Test func aThousandIdleKeptAliveConnectionsLeaveTheServerResponsive() async throws {
+        let limit = HTTPServer.raiseOpenFileLimit()
+        try #require(limit > 2_200, "each connection takes two descriptors in this process")
+        let runs = Runs()
+        let server = try TestServer(routes: Self.countingRoutes(runs))
+        defer { server.stopInBackground() }
+        let port = server.server.port
+        let before = (memory: Self.residentKiB(), threads: Self.threadCount())
+        let sockets = try await offPool { () throws -> [RawSocket] in
+            var sockets: [RawSocket] = []
+            for _ in 0..<1_000 {
+                let socket = try RawSocket(port: port)
+                try socket.send("GET /count HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n\r\n")
+                try socket.read(until: "</html>")
+                sockets.append(socket)
+            }
+            return sockets
+        }
+        defer { for socket in sockets { socket.close() } }
+        #expect(runs.value == 1_000)
+        #expect(server.server.openConnections >= 1_000)
+        let after = (memory: Self.residentKiB(), threads: Self.threadCount())
+        let response = try await server.client().get("/count")
+        #expect(response.status == 200)
+        print(
+            "1,000 idle connections: resident memory \(before.memory / 1024) MiB -> \(after.memory / 1024) MiB, "
+                + "threads \(before.threads) -> \(after.threads)")
+        // A thread's stack is reserved, not resident: each idle connection
+        // costs tens of KiB, not its 512 KiB stack.
+        #expect(after.memory - before.memory < 256 * 1024)
+        for socket in sockets { socket.close() }
+        #expect(await eventually(timeout: .seconds(20)) { server.server.openConnections <= 1 })
+    }
+
+    // MARK: - Upload cut short
+
+    @Test func aClientHangingUpMidUploadCancelsTheSinkAndRunsNoHandler() async throws {
+        let sinks = ServerStreamingTests.Sinks()
+        let runs = Runs()
+        let server = try TestServer(routes: { _ in
+            [
+                Route(
+                    "POST", "/upload", access: .anyone,
+                    body: .upload(field: "file", limit: 8 << 20) { _ in sinks.make(limit: 8 << 20) }
+                ) { request in
+                    runs.ran()
+                    return Layout.page(request, title: "Upload", content: "<p>stored</p>")
+                }
+            ]
+        })
+        defer { server.stopInBackground() }
+        let port = server.server.port
+        let token = WebApp.randomToken()
+        let boundary = "----records-cut-short"
+        let head =
+            "--\(boundary)\r\nContent-Disposition: form-data; name=\"csrf\"\r\n\r\n\(token)\r\n"
+            + "--\(boundary)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"big.bin\"\r\n"
+            + "Content-Type: application/octet-stream\r\n\r\n"
+        let announced = head.utf8.count + (4 << 20) + "\r\n--\(boundary)--\r\n".utf8.count
+        let socket = try await offPool { () throws -> RawSocket in
+            let socket = try RawSocket(port: port)
+            try socket.send(
+                "POST /upload HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: records_csrf=\(token)\r\n"
+                    + "Content-Type: multipart/form-data; boundary=\(boundary)\r\nContent-Length: \(announced)\r\n\r\n"
+                    + head)
+            // Half of the file.
+            try socket.send([UInt8](repeating: 0x5A, count: 2 << 20))
+            return socket
+        }
+        let spooling = await eventually {
+            sinks.all.first.map { sink in sink.lock.withLock { !sink.bytes.isEmpty } } ?? false
+        }
+        #expect(spooling)
+        socket.close()
+        #expect(await eventually { server.server.requestsInFlight == 0 })
+        let sink = try #require(sinks.all.first)
+        #expect(sink.lock.withLock { sink.cancelled })
+        #expect(!sink.lock.withLock { sink.finished })
+        #expect(sink.lock.withLock { sink.bytes.count } < 4 << 20)
+        #expect(runs.value == 0)
+    }
+}
