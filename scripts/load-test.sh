@@ -199,11 +199,15 @@ load() {
         return
     fi
     local requests duration bytes p50 p99 errors
-    requests="$(sed 's/.*requests=\([0-9]*\).*/\1/' <<<"$line")"
-    duration="$(sed 's/.*duration_us=\([0-9]*\).*/\1/' <<<"$line")"
-    bytes="$(sed 's/.*bytes=\([0-9]*\).*/\1/' <<<"$line")"
-    p50="$(sed 's/.*p50_us=\([0-9]*\).*/\1/' <<<"$line")"
-    p99="$(sed 's/.*p99_us=\([0-9]*\).*/\1/' <<<"$line")"
+    field() { # the number after " NAME=" in the line
+        local rest="${line##* "$1"=}"
+        echo "${rest%% *}"
+    }
+    requests="$(field requests)"
+    duration="$(field duration_us)"
+    bytes="$(field bytes)"
+    p50="$(field p50_us)"
+    p99="$(field p99_us)"
     errors="$(awk '{ n = 0; for (i = 1; i <= NF; i++) if ($i ~ /^(connect|read|write|status|timeout)=/) { split($i, kv, "="); n += kv[2] } print n }' <<<"$line")"
     # Each response carried the page or the picture: its bytes (headers
     # included) at least the body's size.
