@@ -247,3 +247,67 @@ def records(*arguments, stdin=None):
     result = subprocess.run(command, input=stdin, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, f"{' '.join(command)} failed: {result.stderr}"
     return result.stdout
+
+
+# Accounts -------------------------------------------------------------------
+
+PASSWORD = "correct horse battery staple"
+
+
+def profile(first="Grace", last="Hopper", email=None):
+    """A valid registration: every field of the Users app's form."""
+    return {
+        "firstName": first,
+        "lastName": last,
+        "email": email or f"{unique('user')}@example.com",
+        "mobile": "+15550100",
+        "state": "Virginia",
+        "city": "Arlington",
+        "pincode": "22201",
+        "address": "1 Navy Yard",
+        "gender": "female",
+        "dateOfBirth": "1906-12-09",
+        "imageName": "grace.png",
+    }
+
+
+def register(browser, values, password=PASSWORD, screenshot=None):
+    """Fills the registration form and sends it (the browser's own checks
+    of the form skipped, so the server's are the ones tested)."""
+    browser.get("/register")
+    if screenshot:
+        browser.screenshot(screenshot, phone=True)
+    browser.fill(values)
+    browser.fill({"password": password, "passwordConfirmation": password})
+    browser.driver.execute_script("document.getElementById('register-form').noValidate = true")
+    browser.submit("#register-submit")
+
+
+def log_in(browser, email, password=PASSWORD, screenshot=None):
+    if not browser.path.startswith("/login"):
+        browser.get("/login")
+    if screenshot:
+        browser.screenshot(screenshot, phone=True)
+    browser.fill({"email": email, "password": password})
+    browser.submit("#login-submit")
+
+
+def log_out(browser):
+    """The header's Log out button."""
+    browser.submit('header form[action="/logout"] button')
+
+
+def sign_up(browser):
+    """Registers a new account through the page; it is then signed in."""
+    values = profile()
+    register(browser, values)
+    assert browser.path == "/", f"registration failed: {browser.main_text()}"
+    return values
+
+
+@pytest.fixture
+def signed_in(open_browser):
+    """A browser signed in to an account of its own."""
+    browser = open_browser("signed-in")
+    sign_up(browser)
+    return browser
