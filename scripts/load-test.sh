@@ -85,7 +85,7 @@ echo "== making a database with $people people, a 1 MiB picture and a user" >&2
 # one command at a time would take minutes. The search index's triggers
 # index them as usual.
 rec people list --limit 1 >/dev/null
-sqlite3 "$database" <<SQL
+sqlite3 "$database" >/dev/null <<SQL
 PRAGMA busy_timeout = 5000;
 BEGIN;
 WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $people)

@@ -14,7 +14,7 @@ from selenium import webdriver
 from selenium.common.exceptions import NoAlertPresentException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -140,8 +140,6 @@ class Browser:
             kind = element.get_attribute("type")
             tag = element.tag_name.lower()
             if tag == "select":
-                from selenium.webdriver.support.ui import Select
-
                 Select(element).select_by_value(value)
             elif kind in ("checkbox", "radio"):
                 if element.is_selected() != bool(value):
