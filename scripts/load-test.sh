@@ -119,7 +119,7 @@ printf '%s\n%s\n' "$password" "$password" | rec users register --first Load --la
 people_before="$(sqlite3 "$database" 'SELECT count(*) FROM peopleInfo')"
 
 # --- records serve ------------------------------------------------------------
-rec serve --listen 127.0.0.1:0 >"$work/serve.out" 2>"$work/serve.log" &
+"$records" --database "$database" serve --listen 127.0.0.1:0 >"$work/serve.out" 2>"$work/serve.log" &
 server=$!
 pids+=("$server")
 url=""
@@ -165,7 +165,11 @@ if [ "$list_status" != 200 ] || [ "$picture_status" != 200 ] || [ "$picture_size
     echo "load-test: $list_path answered $list_status, $picture_path $picture_status with $picture_size bytes" >&2
     exit 1
 fi
-rows="$(curl -sS -H "Cookie: $cookie" "$url$list_path" | grep -o '<li id="person-' | wc -l)"
+rows="$(curl -sS -H "Cookie: $cookie" "$url$list_path" | grep -o '<li id="person-' | wc -l || true)"
+if [ "$rows" -ne 20 ]; then
+    echo "load-test: $list_path shows $rows people, not a page of 20" >&2
+    exit 1
+fi
 echo "== records serve at $url: $list_path is $list_size bytes with $rows people, the picture $picture_size bytes" >&2
 
 # --- wrk ----------------------------------------------------------------------
