@@ -156,15 +156,45 @@ extension RecordTable {
             let cursor = try db.fetchCursor(sql)
             while let row = try cursor.next() {
                 do {
-                    let record = try Record(row: row, strict: true)
-                    results.matches.append(
-                        FullTextMatch(
-                            record: record, rank: try search.rank(from: row), snippet: try search.snippet(from: row)))
+                    results.matches.append(try search.match(Record.self, from: row))
                 } catch let error as UnreadableRowError {
                     results.unreadable.append(error)
                 }
             }
             return results
         }
+    }
+
+    /// Page `number` (from 1) of `size` of the matches for what a person
+    /// typed, best first, as ``fullTextSearch(_:using:limit:offset:)``
+    /// finds them, and whether more follow. Text with nothing to look for
+    /// gives an empty page.
+    ///
+    /// - Throws: ``ValidationError`` for a page number or size out of
+    ///   range (see ``PageRules/offset(number:size:)``).
+    func fullTextSearch(_ text: String, using search: IndexedSearch, number: Int, size: Int) async throws
+        -> RecordPage<FullTextMatch<Record>>
+    {
+        let offset = try PageRules.offset(number: number, size: size)
+        guard let pattern = IndexedSearch.pattern(text) else {
+            return RecordPage(items: [], number: number, size: size, hasNext: false)
+        }
+        let sql = search.sql(for: Record.self, pattern: pattern, limit: size + 1, offset: offset)
+        return try await database.read(for: Record.app) { db in
+            try RecordPage.read(db.fetchCursor(sql), number: number, size: size) { row in
+                try search.match(Record.self, from: row)
+            }
+        }
+    }
+}
+
+extension IndexedSearch {
+    /// A match from a row of ``sql(for:pattern:limit:offset:)``, the
+    /// record read strictly.
+    ///
+    /// - Throws: ``UnreadableRowError`` when the record cannot be read.
+    func match<Record: AppRecord>(_: Record.Type, from row: Row) throws -> FullTextMatch<Record> {
+        FullTextMatch(
+            record: try Record(row: row, strict: true), rank: try rank(from: row), snippet: try snippet(from: row))
     }
 }

@@ -329,7 +329,8 @@ extension RecordStore {
 }
 
 /// A store whose records can be searched by text, ignoring case and
-/// accents (People, Contacts, Coffee).
+/// accents, by scanning the table (Coffee; People and Contacts search their
+/// full-text indexes instead).
 public protocol SearchableRecordStore: RecordStore {
     /// The search mode used unless told otherwise.
     static var defaultSearchMode: SearchMode { get }
@@ -362,18 +363,5 @@ extension SearchableRecordStore {
     {
         let condition = try searchCondition(text, mode: mode ?? Self.defaultSearchMode)
         return try await access.list(condition, sort ?? Sort.name, page)
-    }
-
-    /// Walks the records matching `text` in chunks, as
-    /// ``RecordStore/forEach(sortedBy:page:_:)`` walks them all.
-    ///
-    /// - Throws: ``ValidationError`` when `text` is blank.
-    @discardableResult
-    public func forEach(
-        matching text: String, mode: SearchMode? = nil, sortedBy sort: Sort? = nil, page: ListPage = .all,
-        _ body: @escaping @Sendable (RecordList<Record>) throws -> Void
-    ) async throws -> Int {
-        let condition = try searchCondition(text, mode: mode ?? Self.defaultSearchMode)
-        return try await access.forEach(condition, sort ?? Sort.name, page, body)
     }
 }

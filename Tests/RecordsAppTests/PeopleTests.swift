@@ -40,31 +40,6 @@ struct PeopleStoreTests {
         #expect(try await store.all(sortedBy: .age).last?.age == nil)
     }
 
-    @Test("Search ignores case and accents, matches first, last or full name")
-    func search() async throws {
-        #expect(try await store.search("LOVE").map(\.firstName) == ["Ada"])
-        #expect(try await store.search("akes").map(\.firstName) == ["Zoë"])
-        #expect(try await store.search("zoe").map(\.firstName) == ["Zoë"])
-        #expect(try await store.search("ada love").map(\.firstName) == ["Ada"])
-        #expect(try await store.search("a", mode: .substring).count == 3)
-        #expect(try await store.search("a", mode: .prefix).map(\.firstName) == ["Zoë", "Ada", "Alan"])
-        #expect(try await store.search("ring", mode: .prefix).isEmpty)
-        #expect(try await store.search("nobody").isEmpty)
-    }
-
-    @Test("Search text is data: quotes, % and _ match themselves only")
-    func searchWildcardsAreLiteral() async throws {
-        #expect(try await store.search("%").isEmpty)
-        #expect(try await store.search("_").isEmpty)
-        try await store.add(PersonDraft(firstName: "Seán", lastName: "O'Brien", age: 29))
-        #expect(try await store.search("o'b").map(\.lastName) == ["O'Brien"])
-    }
-
-    @Test("Blank search text is a validation error")
-    func blankSearch() async throws {
-        await #expect(throws: ValidationError.self) { try await store.search("   ") }
-    }
-
     @Test("Update changes only the given fields")
     func update() async throws {
         let updated = try await store.update(id: 1, with: PersonChanges(age: 37))
@@ -208,15 +183,34 @@ struct PeopleViewModelTests {
         model.sort = .newest
         await model.refreshed()
         #expect(model.people.map(\.firstName) == ["Alan", "Ada"])
-        model.searchText = "LACE"
+        model.searchText = "LOVE"
         await model.refreshed()
         #expect(model.people.map(\.firstName) == ["Ada"])
-        model.searchMode = .prefix
+        model.searchText = "lace"
         await model.refreshed()
         #expect(model.people.isEmpty)
         model.searchText = ""
         await model.refreshed()
         #expect(model.people.count == 2)
+    }
+
+    @Test("A search lists the full-text index's matches best first, whatever the sort")
+    func searchIsRankedByTheIndex() async throws {
+        try await model.add(PersonDraft(firstName: "Ada", lastName: "Adams", age: 90))
+        model.sort = .age
+        await model.refreshed()
+        #expect(model.people.map(\.lastName) == ["Lovelace", "Turing", "Adams"])
+        model.searchText = "ada"
+        await model.refreshed()
+        #expect(model.people.map(\.lastName) == ["Adams", "Lovelace"])
+    }
+
+    @Test("Search text with no word to look for shows no one, without an error")
+    func searchWithNothingToLookFor() async throws {
+        model.searchText = "%_\"*"
+        await model.refreshed()
+        #expect(model.people.isEmpty)
+        #expect(model.errorMessage == nil)
     }
 
     @Test("A failed change throws, shows its message, writes nothing; a success clears it")

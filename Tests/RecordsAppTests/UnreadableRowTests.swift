@@ -53,14 +53,14 @@ struct PeopleUnreadableRowTests {
                 + "give it a new value, or delete the person")
     }
 
-    @Test("all() and search() fail naming the row and column instead of a bare conversion error")
+    @Test("all() and a search's get() fail naming the row and column instead of a bare conversion error")
     func strictReadsNameTheRow() async throws {
         await #expect(throws: Self.badAge) { try await store.all() }
-        await #expect(throws: Self.blobName) { try await store.search("blob") }
+        await #expect(throws: Self.blobName) { try await store.fullTextSearch("blob").get() }
         await #expect(throws: Self.badAge) { try await store.person(id: 2) }
-        #expect(try await store.search("love").map(\.id) == [1])
-        let searched = try await store.list(matching: "a", mode: .substring, sortedBy: .newest)
-        #expect(searched.records.map(\.id) == [4, 1])
+        #expect(try await store.fullTextSearch("love").get().map(\.id) == [1])
+        let searched = try await store.fullTextSearch("a")
+        #expect(searched.records.map(\.id).sorted() == [1, 4])
         #expect(searched.unreadable.map(\.id) == [2])
     }
 

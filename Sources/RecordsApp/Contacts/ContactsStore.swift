@@ -73,9 +73,19 @@ public struct ContactsStore: RecordStore {
         try await table.update(id: id, setting: changes.validated().columns)
     }
 
+    /// Page `number` (from 1) of `size` contacts in the given order (by name
+    /// when nil), and whether another page follows; only that page is
+    /// read, in one access of the database.
+    ///
+    /// - Throws: ``ValidationError`` when `number` is below 1 or `size` is
+    ///   not from 1 to ``PageRules/maxSize``.
+    public func page(sortedBy sort: ContactSort? = nil, number: Int, size: Int) async throws -> RecordPage<Contact> {
+        try await table.page(orderBy: Self.orderBy(sort ?? .name), number: number, size: size)
+    }
+
     // MARK: - Rows
 
-    @Sendable private static func orderBy(_ sort: ContactSort) -> SQL {
+    @Sendable static func orderBy(_ sort: ContactSort) -> SQL {
         switch sort {
         case .name: "records_fold(NAME), ID"
         case .newest: "ID DESC"

@@ -9,9 +9,10 @@ import SQLiteStore
 /// let store = PeopleStore(database: database)
 /// let ada = try await store.add(PersonDraft(firstName: "Ada", lastName: "Lovelace", age: 36))
 /// try await store.update(id: ada.id, with: PersonChanges(age: 37))
-/// let found = try await store.search("love")  // case- and accent-insensitive
+/// let found = try await store.fullTextSearch("love")  // ranked; case and accents ignored
+/// let first = try await store.page(sortedBy: .age, number: 1, size: 20)
 /// ```
-public struct PeopleStore: SearchableRecordStore {
+public struct PeopleStore: RecordStore {
     let table: RecordTable<Person>
     /// How the shared methods reach the table.
     public var access: RecordStoreAccess<Person, PersonSort> { RecordStoreAccess(table, orderBy: Self.orderBy) }
@@ -19,19 +20,6 @@ public struct PeopleStore: SearchableRecordStore {
     /// Creates a store on the app's database.
     public init(database: AppDatabase) {
         table = RecordTable(database: database)
-    }
-
-    /// The people whose first name, last name or full name matches `text`
-    /// (contains it, or starts with it in ``SearchMode/prefix`` mode),
-    /// ignoring case and accents.
-    public func searchCondition(_ text: String, mode: SearchMode) throws -> SQL {
-        let needle = try SearchFolding.needle(text)
-        let match = SearchFolding.match(mode)
-        return """
-            instr(records_fold(firstname), \(needle)) \(match)
-               OR instr(records_fold(lastname), \(needle)) \(match)
-               OR instr(records_fold(ifnull(firstname, '') || ' ' || ifnull(lastname, '')), \(needle)) \(match)
-            """
     }
 
     /// The person with that ID, or nil.
@@ -66,9 +54,19 @@ public struct PeopleStore: SearchableRecordStore {
         try await table.update(id: id, setting: changes.validated().columns)
     }
 
+    /// Page `number` (from 1) of `size` people in the given order (by name
+    /// when nil), and whether another page follows; only that page is
+    /// read, in one access of the database.
+    ///
+    /// - Throws: ``ValidationError`` when `number` is below 1 or `size` is
+    ///   not from 1 to ``PageRules/maxSize``.
+    public func page(sortedBy sort: PersonSort? = nil, number: Int, size: Int) async throws -> RecordPage<Person> {
+        try await table.page(orderBy: Self.orderBy(sort ?? .name), number: number, size: size)
+    }
+
     // MARK: - Rows
 
-    @Sendable private static func orderBy(_ sort: PersonSort) -> SQL {
+    @Sendable static func orderBy(_ sort: PersonSort) -> SQL {
         let byName: SQL = "records_fold(lastname), records_fold(firstname), peopleInfoID"
         switch sort {
         case .name: return byName

@@ -15,7 +15,7 @@ import Observation
 /// try await model.add(PersonDraft(firstName: "Ada", lastName: "Lovelace", age: 36))
 /// model.people      // includes Ada once the observation read it
 /// model.sort = .newest
-/// model.searchText = "love"   // the list is reloaded, filtered
+/// model.searchText = "love"   // the list is reloaded: the matches, best first
 /// await model.refreshed()     // (only to wait for it)
 /// screen.cancel()             // the list stops following the database
 /// ```
@@ -28,7 +28,8 @@ import Observation
 @MainActor
 @Observable
 public final class PeopleViewModel: ListViewModel {
-    /// The people shown, in ``sort`` order, filtered by ``searchText``.
+    /// The people shown: in ``sort`` order, or the matches for
+    /// ``searchText`` best first.
     public private(set) var people: [Person] = []
 
     /// The order of ``people``; changing it reloads the list (see
@@ -37,15 +38,13 @@ public final class PeopleViewModel: ListViewModel {
         didSet { if sort != oldValue { scheduleRefresh() } }
     }
 
-    /// Filters ``people`` (see ``PeopleStore/search(_:mode:sortedBy:)``);
-    /// blank shows everyone. Changing it refreshes the list.
+    /// Filters ``people`` through the names' full-text index (see
+    /// ``PeopleStore/fullTextSearch(_:limit:offset:)``): every word typed
+    /// must start the first or last name, ignoring case and accents; the
+    /// matches come best first rather than in ``sort`` order. Blank shows
+    /// everyone. Changing it refreshes the list.
     public var searchText: String = "" {
         didSet { if searchText != oldValue { scheduleRefresh() } }
-    }
-
-    /// How ``searchText`` matches; changing it refreshes the list.
-    public var searchMode: SearchMode = .substring {
-        didSet { if searchMode != oldValue { scheduleRefresh() } }
     }
 
     /// The rows of the list that could not be read (a stored value that is
@@ -88,8 +87,8 @@ public final class PeopleViewModel: ListViewModel {
         await observe(store.changes)
     }
 
-    /// Returns once the reloads that changing ``sort``, ``searchText`` or
-    /// ``searchMode`` started are done.
+    /// Returns once the reloads that changing ``sort`` or ``searchText``
+    /// started are done.
     public func refreshed() async {
         await waitForPendingRefresh()
     }
@@ -132,7 +131,7 @@ public final class PeopleViewModel: ListViewModel {
             let listed =
                 text.isEmpty
                 ? try await store.list(sortedBy: sort)
-                : try await store.list(matching: text, mode: searchMode, sortedBy: sort)
+                : try await store.fullTextSearch(text).list
             people = listed.records
             unreadableRows = listed.unreadable
             if !keepingError { errorMessage = nil }

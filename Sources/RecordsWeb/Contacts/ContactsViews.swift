@@ -1,0 +1,134 @@
+import Foundation
+import RecordsApp
+
+/// The Contacts pages' markup.
+enum ContactsViews {
+    /// A contact on the list, with the search's excerpt when searching.
+    struct Row: Sendable {
+        var contact: Contact
+        var snippet: [(text: String, isMatch: Bool)]?
+    }
+
+    /// The state of the screen's form: the fields, the status line after a
+    /// save or a find, and the problems to show.
+    struct Screen: Sendable {
+        var values = ContactFormValues()
+        var status: ContactStatus?
+        var errors: ValidationError?
+        /// A line above the form (a refused form body).
+        var summary: String?
+        /// A line under the status (several matches, an unreadable one).
+        var note: String?
+    }
+
+    static let sorts: [(ContactSort, String)] = [(.name, "name"), (.newest, "newest")]
+
+    /// The status line's text: the original tutorial's words.
+    static func statusText(_ status: ContactStatus) -> String {
+        switch status {
+        case .failedToAdd: "Failed to add contact"
+        default: status.description
+        }
+    }
+
+    static func fields(_ values: ContactFormValues, problems: [String: String]) -> HTML {
+        """
+        \(Field.input("name", label: "Name", value: values.name, error: problems["name"], autocomplete: "name"))
+        \(Field.input("address", label: "Address", value: values.address, error: problems["address"], autocomplete: "street-address"))
+        \(Field.input("contact", label: "Phone, email or web address", value: values.contact, error: problems["contact"]))
+        """
+    }
+
+    static func screen(
+        _ request: Request, screen: Screen, query: ListQuery<ContactSort>, page: RecordPage<Row>, status: Int
+    ) -> Response {
+        let problems = ListControls.problems(screen.errors)
+        let statusLine: HTML? = screen.status.map {
+            "<p role=\"status\" id=\"contact-status\" class=\"\($0 == .added || $0 == .matchFound ? "flash" : "form-error")\">\(statusText($0))</p>"
+        }
+        let note: HTML? = screen.note.map { "<p class=\"notice\" id=\"contact-note\">\($0)</p>" }
+        let items = page.items.map { row -> HTML in
+            let contact = row.contact
+            let name = contact.name.isEmpty ? "(no name)" : contact.name
+            let excerpt: HTML? = row.snippet.map { "<span class=\"snippet\">\(ListControls.marked($0))</span>" }
+            return """
+                <li id="contact-\(contact.id)"><span class="title">\(name)</span>\
+                <span class="subtitle">\(contact.details)</span>\(excerpt.map { "<br>" + $0 })
+                <span class="row-actions"><a href="\(HTML.path(["contacts", String(contact.id), "edit"]))">Edit<span class="visually-hidden"> \(name)</span></a> \
+                <a href="\(HTML.path(["contacts", String(contact.id), "delete"]))">Delete<span class="visually-hidden"> \(name)</span></a></span></li>
+                """
+        }
+        let empty: HTML
+        if !page.isEmpty {
+            empty = ""
+        } else if query.isSearch {
+            empty = "<p class=\"notice\" id=\"empty\">No contact matches “\(query.search)”.</p>"
+        } else if page.number > 1 {
+            empty =
+                "<p class=\"notice\" id=\"empty\">This page is past the end of the list. <a href=\"/contacts\">Back to the first page</a></p>"
+        } else {
+            empty = "<p class=\"notice\" id=\"empty\">No contacts yet.</p>"
+        }
+        let list: HTML = items.isEmpty ? "" : "<ul class=\"records\" id=\"contacts-list\">\(items)</ul>"
+        let heading: HTML = query.isSearch ? "Contacts matching “\(query.search)”" : "All contacts"
+        return Layout.page(
+            request, title: "Contacts", section: "/contacts", status: status,
+            content: """
+                <h1>Contacts</h1>
+                \(Field.errorSummary(screen.summary))
+                <form method="post" action="/contacts" class="card" id="contact-form" novalidate>
+                \(Layout.csrfField(request))
+                \(fields(screen.values, problems: problems))
+                <p class="actions"><button type="submit" id="save-contact">Save</button> \
+                <button type="submit" class="secondary" formaction="/contacts/find" id="find-contact">Find</button></p>
+                </form>
+                \(statusLine)
+                \(note)
+                <h2>\(heading)</h2>
+                \(ListControls.searchForm(base: "contacts", label: "Search contacts", search: query.search))
+                \(ListControls.sortLinks(base: "contacts", query: query, defaultSort: .name, labels: sorts))
+                \(ListControls.unreadable(page.unreadable))
+                \(list)
+                \(empty)
+                \(ListControls.pager(base: "contacts", query: query, defaultSort: .name, page: page))
+                """)
+    }
+
+    static func form(
+        _ request: Request, id: Int64, values: ContactFormValues, errors: ValidationError? = nil,
+        summary: String? = nil, status: Int = 200
+    ) -> Response {
+        let summaryText =
+            summary ?? (errors == nil ? nil : "The contact was not saved: correct the fields marked below.")
+        return Layout.page(
+            request, title: "Edit a contact", section: "/contacts", status: status,
+            content: """
+                <h1>Edit a contact</h1>
+                \(Field.errorSummary(summaryText))
+                <form method="post" action="\(HTML.path(["contacts", String(id), "edit"]))" class="card" id="contact-edit-form" novalidate>
+                \(Layout.csrfField(request))
+                \(fields(values, problems: ListControls.problems(errors)))
+                <p class="actions"><button type="submit" id="save-contact">Save</button> <a href="/contacts">Cancel</a></p>
+                </form>
+                """)
+    }
+
+    static func confirmDelete(
+        _ request: Request, id: Int64, name: String?, unreadable: UnreadableRowError? = nil
+    ) -> Response {
+        let shown = name.map { $0.isEmpty ? "(no name)" : $0 } ?? "contact \(id)"
+        let note: HTML? = unreadable.map { "<p class=\"notice\" id=\"unreadable\">\($0.description)</p>" }
+        return Layout.page(
+            request, title: "Delete \(shown)?", section: "/contacts",
+            content: """
+                <h1>Delete \(shown)?</h1>
+                \(note)
+                <p>This cannot be undone.</p>
+                <form method="post" action="\(HTML.path(["contacts", String(id), "delete"]))" id="delete-form" class="actions">
+                \(Layout.csrfField(request))
+                <button type="submit" class="danger" id="confirm-delete">Delete</button>
+                <a href="/contacts">Cancel</a>
+                </form>
+                """)
+    }
+}

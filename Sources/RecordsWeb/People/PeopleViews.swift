@@ -1,0 +1,136 @@
+import Foundation
+import RecordsApp
+
+/// The People pages' markup.
+enum PeopleViews {
+    /// A person on the list, with the search's marked name when searching.
+    struct Row: Sendable {
+        var person: Person
+        var snippet: [(text: String, isMatch: Bool)]?
+    }
+
+    /// Which form: adding, or editing the person with that ID.
+    enum FormMode: Sendable, Equatable {
+        case add
+        case edit(Int64)
+    }
+
+    static let sorts: [(PersonSort, String)] = [(.name, "name"), (.age, "age")]
+
+    /// "Ada Lovelace (age 36)", for status lines.
+    static func describe(_ person: Person) -> String {
+        person.fullName + (person.age.map { " (age \($0))" } ?? "")
+    }
+
+    /// The age as the list's subtitle.
+    static func ageText(_ age: Int?) -> String { age.map { "Age \($0)" } ?? "Age unknown" }
+
+    static func list(_ request: Request, query: ListQuery<PersonSort>, page: RecordPage<Row>) -> Response {
+        let items = page.items.map { row -> HTML in
+            let name = row.person.fullName.isEmpty ? "(no name)" : row.person.fullName
+            let title: HTML = row.snippet.map { ListControls.marked($0) } ?? HTML(text: name)
+            return """
+                <li id="person-\(row.person.id)"><a class="title" href="\(PeoplePages.path(row.person.id))">\(title)</a>\
+                <span class="subtitle">\(ageText(row.person.age))</span></li>
+                """
+        }
+        let empty: HTML
+        if !page.isEmpty {
+            empty = ""
+        } else if query.isSearch {
+            empty = "<p class=\"notice\" id=\"empty\">No one matches “\(query.search)”.</p>"
+        } else if page.number > 1 {
+            empty =
+                "<p class=\"notice\" id=\"empty\">This page is past the end of the list. <a href=\"/people\">Back to the first page</a></p>"
+        } else {
+            empty = "<p class=\"notice\" id=\"empty\">No one yet. <a href=\"/people/new\">Add a person</a></p>"
+        }
+        let heading: HTML = query.isSearch ? "People matching “\(query.search)”" : "People"
+        let list: HTML = items.isEmpty ? "" : "<ul class=\"records\" id=\"people-list\">\(items)</ul>"
+        return Layout.page(
+            request, title: "People", section: "/people",
+            content: """
+                <h1>\(heading)</h1>
+                <p class="actions"><a class="button" href="/people/new" id="add-person">Add a person</a></p>
+                \(ListControls.searchForm(base: "people", label: "Search people", search: query.search))
+                \(ListControls.sortLinks(base: "people", query: query, defaultSort: .name, labels: sorts))
+                \(ListControls.unreadable(page.unreadable))
+                \(list)
+                \(empty)
+                \(ListControls.pager(base: "people", query: query, defaultSort: .name, page: page))
+                """)
+    }
+
+    static func detail(_ request: Request, person: Person) -> Response {
+        let name = person.fullName.isEmpty ? "(no name)" : person.fullName
+        return Layout.page(
+            request, title: name, section: "/people",
+            content: """
+                <h1 id="person-name">\(name)</h1>
+                <dl class="details" id="person-details">
+                <dt>First name</dt><dd id="person-first-name">\(person.firstName)</dd>
+                <dt>Last name</dt><dd id="person-last-name">\(person.lastName)</dd>
+                <dt>Age</dt><dd id="person-age">\(person.age.map(String.init) ?? "unknown")</dd>
+                </dl>
+                <p class="actions">
+                <a class="button" href="\(HTML.path(["people", String(person.id), "edit"]))" id="edit-person">Edit</a>
+                <a class="button secondary" href="\(HTML.path(["people", String(person.id), "delete"]))" id="delete-person">Delete</a>
+                <a href="/people">Back to People</a>
+                </p>
+                """)
+    }
+
+    static func form(
+        _ request: Request, mode: FormMode, values: PersonFormValues, errors: ValidationError? = nil,
+        summary: String? = nil, status: Int = 200
+    ) -> Response {
+        let problems = ListControls.problems(errors)
+        let title: String
+        let action: String
+        let cancel: String
+        switch mode {
+        case .add:
+            title = "Add a person"
+            action = "/people"
+            cancel = "/people"
+        case .edit(let id):
+            title = "Edit a person"
+            action = HTML.path(["people", String(id), "edit"])
+            cancel = PeoplePages.path(id)
+        }
+        let summaryText =
+            summary ?? (errors == nil ? nil : "The person was not saved: correct the fields marked below.")
+        return Layout.page(
+            request, title: title, section: "/people", status: status,
+            content: """
+                <h1>\(title)</h1>
+                \(Field.errorSummary(summaryText))
+                <form method="post" action="\(action)" class="card" id="person-form" novalidate>
+                \(Layout.csrfField(request))
+                \(Field.input("firstName", label: "First name", value: values.firstName, error: problems["first name"], required: true, autocomplete: "given-name"))
+                \(Field.input("lastName", label: "Last name", value: values.lastName, error: problems["last name"], required: true, autocomplete: "family-name"))
+                \(Field.input("age", label: "Age", value: values.age, error: problems["age"] ?? problems["changes"], hint: "A whole number from \(PersonRules.ages.lowerBound) to \(PersonRules.ages.upperBound); leave it empty when unknown.", attributes: "inputmode=\"numeric\""))
+                <p class="actions"><button type="submit" id="save-person">Save</button> <a href="\(cancel)">Cancel</a></p>
+                </form>
+                """)
+    }
+
+    static func confirmDelete(
+        _ request: Request, id: Int64, name: String?, unreadable: UnreadableRowError? = nil
+    ) -> Response {
+        let shown = name.map { $0.isEmpty ? "(no name)" : $0 } ?? "person \(id)"
+        let note: HTML? = unreadable.map { "<p class=\"notice\" id=\"unreadable\">\($0.description)</p>" }
+        return Layout.page(
+            request, title: "Delete \(shown)?", section: "/people",
+            content: """
+                <h1>Delete \(shown)?</h1>
+                \(note)
+                <p>This cannot be undone.</p>
+                <form method="post" action="\(HTML.path(["people", String(id), "delete"]))" id="delete-form" class="actions">
+                \(Layout.csrfField(request))
+                <button type="submit" class="danger" id="confirm-delete">Delete</button>
+                <a href="\(PeoplePages.path(id))">Cancel</a>
+                </form>
+                """)
+    }
+}

@@ -1,0 +1,369 @@
+import Foundation
+import RecordsWeb
+import SQLiteStore
+import Testing
+
+@testable import RecordsApp
+
+/// The People pages (issue 15): the list, sorted and paged, with search;
+/// a person's page; the add and edit forms; delete with confirmation.
+@Suite("People pages")
+struct PeopleWebTests {
+    let server: TestServer
+    let client: WebClient
+    var store: PeopleStore { server.app.context.people }
+
+    init() throws {
+        server = try ListsWeb.server()
+        client = ListsWeb.signedIn(server)
+    }
+
+    @discardableResult
+    private func add(_ first: String, _ last: String, _ age: Int?) async throws -> Person {
+        try await store.add(PersonDraft(firstName: first, lastName: last, age: age))
+    }
+
+    // MARK: - List
+
+    @Test("The list needs a session: a visitor is sent to log in and back")
+    func listNeedsASession() async throws {
+        defer { server.stop() }
+        let response = try await server.client().get("/people?sort=age")
+        #expect(response.status == 303)
+        #expect(response.location == "/login?next=%2Fpeople%3Fsort%3Dage")
+    }
+
+    @Test("The list shows each name with the age as subtitle, by name by default")
+    func listShowsNamesAndAges() async throws {
+        defer { server.stop() }
+        let ada = try await add("Ada", "Lovelace", 36)
+        try await add("Alan", "Turing", nil)
+        let response = try await client.get("/people")
+        #expect(response.status == 200)
+        #expect(response.body.contains("<ul class=\"records\" id=\"people-list\">"))
+        #expect(
+            response.body.contains(
+                "<li id=\"person-\(ada.id)\"><a class=\"title\" href=\"/people/\(ada.id)\">Ada Lovelace</a>"
+                    + "<span class=\"subtitle\">Age 36</span></li>"))
+        #expect(response.body.contains("Age unknown"))
+        let lovelace = try #require(response.body.range(of: "Lovelace"))
+        let turing = try #require(response.body.range(of: "Turing"))
+        #expect(lovelace.lowerBound < turing.lowerBound)
+        #expect(response.body.contains("id=\"sort-name\" aria-current=\"true\""))
+    }
+
+    @Test("An empty list says so and offers to add someone")
+    func emptyList() async throws {
+        defer { server.stop() }
+        let response = try await client.get("/people")
+        #expect(response.status == 200)
+        #expect(response.body.contains("id=\"empty\">No one yet."))
+        #expect(!response.body.contains("id=\"people-list\""))
+    }
+
+    @Test("Sorting by age puts the youngest first and unknown ages last")
+    func sortByAge() async throws {
+        defer { server.stop() }
+        try await add("Old", "Zed", 90)
+        try await add("No", "Age", nil)
+        try await add("Young", "Abel", 20)
+        let body = try await client.get("/people?sort=age").body
+        let order = ["Young Abel", "Old Zed", "No Age"].compactMap { body.range(of: $0)?.lowerBound }
+        #expect(order.count == 3 && order == order.sorted())
+        #expect(body.contains("id=\"sort-age\" aria-current=\"true\""))
+        #expect(body.contains("<a href=\"/people?sort=age\" id=\"sort-age\""))
+        #expect(body.contains("<a href=\"/people\" id=\"sort-name\">"))
+    }
+
+    @Test("The list comes in pages of 20 with next and previous links that keep the sort")
+    func paging() async throws {
+        defer { server.stop() }
+        for index in 1...45 { try await add("Person", String(format: "P%02d", index), index) }
+        let first = try await client.get("/people?sort=age")
+        #expect(ListsWeb.itemCount(in: first.body, prefix: "person") == 20)
+        #expect(first.body.contains("<a href=\"/people?sort=age&amp;page=2\" rel=\"next\" id=\"page-next\">"))
+        #expect(!first.body.contains("id=\"page-previous\""))
+        let third = try await client.get("/people?sort=age&page=3")
+        #expect(third.status == 200)
+        #expect(ListsWeb.itemCount(in: third.body, prefix: "person") == 5)
+        #expect(third.body.contains("Person P41") && third.body.contains("Person P45"))
+        #expect(third.body.contains("<a href=\"/people?sort=age&amp;page=2\" rel=\"prev\" id=\"page-previous\">"))
+        #expect(!third.body.contains("id=\"page-next\""))
+        #expect(third.body.contains("<span id=\"page-number\">Page 3</span>"))
+    }
+
+    @Test("A page past the end is an empty page that leads back to the first")
+    func pagePastTheEnd() async throws {
+        defer { server.stop() }
+        try await add("Ada", "Lovelace", 36)
+        let response = try await client.get("/people?page=7")
+        #expect(response.status == 200)
+        #expect(response.body.contains("This page is past the end of the list."))
+        #expect(response.body.contains("<a href=\"/people?page=6\" rel=\"prev\""))
+    }
+
+    @Test("A page number or sort that is not one the list has is a 400 page")
+    func badListQuery() async throws {
+        defer { server.stop() }
+        for query in ["page=0", "page=-1", "page=abc", "page=99999999999999999999", "sort=salary", "page=\(Int.max)"] {
+            let response = try await client.get("/people?\(query)")
+            #expect(response.status == 400, "\(query)")
+            #expect(response.body.contains("class=\"notice\""))
+        }
+    }
+
+    @Test("Search shows the index's matches, marked, best first, paged with the search kept")
+    func search() async throws {
+        defer { server.stop() }
+        try await add("Ada", "Lovelace", 36)
+        try await add("Alan", "Turing", 41)
+        for index in 1...21 { try await add("Adam", String(format: "A%02d", index), nil) }
+        let response = try await client.get("/people?q=ada+LOVE")
+        #expect(response.status == 200)
+        #expect(response.body.contains("<mark>Ada</mark> <mark>Lovelace</mark>"))
+        #expect(!response.body.contains("Turing"))
+        #expect(response.body.contains("Best matches first."))
+        #expect(ListsWeb.value(of: "field-q", in: response.body) == "ada LOVE")
+        let paged = try await client.get("/people?q=adam")
+        #expect(ListsWeb.itemCount(in: paged.body, prefix: "person") == 20)
+        #expect(paged.body.contains("<a href=\"/people?q=adam&amp;page=2\" rel=\"next\""))
+        let second = try await client.get("/people?q=adam&page=2")
+        #expect(ListsWeb.itemCount(in: second.body, prefix: "person") == 1)
+    }
+
+    @Test("A search that finds no one says so; one with nothing to look for too, without an error")
+    func searchFindsNoOne() async throws {
+        defer { server.stop() }
+        try await add("Ada", "Lovelace", 36)
+        for text in ["nobody", "%22*"] {
+            let response = try await client.get("/people?q=\(text)")
+            #expect(response.status == 200)
+            #expect(response.body.contains("id=\"empty\">No one matches"))
+        }
+    }
+
+    @Test("Hostile search text comes back escaped in the search box and the heading")
+    func hostileSearchTextEscaped() async throws {
+        defer { server.stop() }
+        try await add("Ada", "Lovelace", 36)
+        for text in [ListsWeb.script, ListsWeb.attribute] {
+            let query = WebClient.formEncode(text)
+            let response = try await client.get("/people?q=\(query)")
+            #expect(response.status == 200)
+            #expect(ListsWeb.holdsNoHostileMarkup(response.body))
+            #expect(response.body.contains("People matching “\(HTML.escape(text))”"))
+            #expect(ListsWeb.value(of: "field-q", in: response.body) == HTML.escape(text))
+        }
+    }
+
+    // MARK: - Add
+
+    @Test("The add form labels every field")
+    func addForm() async throws {
+        defer { server.stop() }
+        let response = try await client.get("/people/new")
+        #expect(response.status == 200)
+        for field in ["firstName", "lastName", "age"] {
+            #expect(response.body.contains("<label for=\"field-\(field)\">"))
+            #expect(response.body.contains("<input id=\"field-\(field)\" name=\"\(field)\""))
+        }
+        #expect(response.body.contains("<form method=\"post\" action=\"/people\""))
+    }
+
+    @Test("Adding redirects to the new person's page with a status line")
+    func addRedirects() async throws {
+        defer { server.stop() }
+        _ = try await client.get("/people/new")
+        let response = try await client.post(
+            "/people", [("firstName", " Ada "), ("lastName", "Lovelace"), ("age", "36")])
+        #expect(response.status == 303)
+        let person = try #require(try await store.all().first)
+        #expect(person.fullName == "Ada Lovelace" && person.age == 36)
+        #expect(response.location == "/people/\(person.id)")
+        let page = try await ListsWeb.follow(response, with: client)
+        #expect(page.body.contains("id=\"flash\">Added Ada Lovelace (age 36).</p>"))
+        #expect(page.body.contains("<dd id=\"person-age\">36</dd>"))
+    }
+
+    @Test("An empty age is unknown")
+    func addWithoutAge() async throws {
+        defer { server.stop() }
+        _ = try await client.get("/people/new")
+        let response = try await client.post("/people", [("firstName", "Ada"), ("lastName", "Lovelace"), ("age", "")])
+        #expect(response.status == 303)
+        #expect(try await store.all().map(\.age) == [nil])
+    }
+
+    @Test("A refused add shows each error beside its field, keeps the input, saves nothing")
+    func addValidation() async throws {
+        defer { server.stop() }
+        _ = try await client.get("/people/new")
+        let response = try await client.post("/people", [("firstName", ""), ("lastName", "Lovelace"), ("age", "200")])
+        #expect(response.status == 422)
+        #expect(
+            response.body.contains("<p class=\"error\" id=\"field-firstName-error\">first name must not be empty</p>"))
+        #expect(
+            response.body.contains(
+                "<p class=\"error\" id=\"field-age-error\">age must be a whole number from 0 to 150</p>"))
+        #expect(!response.body.contains("field-lastName-error"))
+        #expect(ListsWeb.value(of: "field-lastName", in: response.body) == "Lovelace")
+        #expect(ListsWeb.value(of: "field-age", in: response.body) == "200")
+        #expect(response.body.contains("role=\"alert\""))
+        #expect(try await store.count() == 0)
+    }
+
+    @Test("Hostile text in every field comes back escaped on every page that shows it")
+    func hostileTextEscaped() async throws {
+        defer { server.stop() }
+        _ = try await client.get("/people/new")
+        let added = try await client.post(
+            "/people",
+            [
+                ("firstName", ListsWeb.script + ListsWeb.rightToLeft),
+                ("lastName", ListsWeb.attribute + ListsWeb.zeroWidth), ("age", "1"),
+            ])
+        #expect(added.status == 303)
+        let id = try #require(try await store.all().first?.id)
+        var pages = [try await ListsWeb.follow(added, with: client)]
+        for path in ["/people", "/people?q=script", "/people/\(id)/edit", "/people/\(id)/delete"] {
+            pages.append(try await client.get(path))
+        }
+        for page in pages {
+            #expect(page.status == 200)
+            #expect(ListsWeb.holdsNoHostileMarkup(page.body))
+            #expect(page.body.contains(ListsWeb.escapedScript) || page.body.contains("&lt;<mark>script</mark>"))
+            #expect(page.body.contains(ListsWeb.escapedAttribute))
+            #expect(page.body.contains(ListsWeb.rightToLeft) && page.body.contains(ListsWeb.zeroWidth))
+        }
+        // A refused form shows the hostile age it was given, escaped.
+        let refused = try await client.post(
+            "/people", [("firstName", ListsWeb.script), ("lastName", ListsWeb.attribute), ("age", ListsWeb.attribute)])
+        #expect(refused.status == 422)
+        #expect(ListsWeb.holdsNoHostileMarkup(refused.body))
+        #expect(ListsWeb.value(of: "field-age", in: refused.body) == ListsWeb.escapedAttribute)
+    }
+
+    @Test("A form sent with a field twice is refused with the form again and the input kept")
+    func duplicateFieldRefused() async throws {
+        defer { server.stop() }
+        let form = try await client.get("/people/new")
+        let csrf = try #require(form.csrfToken)
+        let body = "csrf=\(csrf)&firstName=Ada&lastName=Lovelace&age=36&age=37"
+        let response = try await client.post(
+            "/people", body: Data(body.utf8), contentType: "application/x-www-form-urlencoded")
+        #expect(response.status == 400)
+        #expect(response.body.contains("id=\"person-form\""))
+        #expect(response.body.contains("more than once"))
+        #expect(ListsWeb.value(of: "field-lastName", in: response.body) == "Lovelace")
+        #expect(try await store.count() == 0)
+    }
+
+    // MARK: - Detail, edit, delete
+
+    @Test("A person's page shows the fields and links to edit and delete")
+    func detail() async throws {
+        defer { server.stop() }
+        let ada = try await add("Ada", "Lovelace", nil)
+        let response = try await client.get("/people/\(ada.id)")
+        #expect(response.status == 200)
+        #expect(response.body.contains("<h1 id=\"person-name\">Ada Lovelace</h1>"))
+        #expect(response.body.contains("<dd id=\"person-age\">unknown</dd>"))
+        #expect(response.body.contains("href=\"/people/\(ada.id)/edit\""))
+        #expect(response.body.contains("href=\"/people/\(ada.id)/delete\""))
+    }
+
+    @Test("The edit form is filled; saving redirects with a status line; an empty age clears it")
+    func edit() async throws {
+        defer { server.stop() }
+        let ada = try await add("Ada", "Lovelace", 36)
+        let form = try await client.get("/people/\(ada.id)/edit")
+        #expect(form.status == 200)
+        #expect(ListsWeb.value(of: "field-firstName", in: form.body) == "Ada")
+        #expect(ListsWeb.value(of: "field-age", in: form.body) == "36")
+        let response = try await client.post(
+            "/people/\(ada.id)/edit", [("firstName", "Augusta Ada"), ("lastName", "King"), ("age", "")])
+        #expect(response.status == 303)
+        #expect(response.location == "/people/\(ada.id)")
+        #expect(
+            try await store.person(id: ada.id)
+                == Person(id: ada.id, firstName: "Augusta Ada", lastName: "King", age: nil))
+        let page = try await ListsWeb.follow(response, with: client)
+        #expect(page.body.contains("id=\"flash\">Updated Augusta Ada King.</p>"))
+    }
+
+    @Test("A refused edit shows the errors beside the fields, keeps the input, changes nothing")
+    func editValidation() async throws {
+        defer { server.stop() }
+        let ada = try await add("Ada", "Lovelace", 36)
+        _ = try await client.get("/people/\(ada.id)/edit")
+        let response = try await client.post(
+            "/people/\(ada.id)/edit", [("firstName", "Ada"), ("lastName", "   "), ("age", "old")])
+        #expect(response.status == 422)
+        #expect(response.body.contains("id=\"field-lastName-error\">last name must not be empty</p>"))
+        #expect(response.body.contains("id=\"field-age-error\">age must be a whole number from 0 to 150</p>"))
+        #expect(ListsWeb.value(of: "field-age", in: response.body) == "old")
+        #expect(try await store.person(id: ada.id) == ada)
+    }
+
+    @Test("Delete asks first; confirming deletes and redirects to the list with a status line")
+    func delete() async throws {
+        defer { server.stop() }
+        let ada = try await add("Ada", "Lovelace", 36)
+        let confirm = try await client.get("/people/\(ada.id)/delete")
+        #expect(confirm.status == 200)
+        #expect(confirm.body.contains("<h1>Delete Ada Lovelace?</h1>"))
+        #expect(confirm.body.contains("<form method=\"post\" action=\"/people/\(ada.id)/delete\""))
+        #expect(try await store.count() == 1)
+        let response = try await client.post("/people/\(ada.id)/delete", [])
+        #expect(response.status == 303)
+        #expect(response.location == "/people")
+        #expect(try await store.count() == 0)
+        let list = try await ListsWeb.follow(response, with: client)
+        #expect(list.body.contains("id=\"flash\">Deleted Ada Lovelace (age 36).</p>"))
+        #expect(try await client.get("/people/\(ada.id)").status == 404)
+    }
+
+    @Test("A person that does not exist is the 404 page on every route")
+    func missingPersonIsNotFound() async throws {
+        defer { server.stop() }
+        _ = try await client.get("/people/new")
+        for path in ["/people/99", "/people/99/edit", "/people/99/delete", "/people/abc", "/people/0/edit"] {
+            #expect(try await client.get(path).status == 404, "\(path)")
+        }
+        let edit = try await client.post("/people/99/edit", [("firstName", "A"), ("lastName", "B"), ("age", "1")])
+        #expect(edit.status == 404)
+        #expect(try await client.post("/people/99/delete", []).status == 404)
+    }
+
+    @Test("Every form is refused without the page's CSRF token, and changes nothing")
+    func csrfRefused() async throws {
+        defer { server.stop() }
+        let ada = try await add("Ada", "Lovelace", 36)
+        let fields = [("firstName", "Eve"), ("lastName", "Evil"), ("age", "1")]
+        #expect(try await client.post("/people", fields, addCSRF: false).status == 403)
+        #expect(try await client.post("/people", fields + [("csrf", "forged")]).status == 403)
+        #expect(try await client.post("/people/\(ada.id)/edit", fields, addCSRF: false).status == 403)
+        #expect(try await client.post("/people/\(ada.id)/delete", [], addCSRF: false).status == 403)
+        #expect(try await store.all() == [ada])
+    }
+
+    @Test("A row another tool wrote badly is named on the list, refused on its page, and can be deleted")
+    func unreadableRow() async throws {
+        defer { server.stop() }
+        try await add("Ada", "Lovelace", 36)
+        try server.database.write { db in
+            try db.execute(
+                "INSERT INTO peopleInfo (peopleInfoID, firstname, lastname, age) VALUES (9, 'Bad', 'Age', 'x')")
+        }
+        let list = try await client.get("/people")
+        #expect(list.status == 200)
+        #expect(list.body.contains("Ada Lovelace"))
+        #expect(list.body.contains("<div class=\"notice\" id=\"unreadable\">"))
+        #expect(list.body.contains("person 9 cannot be read"))
+        #expect(try await client.get("/people/9").status == 409)
+        let confirm = try await client.get("/people/9/delete")
+        #expect(confirm.status == 200)
+        #expect(try await client.post("/people/9/delete", []).status == 303)
+        #expect(try await store.count() == 1)
+    }
+}
