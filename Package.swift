@@ -118,7 +118,7 @@ let package = Package(
         ),
         .testTarget(
             name: "RecordsWebTests",
-            dependencies: ["RecordsWeb", "RecordsApp", "SQLiteStore"]
+            dependencies: ["RecordsWeb", "RecordsApp", "SQLiteStore", "PasswordHashing"]
         ),
         .testTarget(
             name: "RecordsCLITests",

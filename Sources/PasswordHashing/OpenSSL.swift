@@ -43,6 +43,20 @@ enum OpenSSL {
         return key
     }
 
+    /// SHA-256 of `bytes` (EVP_Digest with EVP_sha256).
+    static func sha256(_ bytes: [UInt8]) throws -> [UInt8] {
+        var digest = [UInt8](repeating: 0, count: 32)
+        var length: UInt32 = 0
+        let status = bytes.withUnsafeBytes { input in
+            digest.withUnsafeMutableBufferPointer { output in
+                // A NULL data pointer with a zero count is the empty message.
+                EVP_Digest(input.baseAddress, input.count, output.baseAddress, &length, EVP_sha256(), nil)
+            }
+        }
+        guard status == 1, length == 32 else { throw failure("EVP_Digest") }
+        return digest
+    }
+
     /// Whether two byte strings are equal, in time that depends only on their
     /// length (CRYPTO_memcmp). Strings of different lengths are unequal.
     static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {

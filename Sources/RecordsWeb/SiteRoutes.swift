@@ -3,7 +3,8 @@ import Foundation
 /// Every route of the site, in one list: each app adds its pages here.
 enum SiteRoutes {
     static func all(_ context: WebContext) -> [Route] {
-        StaticFiles.routes + HomePage.routes(context) + PeoplePages.routes(context) + ContactsPages.routes(context)
+        StaticFiles.routes + HomePage.routes(context) + AccountPages.routes(context) + PeoplePages.routes(context)
+            + ContactsPages.routes(context)
     }
 }
 

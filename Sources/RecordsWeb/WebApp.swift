@@ -1,4 +1,5 @@
 import Foundation
+import PasswordHashing
 import RecordsApp
 
 /// How the web app behaves, beyond where it listens.
@@ -9,6 +10,15 @@ public struct WebConfiguration: Sendable {
     public var now: @Sendable () -> Date = { Date() }
     /// Where request lines and errors go (never secrets).
     public var log: @Sendable (String) -> Void = { _ in }
+    /// Who may register (`records serve --registration`).
+    public var registration: RegistrationPolicy = .default
+    /// How long sessions last.
+    public var sessionPolicy: SessionPolicy = .standard
+    /// When failed log-ins lock an account or a client address.
+    public var loginThrottle: LoginThrottle.Policy = .standard
+    /// Hashes and checks passwords: scrypt at OWASP's minimum cost; tests
+    /// pass cheaper parameters.
+    public var passwordHasher: any PasswordHashingService = PasswordHasher()
 
     /// The defaults.
     public init() {}
@@ -28,6 +38,8 @@ public struct WebContext: Sendable {
     public let users: UsersStore
     /// The settings.
     public let configuration: WebConfiguration
+    /// Sessions, the log-in throttle and the registration policy.
+    public let accounts: Accounts
 
     /// The stores over `database`.
     public init(database: AppDatabase, configuration: WebConfiguration) {
@@ -36,7 +48,10 @@ public struct WebContext: Sendable {
         people = PeopleStore(database: database)
         contacts = ContactsStore(database: database)
         coffee = CoffeeStore(database: database)
-        users = UsersStore(database: database)
+        let now = configuration.now
+        users = UsersStore(
+            database: database, hasher: configuration.passwordHasher, today: { CalendarDate.today(now: now()) })
+        accounts = Accounts(database: database, configuration: configuration)
     }
 }
 
@@ -69,7 +84,8 @@ public final class WebApp: HTTPApplication {
     /// The site over `database`.
     ///
     /// - Parameters:
-    ///   - authenticator: Finds sessions (the accounts' session store).
+    ///   - authenticator: Finds sessions; by default the accounts'
+    ///     session store (``AccountsAuthenticator``).
     ///   - extraRoutes: More routes, tried after the site's own.
     public init(
         database: AppDatabase, configuration: WebConfiguration = WebConfiguration(),
@@ -78,7 +94,8 @@ public final class WebApp: HTTPApplication {
     ) {
         let context = WebContext(database: database, configuration: configuration)
         self.context = context
-        self.authenticator = authenticator
+        self.authenticator =
+            authenticator ?? AccountsAuthenticator(accounts: context.accounts, log: configuration.log)
         router = Router(SiteRoutes.all(context) + extraRoutes(context))
     }
 

@@ -19,11 +19,18 @@ let serveCommand = Command(
             help: "Address and port to listen on (default 127.0.0.1:8080; port 0 picks a free one)"),
         Command.Option(name: "tls-cert", valueName: "FILE", help: "Serve HTTPS with this PEM certificate chain"),
         Command.Option(name: "tls-key", valueName: "FILE", help: "The PEM private key of --tls-cert"),
+        Command.Option(
+            name: "registration", valueName: "POLICY",
+            help:
+                "Who may register: first-user (the default: anyone until the first account exists), open (anyone), "
+                + "or closed (nobody; add accounts with records users register)"),
     ],
     discussion: """
         Serves the People, Contacts, Coffee and Users apps as web pages, rendered on the
         server: every page works without JavaScript. The Users app's accounts are the way
-        in: every page but log-in and registration needs a signed-in account.
+        in: every page but log-in and registration needs a signed-in account. Since every
+        account sees the same People, Contacts and Coffee records, registration is open by
+        default only until the first account exists (--registration).
 
         The server listens on the loopback address unless told otherwise, so only this
         machine can reach it. Listening on another address without --tls-cert and --tls-key
@@ -56,8 +63,18 @@ let serveCommand = Command(
         default:
             throw UsageError(message: "--tls-cert and --tls-key go together", helpPath: invocation.path)
         }
+        var registration = RegistrationPolicy.default
+        if let text = arguments.value("registration") {
+            guard let policy = RegistrationPolicy(argument: text) else {
+                throw UsageError(
+                    message: "--registration takes first-user, open or closed, not '\(text)'", helpPath: invocation.path
+                )
+            }
+            registration = policy
+        }
         let database = try invocation.database()
         var configuration = WebConfiguration()
+        configuration.registration = registration
         configuration.secureCookies = options.tls != nil
         configuration.log = { line in Console.error("records serve: \(line)") }
         let app = WebApp(database: database, configuration: configuration)

@@ -42,7 +42,7 @@ enum UsersSchema {
                     throw UsersImportError.unknownLayout(columns: columns)
                 }
             }
-        ]
+        ] + SessionSchema.migrations
     }
 
     /// The table's name.

@@ -76,6 +76,45 @@ public struct UsersStore: RecordStore {
     ///   database or hashing error.
     @discardableResult
     public func register(_ form: RegistrationForm) async throws -> User {
+        try await register(form, onlyIfNoUsers: false)
+    }
+
+    /// Registers a user if `policy` lets anyone register now (the web
+    /// app's registration page), as ``register(_:)`` does.
+    ///
+    /// Under ``RegistrationPolicy/firstUser`` the check that no account
+    /// exists is made in the transaction that inserts the new one, so of
+    /// two first registrations at once only one succeeds.
+    ///
+    /// - Throws: ``RegistrationClosedError`` (nothing is validated or
+    ///   written), and what ``register(_:)`` throws.
+    @discardableResult
+    public func register(_ form: RegistrationForm, policy: RegistrationPolicy) async throws -> User {
+        switch policy {
+        case .open: return try await register(form, onlyIfNoUsers: false)
+        case .closed: throw RegistrationClosedError(policy: policy)
+        case .firstUser:
+            // Refused early, before the slow hash, when it is already too late.
+            guard try await acceptsRegistration(under: policy) else { throw RegistrationClosedError(policy: policy) }
+            return try await register(form, onlyIfNoUsers: true)
+        }
+    }
+
+    /// Whether `policy` lets anyone register now: always when open, never
+    /// when closed, and while no user exists under
+    /// ``RegistrationPolicy/firstUser``.
+    public func acceptsRegistration(under policy: RegistrationPolicy) async throws -> Bool {
+        switch policy {
+        case .open: return true
+        case .closed: return false
+        case .firstUser:
+            return try await database.read(for: .users) { db in
+                try db.fetchOne(Int.self, "SELECT 1 FROM User_Master LIMIT 1") == nil
+            }
+        }
+    }
+
+    private func register(_ form: RegistrationForm, onlyIfNoUsers: Bool) async throws -> User {
         let (profile, password) = try form.validatedWithPassword(today: today())
         // Checked before the slow hash, and again by the unique index. Only
         // whether the address is taken: the owner's row need not be readable.
@@ -86,8 +125,21 @@ public struct UsersStore: RecordStore {
         if taken != nil { throw Self.emailTaken }
         let hasher = self.hasher
         let hash = try await PasswordWork.run { try hasher.hash(password) }
+        if !onlyIfNoUsers {
+            return try await Self.mappingDuplicateEmail {
+                try await table.insert(User(id: 0, profile: profile), extraColumns: [("USER_PASS", .text(hash))])
+            }
+        }
+        let row = NewRow(record: User(id: 0, profile: profile), extraColumns: [("USER_PASS", .text(hash))])
         return try await Self.mappingDuplicateEmail {
-            try await table.insert(User(id: 0, profile: profile), extraColumns: [("USER_PASS", .text(hash))])
+            try await database.write(for: .users) { db in
+                if try db.fetchOne(Int.self, "SELECT 1 FROM User_Master LIMIT 1") != nil {
+                    throw RegistrationClosedError(policy: .firstUser)
+                }
+                var row = row
+                try row.insert(db)
+                return row.record
+            }
         }
     }
 
@@ -152,11 +204,29 @@ public struct UsersStore: RecordStore {
 
     /// Changes a password, given the current one.
     ///
+    /// Every session of the user ends with it (see ``SessionStore``), in
+    /// the same transaction: whoever had signed in with the old password
+    /// is signed out.
+    ///
     /// - Throws: ``ValidationError`` when the new password or its
     ///   confirmation breaks the rules (checked first);
     ///   ``RecordNotFoundError``; ``AuthenticationError/wrongCurrentPassword``.
     ///   Nothing is written on any error.
     public func changePassword(id: Int64, current: String, new: String, confirmation: String) async throws {
+        try await changePassword(id: id, current: current, new: new, confirmation: confirmation, keepingSession: nil)
+    }
+
+    /// Changes a password, given the current one, and ends every other
+    /// session of the user in the same transaction: the web app keeps the
+    /// session that made the change (`kept`) and signs out every other
+    /// browser, since someone who knew the old password may be behind one.
+    ///
+    /// - Parameter kept: The session to keep, or nil to end all.
+    /// - Throws: What ``changePassword(id:current:new:confirmation:)`` throws;
+    ///   nothing is written or revoked on any error.
+    public func changePassword(
+        id: Int64, current: String, new: String, confirmation: String, keepingSession kept: Int64?
+    ) async throws {
         try validateNewPassword(new, confirmation: confirmation)
         let stored = try await checkPassword(id: id, current, wrongPassword: .wrongCurrentPassword)
         let hasher = self.hasher
@@ -170,6 +240,7 @@ public struct UsersStore: RecordStore {
                 guard try Self.passwordHash(db, id: id) != nil else { throw RecordNotFoundError(kind: "user", id: id) }
                 throw AuthenticationError.wrongCurrentPassword
             }
+            try SessionSchema.deleteSessions(db, userID: id, except: kept)
         }
     }
 

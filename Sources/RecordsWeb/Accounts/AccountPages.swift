@@ -1,0 +1,500 @@
+import Foundation
+import RecordsApp
+
+/// The Users app's screens: log in, register, log out, the profile with
+/// its edit form, changing the password, and the list of the user's
+/// sessions.
+///
+/// | route | who | what |
+/// | --- | --- | --- |
+/// | `GET /login`, `POST /login` | anyone | log in; `next` leads back to the page asked for |
+/// | `GET /register`, `POST /register` | anyone, by the registration policy | a new account, signed in at once |
+/// | `POST /logout` | signed in | ends the session on the server |
+/// | `GET /account` | signed in | the profile and the sessions |
+/// | `GET /account/edit`, `POST /account/edit` | signed in | edit the profile |
+/// | `GET /account/password`, `POST /account/password` | signed in | change the password |
+/// | `POST /account/sessions/:id/revoke` | signed in | end one of one's sessions |
+enum AccountPages {
+    static func routes(_ context: WebContext) -> [Route] {
+        let pages = AccountPageHandlers(context: context)
+        return [
+            Route.get("/login", access: .anyone) { request in pages.loginForm(request) },
+            Route.post(
+                "/login", access: .anyone,
+                invalidForm: { request, problem in
+                    pages.loginPage(
+                        request, email: request.form.text("email"), error: problem.description, status: problem.status)
+                },
+                handler: { request in try await pages.logIn(request) }),
+            Route.get("/register", access: .anyone) { request in try await pages.registrationForm(request) },
+            Route.post(
+                "/register", access: .anyone,
+                invalidForm: { request, problem in
+                    pages.registrationPage(
+                        request, values: request.form.fields, errors: [:], summary: problem.description,
+                        status: problem.status)
+                },
+                handler: { request in try await pages.register(request) }),
+            Route.post("/logout") { request in try await pages.logOut(request) },
+            Route.get("/account") { request in try await pages.account(request) },
+            Route.get("/account/edit") { request in try await pages.profileForm(request) },
+            Route.post(
+                "/account/edit",
+                invalidForm: { request, problem in
+                    pages.profilePage(
+                        request, values: request.form.fields, errors: [:], summary: problem.description,
+                        status: problem.status)
+                },
+                handler: { request in try await pages.saveProfile(request) }),
+            Route.get("/account/password") { request in pages.passwordPage(request, errors: [:]) },
+            Route.post(
+                "/account/password",
+                invalidForm: { request, problem in
+                    pages.passwordPage(request, errors: [:], summary: problem.description, status: problem.status)
+                },
+                handler: { request in try await pages.changePassword(request) }),
+            Route.post("/account/sessions/:id/revoke") { request in try await pages.revokeSession(request) },
+        ]
+    }
+}
+
+/// The form fields of the Users app's forms, by the name the HTML uses,
+/// with their labels and the ``UserField`` whose errors they show.
+enum UserFormField: String, CaseIterable {
+    case firstName, lastName, email, password, passwordConfirmation, currentPassword
+    case mobile, state, city, pincode, address, gender, dateOfBirth, imageName
+
+    var userField: UserField {
+        switch self {
+        case .firstName: .firstName
+        case .lastName: .lastName
+        case .email: .email
+        case .password: .password
+        case .passwordConfirmation: .passwordConfirmation
+        case .currentPassword: .currentPassword
+        case .mobile: .mobile
+        case .state: .state
+        case .city: .city
+        case .pincode: .pincode
+        case .address: .address
+        case .gender: .gender
+        case .dateOfBirth: .dateOfBirth
+        case .imageName: .imageName
+        }
+    }
+
+    var label: String {
+        switch self {
+        case .firstName: "First name"
+        case .lastName: "Last name"
+        case .email: "Email"
+        case .password: "Password"
+        case .passwordConfirmation: "Password again"
+        case .currentPassword: "Current password"
+        case .mobile: "Mobile"
+        case .state: "State"
+        case .city: "City"
+        case .pincode: "Postal code"
+        case .address: "Address"
+        case .gender: "Gender"
+        case .dateOfBirth: "Date of birth"
+        case .imageName: "Picture file name"
+        }
+    }
+
+    /// The profile's fields, in form order.
+    static let profile: [UserFormField] = [
+        .firstName, .lastName, .email, .mobile, .state, .city, .pincode, .address, .gender, .dateOfBirth,
+        .imageName,
+    ]
+
+    /// Each field's message, by form field name.
+    static func errors(_ error: ValidationError) -> [String: String] {
+        var errors: [String: String] = [:]
+        for problem in error.problems {
+            // A problem of no field of the form (none given) goes at the top.
+            let key = allCases.first { $0.userField.rawValue == problem.field }?.rawValue ?? "form"
+            if errors[key] == nil { errors[key] = problem.message }
+        }
+        return errors
+    }
+}
+
+struct AccountPageHandlers: Sendable {
+    let context: WebContext
+    var accounts: Accounts { context.accounts }
+    var users: UsersStore { context.users }
+
+    // MARK: - Log in
+
+    func loginForm(_ request: Request) -> Response {
+        if request.session != nil { return .redirect(to: next(request.query["next"])) }
+        var response = loginPage(request, email: "", error: nil, status: 200)
+        // A session cookie that opened nothing (expired, revoked) is dropped.
+        if request.cookies[WebApp.sessionCookie] != nil {
+            response = response.setting(.deleting(WebApp.sessionCookie, secure: secure(request)))
+        }
+        return response
+    }
+
+    func loginPage(_ request: Request, email: String, error: String?, status: Int) -> Response {
+        let nextPath = request.form["next"] ?? request.query["next"]
+        return Layout.page(
+            request, title: "Log in", status: status,
+            content: """
+                <h1>Log in</h1>
+                \(Field.errorSummary(error))
+                <form method="post" action="/login" class="card" id="login-form">
+                \(Layout.csrfField(request))
+                \(nextPath.map { "<input type=\"hidden\" name=\"next\" value=\"\(next($0))\">" as HTML })
+                \(Field.input("email", label: "Email", value: email, type: "email", required: true, autocomplete: "username"))
+                \(Field.input("password", label: "Password", type: "password", required: true, autocomplete: "current-password"))
+                <div class="actions"><button type="submit" id="login-submit">Log in</button>
+                <a href="/register">Register</a></div>
+                </form>
+                """)
+    }
+
+    func logIn(_ request: Request) async throws -> Response {
+        let email = request.form.text("email")
+        let password = request.form.text("password")
+        let client = request.clientAddress
+        if email.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty || password.isEmpty {
+            return loginPage(request, email: email, error: "Enter your email and your password.", status: 422)
+        }
+        // Counted before the check, so that parallel guesses get no more tries than serial ones.
+        if case .locked(let wait) = accounts.throttle.beginAttempt(email: email, client: client) {
+            return tooManyAttempts(loginPage(request, email: email, error: Self.lockedMessage(wait), status: 429), wait)
+        }
+        let user: User
+        do {
+            let users = self.users
+            user = try await accounts.passwordGate.run {
+                try await users.authenticate(email: email, password: password)
+            }
+        } catch AuthenticationError.invalidCredentials {
+            return loginPage(request, email: email, error: "Wrong email or password.", status: 422)
+        }
+        accounts.throttle.attemptSucceeded(email: email, client: client)
+        let greeting = user.firstName.isEmpty ? "Welcome back." : "Welcome back, \(user.firstName)."
+        return try await signIn(user, request: request, to: next(request.form["next"]), flash: greeting)
+    }
+
+    /// Starts a new session (a new token at every log-in) and ends the
+    /// one the browser had, if any.
+    private func signIn(_ user: User, request: Request, to path: String, flash: String) async throws -> Response {
+        if let old = request.cookies[WebApp.sessionCookie].flatMap({ SessionToken($0) }) {
+            try await accounts.sessions.revoke(token: old)
+        }
+        let (token, _) = try await accounts.sessions.create(
+            userID: user.id, userAgent: request.headers["user-agent"], clientAddress: request.clientAddress)
+        return Layout.redirect(to: path, flash: flash, request: request)
+            .setting(accounts.cookie(for: token, request: request, configuration: context.configuration))
+    }
+
+    // MARK: - Register
+
+    func registrationForm(_ request: Request) async throws -> Response {
+        guard try await users.acceptsRegistration(under: accounts.registration) else { return closedPage(request) }
+        return registrationPage(request, values: ["gender": Gender.unspecified.name], errors: [:])
+    }
+
+    func registrationPage(
+        _ request: Request, values: [String: String], errors: [String: String], summary: String? = nil,
+        status: Int = 200
+    ) -> Response {
+        let fields: [UserFormField] =
+            [.firstName, .lastName, .email, .password, .passwordConfirmation] + UserFormField.profile.dropFirst(3)
+        return Layout.page(
+            request, title: "Register", status: status,
+            content: """
+                <h1>Register</h1>
+                \(Field.errorSummary(summary ?? errors["form"] ?? (errors.isEmpty ? nil : "Check the fields marked below.")))
+                <form method="post" action="/register" class="card" id="register-form">
+                \(Layout.csrfField(request))
+                \(fields.map { field($0, values: values, errors: errors) })
+                <div class="actions"><button type="submit" id="register-submit">Register</button>
+                <a href="/login">Log in instead</a></div>
+                </form>
+                """)
+    }
+
+    func register(_ request: Request) async throws -> Response {
+        let form = request.form
+        let registration = RegistrationForm(
+            firstName: form.text("firstName"), lastName: form.text("lastName"), email: form.text("email"),
+            password: form.text("password"), passwordConfirmation: form.text("passwordConfirmation"),
+            mobile: form.text("mobile"), state: form.text("state"), city: form.text("city"),
+            pincode: form.text("pincode"), address: form.text("address"), gender: form.text("gender"),
+            dateOfBirth: form.text("dateOfBirth"), imageName: form.text("imageName"))
+        let user: User
+        do {
+            let (users, policy) = (self.users, accounts.registration)
+            user = try await accounts.passwordGate.run { try await users.register(registration, policy: policy) }
+        } catch let error as ValidationError {
+            return registrationPage(
+                request, values: form.fields, errors: UserFormField.errors(error), status: 422)
+        } catch is RegistrationClosedError {
+            return closedPage(request)
+        }
+        let greeting =
+            user.firstName.isEmpty ? "Your account is ready." : "Welcome, \(user.firstName). Your account is ready."
+        return try await signIn(user, request: request, to: "/", flash: greeting)
+    }
+
+    private func closedPage(_ request: Request) -> Response {
+        Layout.page(
+            request, title: "Registration is closed", status: 403,
+            content: """
+                <h1>Registration is closed</h1>
+                <p class="notice" id="registration-closed">This server does not take new accounts from the web. \
+                Ask whoever runs it for an account (they can add one with <code>records users register</code>).</p>
+                <p><a href="/login">Log in</a></p>
+                """)
+    }
+
+    // MARK: - Log out
+
+    func logOut(_ request: Request) async throws -> Response {
+        if let token = request.cookies[WebApp.sessionCookie].flatMap({ SessionToken($0) }) {
+            try await accounts.sessions.revoke(token: token)
+        }
+        return Layout.redirect(to: "/login", flash: "You have logged out.", request: request)
+            .setting(.deleting(WebApp.sessionCookie, secure: secure(request)))
+    }
+
+    // MARK: - Profile
+
+    private func signedInUser(_ request: Request) async throws -> (User, WebSession) {
+        guard let session = request.session, let user = try await users.user(id: session.userID) else {
+            throw HTTPError.notFound
+        }
+        return (user, session)
+    }
+
+    func account(_ request: Request) async throws -> Response {
+        let (user, session) = try await signedInUser(request)
+        let sessions = try await accounts.sessions.sessions(userID: user.id)
+        let details: [(String, String)] = [
+            ("Name", user.fullName), ("Email", user.email), ("Mobile", user.mobile), ("State", user.state),
+            ("City", user.city), ("Postal code", user.pincode), ("Address", user.address),
+            ("Gender", user.gender.name), ("Date of birth", user.dateOfBirth), ("Picture file name", user.imageName),
+        ]
+        let rows = sessions.map { item -> HTML in
+            let current = item.id == session.sessionID
+            return """
+                <tr id="session-\(item.id)"><td>\(item.userAgent ?? "Unknown browser")\(current ? " (this browser)" as HTML : "")</td>
+                <td>\(item.clientAddress ?? "")</td><td>\(Self.time(item.createdAt))</td><td>\(Self.time(item.lastSeenAt))</td>
+                <td><form method="post" action="\(HTML.path(["account", "sessions", String(item.id), "revoke"]))" class="inline">\
+                \(Layout.csrfField(request))<button type="submit" class="secondary">\(current ? "Log out" : "End")</button></form></td></tr>
+                """
+        }
+        return Layout.page(
+            request, title: "Your account",
+            content: """
+                <h1>Your account</h1>
+                <dl class="details" id="profile">
+                \(details.map { "<dt>\($0.0)</dt><dd>\($0.1)</dd>" as HTML })
+                </dl>
+                <div class="actions"><a class="button" href="/account/edit" id="edit-profile">Edit profile</a>
+                <a class="button secondary" href="/account/password" id="change-password">Change password</a></div>
+                <h2>Your sessions</h2>
+                <table id="sessions"><thead><tr><th>Browser</th><th>Address</th><th>Logged in</th><th>Last used</th>\
+                <th><span class="visually-hidden">End</span></th></tr></thead>
+                <tbody>\(rows)</tbody></table>
+                """)
+    }
+
+    func profileForm(_ request: Request) async throws -> Response {
+        let (user, _) = try await signedInUser(request)
+        let values: [String: String] = [
+            "firstName": user.firstName, "lastName": user.lastName, "email": user.email, "mobile": user.mobile,
+            "state": user.state, "city": user.city, "pincode": user.pincode, "address": user.address,
+            "gender": user.gender.name, "dateOfBirth": user.dateOfBirth, "imageName": user.imageName,
+        ]
+        return profilePage(request, values: values, errors: [:])
+    }
+
+    func profilePage(
+        _ request: Request, values: [String: String], errors: [String: String], summary: String? = nil,
+        status: Int = 200
+    ) -> Response {
+        Layout.page(
+            request, title: "Edit profile", status: status,
+            content: """
+                <h1>Edit profile</h1>
+                \(Field.errorSummary(summary ?? errors["form"] ?? (errors.isEmpty ? nil : "Check the fields marked below.")))
+                <form method="post" action="/account/edit" class="card" id="profile-form">
+                \(Layout.csrfField(request))
+                \(UserFormField.profile.map { field($0, values: values, errors: errors) })
+                <div class="actions"><button type="submit" id="profile-submit">Save</button>
+                <a href="/account">Cancel</a></div>
+                </form>
+                """)
+    }
+
+    func saveProfile(_ request: Request) async throws -> Response {
+        guard let session = request.session else { throw HTTPError.notFound }
+        let form = request.form
+        // Every field the form sent is written; one it left out stays as it is.
+        let changes = ProfileChanges(
+            firstName: form["firstName"], lastName: form["lastName"], email: form["email"], mobile: form["mobile"],
+            state: form["state"], city: form["city"], pincode: form["pincode"], address: form["address"],
+            gender: form["gender"], dateOfBirth: form["dateOfBirth"], imageName: form["imageName"])
+        do {
+            try await users.updateProfile(id: session.userID, with: changes)
+        } catch let error as ValidationError {
+            return profilePage(request, values: form.fields, errors: UserFormField.errors(error), status: 422)
+        }
+        return Layout.redirect(to: "/account", flash: "Profile saved.", request: request)
+    }
+
+    // MARK: - Password
+
+    func passwordPage(_ request: Request, errors: [String: String], summary: String? = nil, status: Int = 200)
+        -> Response
+    {
+        Layout.page(
+            request, title: "Change password", status: status,
+            content: """
+                <h1>Change password</h1>
+                \(Field.errorSummary(summary ?? errors["form"] ?? (errors.isEmpty ? nil : "Check the fields marked below.")))
+                <form method="post" action="/account/password" class="card" id="password-form">
+                \(Layout.csrfField(request))
+                \(Field.input("currentPassword", label: "Current password", error: errors["currentPassword"], type: "password", required: true, autocomplete: "current-password"))
+                \(Field.input("password", label: "New password", error: errors["password"], type: "password", required: true, autocomplete: "new-password", hint: "\(UserRules.minPasswordLength) to \(UserRules.maxPasswordLength) characters."))
+                \(Field.input("passwordConfirmation", label: "New password again", error: errors["passwordConfirmation"], type: "password", required: true, autocomplete: "new-password"))
+                <div class="actions"><button type="submit" id="password-submit">Change password</button>
+                <a href="/account">Cancel</a></div>
+                <p class="hint">Your other sessions are logged out when the password changes.</p>
+                </form>
+                """)
+    }
+
+    func changePassword(_ request: Request) async throws -> Response {
+        guard let session = request.session else { throw HTTPError.notFound }
+        let form = request.form
+        let client = request.clientAddress
+        // Guessing the current password through a stolen session is throttled like logging in.
+        if case .locked(let wait) = accounts.throttle.beginAttempt(email: session.email, client: client) {
+            return tooManyAttempts(
+                passwordPage(request, errors: [:], summary: Self.lockedMessage(wait), status: 429), wait)
+        }
+        do {
+            let users = self.users
+            let (current, new, confirmation) = (
+                form.text("currentPassword"), form.text("password"), form.text("passwordConfirmation")
+            )
+            try await accounts.passwordGate.run {
+                try await users.changePassword(
+                    id: session.userID, current: current, new: new, confirmation: confirmation,
+                    keepingSession: session.sessionID)
+            }
+        } catch let error as ValidationError {
+            // Refused before the current password was checked: no guess was made.
+            accounts.throttle.cancelAttempt(email: session.email, client: client)
+            return passwordPage(request, errors: UserFormField.errors(error), status: 422)
+        } catch AuthenticationError.wrongCurrentPassword {
+            return passwordPage(
+                request, errors: ["currentPassword": "The current password is wrong."], status: 422)
+        }
+        accounts.throttle.attemptSucceeded(email: session.email, client: client)
+        return Layout.redirect(
+            to: "/account", flash: "Password changed. Your other sessions were logged out.", request: request)
+    }
+
+    // MARK: - Sessions
+
+    func revokeSession(_ request: Request) async throws -> Response {
+        guard let session = request.session else { throw HTTPError.notFound }
+        let id = try request.id()
+        guard try await accounts.sessions.revoke(sessionID: id, userID: session.userID) else {
+            throw HTTPError.notFound
+        }
+        if id == session.sessionID {
+            return Layout.redirect(to: "/login", flash: "You have logged out.", request: request)
+                .setting(.deleting(WebApp.sessionCookie, secure: secure(request)))
+        }
+        return Layout.redirect(to: "/account", flash: "Session ended.", request: request)
+    }
+
+    // MARK: - Pieces
+
+    private func field(_ field: UserFormField, values: [String: String], errors: [String: String]) -> HTML {
+        let name = field.rawValue
+        let value = values[name]
+        let error = errors[name]
+        switch field {
+        case .gender:
+            let selected = Gender(name: value ?? "")
+            let options = Gender.allCases.map { gender -> HTML in
+                let isSelected: HTML = gender == selected ? " selected" : ""
+                return "<option value=\"\(gender.name)\"\(isSelected)>\(gender.name.capitalized)</option>"
+            }
+            let id = "field-" + name
+            let invalid: HTML = error == nil ? "" : " aria-invalid=\"true\" aria-describedby=\"\(id)-error\""
+            return """
+                <div class="field\(error == nil ? "" : " invalid")">
+                <label for="\(id)">\(field.label)</label>
+                <select id="\(id)" name="\(name)"\(invalid)>\(options)</select>
+                \(error.map { "<p class=\"error\" id=\"\(id)-error\">\($0)</p>" as HTML })
+                </div>
+                """
+        case .password, .passwordConfirmation, .currentPassword:
+            return Field.input(
+                name, label: field.label, error: error, type: "password", required: true, autocomplete: "new-password",
+                hint: field == .password
+                    ? "\(UserRules.minPasswordLength) to \(UserRules.maxPasswordLength) characters." : nil)
+        case .email:
+            return Field.input(
+                name, label: field.label, value: value, error: error, type: "email", required: true,
+                autocomplete: "email")
+        case .dateOfBirth:
+            return Field.input(
+                name, label: field.label, value: value, error: error, type: "date", required: true,
+                autocomplete: "bday", hint: "YYYY-MM-DD")
+        case .mobile:
+            return Field.input(
+                name, label: field.label, value: value, error: error, type: "tel", required: true,
+                autocomplete: "tel")
+        default:
+            let autocomplete: String? =
+                switch field {
+                case .firstName: "given-name"
+                case .lastName: "family-name"
+                case .pincode: "postal-code"
+                case .address: "street-address"
+                case .city: "address-level2"
+                case .state: "address-level1"
+                default: nil
+                }
+            return Field.input(
+                name, label: field.label, value: value, error: error, required: true, autocomplete: autocomplete)
+        }
+    }
+
+    /// A path on this site to go to after logging in: `next` when it is
+    /// one, else the start page.
+    private func next(_ path: String?) -> String {
+        guard let path, !path.isEmpty else { return "/" }
+        return Response.sameSitePath(path)
+    }
+
+    private func secure(_ request: Request) -> Bool { request.isSecure || context.configuration.secureCookies }
+
+    private func tooManyAttempts(_ response: Response, _ wait: Duration) -> Response {
+        response.with(header: "Retry-After", String(wait.components.seconds))
+    }
+
+    static func lockedMessage(_ wait: Duration) -> String {
+        let seconds = wait.components.seconds
+        let delay = seconds < 60 ? "\(seconds) seconds" : "\((seconds + 59) / 60) minutes"
+        return "Too many failed attempts for this account or from this address. Try again in \(delay)."
+    }
+
+    static func time(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withFullDate, .withTime, .withColonSeparatorInTime, .withSpaceBetweenDateAndTime]
+        return formatter.string(from: date) + " UTC"
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import PasswordHashing
+import RecordsApp
+import RecordsWeb
+
+/// A clock the tests move by hand, given to the server as its `now`.
+final class WebTestClock: @unchecked Sendable {
+    private let lock = NSLock()
+    private var current = Date(timeIntervalSince1970: 1_800_000_000)
+
+    var now: Date { lock.withLock { current } }
+    func advance(seconds: Double) { lock.withLock { current = current.addingTimeInterval(seconds) } }
+    var closure: @Sendable () -> Date { { [self] in self.now } }
+}
+
+/// Scrypt cheap enough (1 MiB) for tests that do not test its cost.
+let cheapWebHasher = PasswordHasher(parameters: try! ScryptParameters(logN: 10, blockSize: 8, parallelism: 1))
+
+/// The fields of a valid registration, in form order.
+func registrationFields(
+    email: String = "ada@example.com", password: String = "correct horse", first: String = "Ada",
+    overrides: [String: String] = [:]
+) -> [(String, String)] {
+    let fields: [(String, String)] = [
+        ("firstName", first), ("lastName", "Lovelace"), ("email", email), ("password", password),
+        ("passwordConfirmation", password), ("mobile", "9876543210"), ("state", "Surrey"), ("city", "London"),
+        ("pincode", "110001"), ("address", "12 St James's Sq"), ("gender", "female"),
+        ("dateOfBirth", "1990-12-10"), ("imageName", "ada.png"),
+    ]
+    return fields.map { ($0.0, overrides[$0.0] ?? $0.1) }
+}
+
+/// A server for the accounts tests: cheap hashing, a clock the test moves,
+/// open registration unless told otherwise.
+func accountsServer(
+    storage: TestServer.Storage = .memory, databaseURL: URL? = nil, clock: WebTestClock = WebTestClock(),
+    registration: RegistrationPolicy = .open, configure: @escaping (inout WebConfiguration) -> Void = { _ in }
+) throws -> TestServer {
+    try TestServer(
+        storage: storage, databaseURL: databaseURL,
+        configure: { configuration in
+            configuration.passwordHasher = cheapWebHasher
+            configuration.now = clock.closure
+            configuration.registration = registration
+            configure(&configuration)
+        })
+}
+
+extension WebClient {
+    /// Registers through the page (its CSRF token first); the answer.
+    @discardableResult
+    func register(_ fields: [(String, String)] = registrationFields()) async throws -> WebResponse {
+        _ = try await get("/register")
+        return try await post("/register", fields)
+    }
+
+    /// Logs in through the page; the answer.
+    @discardableResult
+    func logIn(email: String = "ada@example.com", password: String = "correct horse", next: String? = nil)
+        async throws -> WebResponse
+    {
+        _ = try await get(next.map { "/login?next=" + WebClient.formEncode($0) } ?? "/login")
+        var fields = [("email", email), ("password", password)]
+        if let next { fields.append(("next", next)) }
+        return try await post("/login", fields)
+    }
+
+    /// The session cookie the client holds.
+    var sessionToken: String? { cookies[WebApp.sessionCookie] }
+}
