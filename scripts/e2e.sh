@@ -74,7 +74,7 @@ set +e
 RECORDS_E2E_URL="$url" RECORDS_E2E_DATABASE="$database" RECORDS_BIN="$records" \
     RECORDS_E2E_SCREENSHOTS="$screenshots" RECORDS_E2E_WORK="$work" \
     HOME="$work" PYTHONDONTWRITEBYTECODE=1 \
-    "$python" -m pytest -p no:cacheprovider -v "$root/Tests/e2e" "$@"
+    "$python" -m pytest -p no:cacheprovider -v --tb=short "$root/Tests/e2e" "$@"
 tests=$?
 set -e
 
