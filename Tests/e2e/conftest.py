@@ -2,6 +2,7 @@
 Debian's headless Chromium through its chromedriver, screenshots, and the
 checks that no hostile text ever ran as script."""
 
+import base64
 import os
 import pathlib
 import shutil
@@ -200,17 +201,29 @@ class Browser:
     # Screenshots ----------------------------------------------------------
 
     def screenshot(self, name, phone=False):
-        """Saves the whole page at desktop width, and at a phone's width too
-        when asked."""
+        """Saves the whole page (not only what fits the window) at a
+        desktop's size, and as a phone shows it too when asked."""
         directory = pathlib.Path(os.environ.get("RECORDS_E2E_SCREENSHOTS", "screenshots"))
         directory.mkdir(parents=True, exist_ok=True)
-        sizes = [("desktop", DESKTOP)] + ([("phone", PHONE)] if phone else [])
-        for label, (width, height) in sizes:
-            self.driver.set_window_size(width, height)
-            full = self.driver.execute_script("return document.documentElement.scrollHeight")
-            self.driver.set_window_size(width, max(height, min(full, 4000)))
-            self.driver.save_screenshot(str(directory / f"{name}-{label}.png"))
-        self.driver.set_window_size(*DESKTOP)
+        sizes = [("desktop", DESKTOP, False)] + ([("phone", PHONE, True)] if phone else [])
+        try:
+            for label, (width, height), mobile in sizes:
+                self.driver.execute_cdp_cmd(
+                    "Emulation.setDeviceMetricsOverride",
+                    {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile},
+                )
+                full = self.driver.execute_script("return document.documentElement.scrollHeight")
+                shot = self.driver.execute_cdp_cmd(
+                    "Page.captureScreenshot",
+                    {
+                        "format": "png",
+                        "captureBeyondViewport": True,
+                        "clip": {"x": 0, "y": 0, "width": width, "height": min(max(full, height), 6000), "scale": 1},
+                    },
+                )
+                (directory / f"{name}-{label}.png").write_bytes(base64.b64decode(shot["data"]))
+        finally:
+            self.driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
 
 
 @pytest.fixture
