@@ -213,6 +213,12 @@ load() {
     p50="$(field p50_us)"
     p99="$(field p99_us)"
     errors="$(awk '{ n = 0; for (i = 1; i <= NF; i++) if ($i ~ /^(connect|read|write|status|timeout)=/) { split($i, kv, "="); n += kv[2] } print n }' <<<"$line")"
+    # A run in which no request completed measured nothing: for records
+    # that is a failure; Datasette can take longer than a --quick run.
+    if [ "$requests" -eq 0 ]; then
+        echo "load-test: $name at $count connections: no request completed in ${seconds} s" >&2
+        case "$name" in Datasette*) ;; *) errors=$((errors + 1)) ;; esac
+    fi
     # Each response carried the page or the picture: its bytes (headers
     # included) at least the body's size.
     if [ "$requests" -gt 0 ] && [ $((bytes / requests)) -lt "$expected" ]; then
