@@ -90,6 +90,11 @@ if [ "$tests" -ne 0 ] || [ "$served" -ne 0 ]; then
     tail -n 60 "$work/server.log" >&2
 fi
 [ "$tests" -eq 0 ] || exit "$tests"
+# No page answered with a server error along the way.
+if grep -E ' 5[0-9][0-9]( |$)' "$work/server.log" >&2; then
+    echo "e2e: the server answered with an error (above)" >&2
+    exit 1
+fi
 if [ "$served" -ne 0 ]; then
     echo "e2e: records serve exited $served after SIGTERM" >&2
     exit 1
