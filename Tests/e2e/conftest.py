@@ -56,6 +56,23 @@ TRAP = r"""
 """
 
 
+# The innermost elements that reach past the right edge of a page `width`
+# pixels wide (described by tag, id and class), for the overflow report.
+OVERFLOW = r"""
+const width = arguments[0];
+const out = [];
+for (const element of document.body.querySelectorAll('*')) {
+  const box = element.getBoundingClientRect();
+  if (box.width === 0 || box.right <= width + 1) continue;
+  if ([...element.children].some(child => child.getBoundingClientRect().right > width + 1)) continue;
+  const name = element.tagName.toLowerCase() + (element.id ? '#' + element.id : '')
+    + (element.className && typeof element.className === 'string' ? '.' + element.className.trim().split(/\s+/).join('.') : '');
+  if (!out.includes(name)) out.push(name);
+}
+return out.slice(0, 8);
+"""
+
+
 def base_url():
     url = os.environ.get("RECORDS_E2E_URL")
     if not url:
@@ -213,6 +230,12 @@ class Browser:
                     {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile},
                 )
                 full = self.driver.execute_script("return document.documentElement.scrollHeight")
+                wide = self.driver.execute_script(OVERFLOW, width)
+                if wide:
+                    # Not a failure (the layout is the page authors' to fix):
+                    # a list for review beside the screenshots.
+                    with open(directory / "overflow.txt", "a", encoding="utf-8") as report:
+                        report.write(f"{name}-{label} ({self.path}): wider than {width}px: {', '.join(wide)}\n")
                 shot = self.driver.execute_cdp_cmd(
                     "Page.captureScreenshot",
                     {
