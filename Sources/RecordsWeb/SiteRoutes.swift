@@ -4,7 +4,7 @@ import Foundation
 enum SiteRoutes {
     static func all(_ context: WebContext) -> [Route] {
         StaticFiles.routes + HomePage.routes(context) + AccountPages.routes(context) + PeoplePages.routes(context)
-            + ContactsPages.routes(context)
+            + ContactsPages.routes(context) + CoffeePages.routes(context)
     }
 }
 

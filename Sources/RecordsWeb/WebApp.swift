@@ -10,6 +10,9 @@ public struct WebConfiguration: Sendable {
     public var now: @Sendable () -> Date = { Date() }
     /// Where request lines and errors go (never secrets).
     public var log: @Sendable (String) -> Void = { _ in }
+    /// The largest coffee picture accepted, in bytes (the Coffee app's
+    /// 64 MiB by default; tests lower it).
+    public var pictureSizeLimit = CoffeeRules.defaultPictureSizeLimit
     /// Who may register (`records serve --registration`).
     public var registration: RegistrationPolicy = .default
     /// How long sessions last.
@@ -47,7 +50,7 @@ public struct WebContext: Sendable {
         self.configuration = configuration
         people = PeopleStore(database: database)
         contacts = ContactsStore(database: database)
-        coffee = CoffeeStore(database: database)
+        coffee = CoffeeStore(database: database, pictureSizeLimit: max(configuration.pictureSizeLimit, 0))
         let now = configuration.now
         users = UsersStore(
             database: database, hasher: configuration.passwordHasher, today: { CalendarDate.today(now: now()) })

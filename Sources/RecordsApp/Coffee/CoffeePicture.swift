@@ -113,6 +113,7 @@ public struct PictureSource: Sendable {
         case file(path: String)
         case fileHandle(FileHandle, name: String)
         case data(Data)
+        case upload(PictureUpload)
     }
 
     let kind: Kind
@@ -132,12 +133,18 @@ public struct PictureSource: Sendable {
     /// Bytes already in memory, such as a photo picker's.
     public static func data(_ data: Data) -> PictureSource { PictureSource(kind: .data(data)) }
 
+    /// An upload received in chunks, complete: its checks are finished
+    /// (an upload that has fewer bytes than a signature, or none, is
+    /// refused now), and storing it uses it up, stored or not.
+    public static func upload(_ upload: PictureUpload) -> PictureSource { PictureSource(kind: .upload(upload)) }
+
     /// How messages name the source.
     var name: String {
         switch kind {
         case .file(let path): path
         case .fileHandle(_, let name): name
         case .data: "the picture data"
+        case .upload(let upload): upload.name
         }
     }
 }
@@ -192,12 +199,16 @@ public struct PictureError: Error, Sendable, Equatable, CustomStringConvertible,
         case noPicture(coffeeID: Int64)
         /// The destination cannot be created or written; the system's reason.
         case unwritable(String)
+        /// The picture was replaced or removed (or the coffee deleted)
+        /// while it was being read in chunks: the bytes already read belong
+        /// to a picture that is gone.
+        case changed(coffeeID: Int64)
     }
 
     /// What went wrong.
     public let reason: Reason
     /// The file or stream concerned, as the user named it; nil for
-    /// ``Reason/noPicture(coffeeID:)``.
+    /// ``Reason/noPicture(coffeeID:)`` and ``Reason/changed(coffeeID:)``.
     public let subject: String?
 
     /// Creates an error.
@@ -226,6 +237,8 @@ public struct PictureError: Error, Sendable, Equatable, CustomStringConvertible,
             return "coffee \(id) has no picture"
         case .unwritable(let why):
             return "cannot write \(subject): \(why)"
+        case .changed(let id):
+            return "the picture of coffee \(id) changed while it was being read"
         }
     }
 

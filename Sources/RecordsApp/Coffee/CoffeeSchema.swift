@@ -44,7 +44,74 @@ enum CoffeeSchema {
         // The full-text index of the names, filled from the rows already
         // there; triggers keep it in sync from then on.
         Migrator.migration("coffee.searchIndex") { db in try db.create(searchIndex) },
+        // Every coffee gets a picture version, bumped by triggers whenever
+        // its picture or type changes, whoever changes it.
+        Migrator.migration("coffee.pictureVersions") { db in try createPictureVersions(db) },
     ]
+
+    /// Makes the table that gives each coffee's picture a version: the web's
+    /// strong `ETag`, and the check that a picture read in chunks is one
+    /// picture.
+    ///
+    /// ```sql
+    /// CREATE TABLE coffee_picture_version (
+    ///     version INTEGER PRIMARY KEY AUTOINCREMENT,   -- never reused
+    ///     coffeeID INTEGER NOT NULL UNIQUE)
+    /// ```
+    ///
+    /// Triggers on `coffee` replace a coffee's row here (so it gets the
+    /// next version) when the coffee is inserted and whenever an `UPDATE`
+    /// names `picture`, `pictureType` or `coffeeID`, and delete it with the
+    /// coffee. Why a version and not a digest of the bytes:
+    /// - **Triggers see every change**: the app's stores, the `records`
+    ///   command, another connection or another program writing SQL.
+    ///   A digest would be right only for writers that compute it.
+    /// - **Nothing is read to make it**: storing a picture hashes nothing,
+    ///   and the migration does not read every stored picture.
+    /// - **Never reused**: `AUTOINCREMENT` never gives a number twice, even
+    ///   after the coffee holding the highest is deleted, so a coffee
+    ///   deleted and another added with its ID (SQLite reuses the highest
+    ///   free rowid) can never answer a browser's cached `ETag`.
+    ///
+    /// The cost: storing the same bytes again makes a new version, so a
+    /// browser downloads a picture once more that it had; that is rare and
+    /// harmless. The versions live in a table of their own, not a column of
+    /// `coffee`, so that the picture stays the last column of the row (a
+    /// column after it would make SQLite build a large `zeroblob` in
+    /// memory) and so that bumping a version never rewrites a row holding
+    /// a picture. Each trigger deletes then inserts, with no conflict to
+    /// resolve, so a statement's own `OR IGNORE` (which SQLite applies to
+    /// its triggers' statements too) cannot keep an old version. Existing
+    /// coffees get their first versions in ID order.
+    static func createPictureVersions(_ db: Database) throws {
+        try db.execute(
+            """
+            CREATE TABLE coffee_picture_version (
+                version INTEGER PRIMARY KEY AUTOINCREMENT,
+                coffeeID INTEGER NOT NULL UNIQUE)
+            """)
+        try db.execute("INSERT INTO coffee_picture_version (coffeeID) SELECT coffeeID FROM coffee ORDER BY coffeeID")
+        try db.execute(
+            """
+            CREATE TRIGGER coffee_picture_version_insert AFTER INSERT ON coffee BEGIN
+                DELETE FROM coffee_picture_version WHERE coffeeID = NEW.coffeeID;
+                INSERT INTO coffee_picture_version (coffeeID) VALUES (NEW.coffeeID);
+            END
+            """)
+        try db.execute(
+            """
+            CREATE TRIGGER coffee_picture_version_update AFTER UPDATE OF coffeeID, pictureType, picture ON coffee BEGIN
+                DELETE FROM coffee_picture_version WHERE coffeeID IN (OLD.coffeeID, NEW.coffeeID);
+                INSERT INTO coffee_picture_version (coffeeID) VALUES (NEW.coffeeID);
+            END
+            """)
+        try db.execute(
+            """
+            CREATE TRIGGER coffee_picture_version_delete AFTER DELETE ON coffee BEGIN
+                DELETE FROM coffee_picture_version WHERE coffeeID = OLD.coffeeID;
+            END
+            """)
+    }
 
     /// The full-text index of coffee names, folding case and diacritics
     /// ("caffe" finds "Caffè").

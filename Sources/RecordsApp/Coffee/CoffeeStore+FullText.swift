@@ -27,4 +27,17 @@ extension CoffeeStore {
     {
         try await table.fullTextSearch(text, using: Self.indexedSearch, limit: limit, offset: offset)
     }
+
+    /// Page `number` (from 1) of `size` of the coffees matching what a
+    /// person typed, best first (as ``fullTextSearch(_:limit:offset:)``
+    /// finds them), and whether another page follows; only that page is
+    /// read, ID and name only.
+    ///
+    /// - Throws: ``ValidationError`` when `number` is below 1 or `size` is
+    ///   not from 1 to ``PageRules/maxSize``.
+    public func fullTextSearch(_ text: String, page number: Int, size: Int) async throws
+        -> RecordPage<FullTextMatch<Coffee>>
+    {
+        try await table.fullTextSearch(text, using: Self.indexedSearch, number: number, size: size)
+    }
 }

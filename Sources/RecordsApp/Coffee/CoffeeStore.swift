@@ -20,7 +20,7 @@ import SQLiteStore
 /// without loading the value). Pictures go through SQLite's incremental
 /// BLOB I/O in chunks, so memory stays flat whatever their size.
 public struct CoffeeStore: SearchableRecordStore {
-    private let database: AppDatabase
+    let database: AppDatabase
     let table: RecordTable<Coffee>
     /// How the shared methods reach the table.
     public var access: RecordStoreAccess<Coffee, CoffeeSort> { RecordStoreAccess(table, orderBy: Self.orderBy) }
@@ -68,6 +68,19 @@ public struct CoffeeStore: SearchableRecordStore {
         async throws -> RecordList<Coffee>
     {
         try await table.list(where: Self.priceFilter(prices), orderBy: Self.orderBy(sort), page: page)
+    }
+
+    /// Page `number` (from 1) of `size` coffees in the given order, ID and
+    /// name only, and whether another page follows; only that page is
+    /// read, in one access of the database.
+    ///
+    /// - Throws: ``ValidationError`` when `number` is below 1, `size` is
+    ///   not from 1 to ``PageRules/maxSize``, or `prices` is not a valid
+    ///   range.
+    public func page(sortedBy sort: CoffeeSort = .name, prices: CoffeePriceRange = .any, number: Int, size: Int)
+        async throws -> RecordPage<Coffee>
+    {
+        try await table.page(where: Self.priceFilter(prices), orderBy: Self.orderBy(sort), number: number, size: size)
     }
 
     /// Walks the coffees (as ``list(sortedBy:prices:page:)``) without
@@ -213,7 +226,10 @@ public struct CoffeeStore: SearchableRecordStore {
     /// pipe, is buffered in a temporary file first and stopped as soon as
     /// it passes the limit). The bytes are then streamed into the row in
     /// chunks, on the database writer's thread; if anything fails, the
-    /// coffee keeps its old picture.
+    /// coffee keeps its old picture. An upload (``PictureSource/upload(_:)``)
+    /// was checked as it arrived; it is used up here, stored or not.
+    /// Storing gives the picture a new version
+    /// (``PictureReader/entityTag``).
     ///
     /// - Returns: The stored picture's size and format.
     /// - Throws: ``PictureError`` (unreadable, empty, unrecognised, too

@@ -65,6 +65,24 @@ final class PictureInput: @unchecked Sendable {
             }
         case .fileHandle(let handle, _):
             return try opened(descriptor: handle.fileDescriptor, owned: false, name: name, limit: limit)
+        case .upload(let upload):
+            // Checked as it arrived, against its own limit; the store's may
+            // be lower.
+            let taken = try upload.take()
+            do {
+                try checkSize(taken.size, limit: limit, name: name)
+            } catch {
+                if let file = taken.file { _ = systemClose(file) }
+                throw error
+            }
+            guard let file = taken.file else {
+                return PictureInput(
+                    format: taken.format, size: taken.size, name: name, descriptor: nil, ownsDescriptor: false,
+                    data: Data(taken.header), header: [])
+            }
+            return PictureInput(
+                format: taken.format, size: taken.size, name: name, descriptor: file, ownsDescriptor: true, data: nil,
+                header: [])
         }
     }
 
