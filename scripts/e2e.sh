@@ -37,11 +37,22 @@ done
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/records-e2e.XXXXXX")"
 server=""
+tests_pid=""
 cleanup() {
+    # pytest, stopped (Tests/e2e/conftest.py turns SIGTERM into an
+    # interruption), closes its browsers before it ends.
+    if [ -n "$tests_pid" ] && kill -0 "$tests_pid" 2>/dev/null; then
+        kill -TERM "$tests_pid" 2>/dev/null || true
+        wait "$tests_pid" 2>/dev/null || true
+    fi
     if [ -n "$server" ] && kill -0 "$server" 2>/dev/null; then kill -KILL "$server" 2>/dev/null || true; fi
     rm -rf "$work"
 }
 trap cleanup EXIT
+# Interrupted or killed: still stop what was started (the EXIT trap runs).
+trap 'exit 129' HUP
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 database="$work/records.sqlite"
 # Anyone may register: the tests sign up through the page, as a person would.
@@ -74,8 +85,13 @@ set +e
 RECORDS_E2E_URL="$url" RECORDS_E2E_DATABASE="$database" RECORDS_BIN="$records" \
     RECORDS_E2E_SCREENSHOTS="$screenshots" RECORDS_E2E_WORK="$work" \
     HOME="$work" PYTHONDONTWRITEBYTECODE=1 \
-    "$python" -m pytest -p no:cacheprovider -v --tb=short "$root/Tests/e2e" "$@"
+    "$python" -m pytest -p no:cacheprovider -v --tb=short "$root/Tests/e2e" "$@" &
+# Waited for in the background, so that a signal to this script is
+# handled at once (see cleanup).
+tests_pid=$!
+wait "$tests_pid"
 tests=$?
+tests_pid=""
 set -e
 
 kill -TERM "$server"

@@ -74,6 +74,10 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
+# Interrupted or killed: still stop what was started (the EXIT trap runs).
+trap 'exit 129' HUP
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 database="$work/records.sqlite"
 rec() { "$records" --database "$database" "$@"; }

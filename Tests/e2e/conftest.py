@@ -6,6 +6,7 @@ import base64
 import os
 import pathlib
 import shutil
+import signal
 import subprocess
 import tempfile
 import uuid
@@ -71,6 +72,15 @@ for (const element of document.body.querySelectorAll('*')) {
 }
 return out.slice(0, 8);
 """
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+# scripts/e2e.sh stops the tests with SIGTERM when it is stopped itself:
+# handled like Ctrl-C, so the fixtures still close their browsers.
+signal.signal(signal.SIGTERM, _interrupt)
 
 
 def base_url():
