@@ -1,3 +1,5 @@
+import Foundation
+
 #if canImport(SQLite3)
     import SQLite3
 #else
@@ -24,7 +26,7 @@ final class RecordPlans {
         if id == lastType, let lastPlan { return lastPlan }
         let plan =
             plans[id]
-            ?? RecordPlan(typeName: String(describing: type), tableName: type.tableName, primaryKey: type.primaryKey)
+            ?? RecordPlan(recordType: type, tableName: type.tableName, primaryKey: type.primaryKey)
         plans[id] = plan
         lastType = id
         lastPlan = plan
@@ -43,7 +45,7 @@ final class RecordPlans {
 /// SQL and statements that write them.
 @usableFromInline
 final class RecordPlan {
-    let typeName: String
+    let recordType: Any.Type
     let tableName: String
     let primaryKey: String
     let quotedTable: String
@@ -67,8 +69,8 @@ final class RecordPlan {
     /// The buffer of the last encoded record, reused by the next one.
     @exclusivity(unchecked) private var spare = ContiguousArray<SQLiteValue>()
 
-    init(typeName: String, tableName: String, primaryKey: String) {
-        self.typeName = typeName
+    init(recordType: Any.Type, tableName: String, primaryKey: String) {
+        self.recordType = recordType
         self.tableName = tableName
         self.primaryKey = primaryKey
         quotedTable = quotedIdentifier(tableName)
@@ -80,6 +82,10 @@ final class RecordPlan {
         deleteAllSQL = "DELETE FROM \(quotedTable)"
         countSQL = "SELECT COUNT(*) FROM \(quotedTable)"
     }
+
+    /// The record type's name, for errors. Made when needed: describing
+    /// a type costs as much as encoding a few hundred columns.
+    var typeName: String { String(describing: recordType) }
 
     // MARK: Encoding
 
@@ -231,28 +237,98 @@ final class ColumnLayout {
             throw SQLiteError.misuse("the database connection is closed", sql: statement.sql)
         }
         try statement.checkWriteAllowed()
+        try bindAndStep(statement, columns.values, parameters, from: 0, borrowed: 0)
+        statement.didComplete()
+    }
+
+    /// How many text or blob values one write binds without a copy; any
+    /// more are copied by SQLite. Each one lent costs a stack frame.
+    private static let maximumBorrowed = 64
+
+    /// Binds the values from position `start` on, then steps and resets
+    /// the statement.
+    ///
+    /// Text and blobs are bound without a copy (`SQLITE_STATIC`), which
+    /// spares SQLite an allocation and a copy of the bytes per value. The
+    /// bytes are only valid inside the closure that lends them, so the rest
+    /// of the values are bound, and the statement run, inside it (see
+    /// ``bindBorrowing(_:_:_:at:borrowed:)``).
+    private static func bindAndStep(
+        _ statement: Statement, _ values: ContiguousArray<SQLiteValue>, _ parameters: [Int32]?, from start: Int,
+        borrowed: Int
+    ) throws {
         let handle = statement.sqliteStatement
-        for position in columns.values.indices {
+        for position in start..<values.count {
             let parameter = parameters?[position] ?? Int32(truncatingIfNeeded: position + 1)
-            let code = columns.values[position].bind(to: handle, at: parameter)
-            if code != SQLITE_OK { throw failure(statement, code: code, columns, parameters) }
+            let code: Int32
+            switch values[position] {
+            case .integer(let value): code = sqlite3_bind_int64(handle, parameter, value)
+            case .real(let value): code = sqlite3_bind_double(handle, parameter, value)
+            case .null: code = sqlite3_bind_null(handle, parameter)
+            case .text, .blob:
+                if borrowed < maximumBorrowed, values[position].isLendable {
+                    return try bindBorrowing(statement, values, parameters, at: position, borrowed: borrowed)
+                }
+                code = values[position].bind(to: handle, at: parameter)
+            }
+            if code != SQLITE_OK { throw failure(statement, code: code, values, parameters) }
         }
         let code = sqlite3_step(handle)
         guard code == SQLITE_DONE else {
-            let error = failure(statement, code: code, columns, parameters)
+            let error = failure(statement, code: code, values, parameters)
             sqlite3_reset(handle)
             throw error
         }
         sqlite3_reset(handle)
-        statement.didComplete()
     }
 
-    private static func failure(_ statement: Statement, code: Int32, _ columns: RecordColumns, _ parameters: [Int32]?)
-        -> SQLiteError
-    {
-        var ordered = Array(columns.values)
+    /// Binds the text or blob at `position` without a copy, then the
+    /// values after it, and runs the statement, all while its bytes are
+    /// lent; then binds the parameter to NULL, so that the statement never
+    /// keeps a pointer to bytes that are gone.
+    private static func bindBorrowing(
+        _ statement: Statement, _ values: ContiguousArray<SQLiteValue>, _ parameters: [Int32]?, at position: Int,
+        borrowed: Int
+    ) throws {
+        let handle = statement.sqliteStatement
+        let parameter = parameters?[position] ?? Int32(truncatingIfNeeded: position + 1)
+        // Binds the lent bytes, then the rest.
+        func bindRest(_ bind: () -> Int32) throws {
+            let code = bind()
+            if code != SQLITE_OK { throw failure(statement, code: code, values, parameters) }
+            defer { sqlite3_bind_null(handle, parameter) }
+            try bindAndStep(statement, values, parameters, from: position + 1, borrowed: borrowed + 1)
+        }
+        switch values[position] {
+        case .text(let text):
+            let isLent: Void? = try text.utf8.withContiguousStorageIfAvailable { bytes in
+                try bindRest {
+                    bytes.withMemoryRebound(to: CChar.self) {
+                        sqlite3_bind_text64(
+                            handle, parameter, $0.baseAddress, UInt64($0.count), nil, UInt8(SQLITE_UTF8))
+                    }
+                }
+            }
+            if isLent != nil { return }
+        case .blob(let data):
+            return try data.withUnsafeBytes { bytes in
+                try bindRest { sqlite3_bind_blob64(handle, parameter, bytes.baseAddress, UInt64(bytes.count), nil) }
+            }
+        default:
+            break
+        }
+        // Text without contiguous bytes to lend: bound as a copy.
+        let code = values[position].bind(to: handle, at: parameter)
+        if code != SQLITE_OK { throw failure(statement, code: code, values, parameters) }
+        try bindAndStep(statement, values, parameters, from: position + 1, borrowed: borrowed)
+    }
+
+    private static func failure(
+        _ statement: Statement, code: Int32, _ values: ContiguousArray<SQLiteValue>, _ parameters: [Int32]?
+    ) -> SQLiteError {
+        var ordered = Array(values)
         if let parameters {
-            for position in ordered.indices { ordered[Int(parameters[position]) - 1] = columns.values[position] }
+            for position in ordered.indices { ordered[Int(parameters[position]) - 1] = values[position] }
         }
         return statement.error(code: code, arguments: StatementArguments(values: ordered))
     }

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(SQLite3)
     import SQLite3
 #else
@@ -138,6 +139,17 @@ public enum SQLiteValue: Sendable, Hashable, CustomStringConvertible {
         case .real(let value): sqlite3_bind_double(statement, index, value)
         case .text(let value): Self.bind(text: value, to: statement, at: index)
         case .blob(let data): Self.bind(blob: data, to: statement, at: index)
+        }
+    }
+
+    /// Whether the value is non-empty text or a non-empty blob: bytes that
+    /// a write can lend to SQLite instead of having them copied (a null
+    /// pointer, which empty bytes may have, would bind NULL).
+    var isLendable: Bool {
+        switch self {
+        case .text(let text): !text.utf8.isEmpty
+        case .blob(let data): !data.isEmpty
+        default: false
         }
     }
 
