@@ -38,3 +38,41 @@ if [ ${#missing[@]} -gt 0 ]; then
     $sudo apt-get update -qq
     $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
+
+# The browser tests (scripts/e2e.sh) drive Debian's Chromium through its
+# chromedriver, and scripts/load-test.sh loads the server with wrk. Only
+# Debian's browser: nothing downloads one of its own. The fonts make the
+# screenshots readable (Chromium only recommends them).
+browser_missing=()
+[ -x /usr/bin/chromium ] || browser_missing+=(chromium)
+[ -x /usr/bin/chromedriver ] || browser_missing+=(chromium-driver)
+[ -d /usr/share/fonts/truetype/liberation ] || browser_missing+=(fonts-liberation)
+command -v wrk >/dev/null 2>&1 || browser_missing+=(wrk)
+# Debian's Python, not whatever python3 is first on the PATH, so that the
+# virtual environment does not depend on a per-user installation.
+[ -x /usr/bin/python3 ] || browser_missing+=(python3)
+/usr/bin/python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || browser_missing+=(python3-venv)
+if [ ${#browser_missing[@]} -gt 0 ]; then
+    echo "bootstrap: installing ${browser_missing[*]}" >&2
+    sudo=""
+    if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+    export DEBIAN_FRONTEND=noninteractive
+    $sudo apt-get update -qq
+    $sudo apt-get install -y -qq --no-install-recommends "${browser_missing[@]}" >/dev/null
+fi
+
+# A virtual environment at .build/venv with Selenium (the browser tests),
+# pytest, and Datasette (the peer scripts/load-test.sh measures against),
+# pinned; rebuilt only when the pins change.
+venv_pins="selenium==4.51.0 pytest==9.2.0 datasette==0.65.5"
+root="$(cd "$(dirname "$0")/.." && pwd)"
+venv="$root/.build/venv"
+if [ "$(cat "$venv/.pins" 2>/dev/null)" != "$venv_pins" ]; then
+    echo "bootstrap: making the Python environment $venv ($venv_pins)" >&2
+    rm -rf "$venv"
+    mkdir -p "$root/.build"
+    /usr/bin/python3 -m venv "$venv"
+    # shellcheck disable=SC2086 # the pins are words
+    "$venv/bin/pip" install --quiet --disable-pip-version-check $venv_pins
+    echo "$venv_pins" >"$venv/.pins"
+fi
