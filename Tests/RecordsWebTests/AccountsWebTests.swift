@@ -289,7 +289,7 @@ struct AccountsWebTests {
         let client = first.client()
         try await client.register()
         let url = try #require(first.databaseURL)
-        first.stop(keepFiles: true)
+        await first.stopAndWait(keepFiles: true)
         defer { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
         let second = try accountsServer(databaseURL: url)
         defer { second.stop() }

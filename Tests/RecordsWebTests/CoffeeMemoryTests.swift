@@ -126,7 +126,7 @@ private let serverDirectory = ProcessInfo.processInfo.environment["RECORDS_TEST_
             try await Task.sleep(for: .milliseconds(5))
         }
         held?.deallocate()
-        server.stop(keepFiles: true)
+        await server.stopAndWait(keepFiles: true)
     }
 
     /// A `kB` line of `/proc/PID/status`, in bytes.

@@ -21,7 +21,7 @@ enum Stylesheet {
         header.site nav ul { display: flex; gap: 1rem; margin: 0; padding: 0; list-style: none; }
         header.site nav a[aria-current="page"] { border-bottom: 2px solid var(--brand-ink); }
         .account { margin-left: auto; display: flex; align-items: center; gap: .75rem; }
-        main { max-width: 46rem; margin: 0 auto; padding: 1.25rem 1rem 3rem; }
+        main { max-width: 46rem; margin: 0 auto; padding: 1.25rem 1rem 3rem; overflow-wrap: anywhere; }
         h1 { font-size: 1.6rem; line-height: 1.2; margin: .5rem 0 1rem; }
         h2 { font-size: 1.2rem; margin: 1.5rem 0 .5rem; }
         .flash, .notice, .form-error { padding: .6rem .8rem; border-radius: var(--radius); margin: 0 0 1rem; }
@@ -56,6 +56,8 @@ enum Stylesheet {
         ul.records .title { font-weight: 600; display: block; }
         ul.records .subtitle { color: var(--muted); font-size: .92rem; }
         table { width: 100%; border-collapse: collapse; background: var(--card); }
+        .table-scroll { overflow-x: auto; }
+        @media (max-width: 32rem) { table { display: block; overflow-x: auto; } }
         th, td { text-align: left; padding: .5rem .6rem; border-bottom: 1px solid var(--line); }
         .pager { display: flex; justify-content: space-between; gap: 1rem; margin: 1rem 0; }
         ul.apps { list-style: none; padding: 0; display: grid; gap: .8rem;

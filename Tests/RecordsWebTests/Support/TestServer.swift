@@ -70,7 +70,32 @@ final class TestServer: Sendable {
 
     /// Stops the server and closes the database; removes the temporary
     /// directory unless `keepFiles`.
+    ///
+    /// It returns at once and stops on a thread of its own: stopping waits
+    /// for requests in flight, which need Swift's concurrency threads to
+    /// finish, and a test calling this from `defer` holds one of them (with
+    /// two cores there are two, so two tests stopping side by side would
+    /// deadlock). Use ``stopAndWait(keepFiles:)`` to know it has stopped.
     func stop(keepFiles: Bool = false) {
+        let thread = Thread { self.stopNow(keepFiles: keepFiles) }
+        thread.name = "test-server-stop"
+        thread.start()
+    }
+
+    /// Stops the server and closes the database, waiting without holding
+    /// a concurrency thread.
+    func stopAndWait(keepFiles: Bool = false) async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            let thread = Thread {
+                self.stopNow(keepFiles: keepFiles)
+                done.resume()
+            }
+            thread.name = "test-server-stop"
+            thread.start()
+        }
+    }
+
+    private func stopNow(keepFiles: Bool) {
         server.stop()
         database.close()
         if !keepFiles, let directory { try? FileManager.default.removeItem(at: directory) }
