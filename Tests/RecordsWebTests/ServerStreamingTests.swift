@@ -183,15 +183,20 @@ import Testing
     @Test func stopLetsARequestInFlightFinishAndRefusesNewOnes() async throws {
         let release = Mutex(false)
         let started = Mutex(false)
-        let server = try TestServer(routes: { _ in
-            [
-                Route.get("/slow", access: .anyone) { request in
-                    started.withLock { $0 = true }
-                    while !release.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
-                    return Layout.page(request, title: "Slow", content: "<p>done</p>")
-                }
-            ]
-        })
+        // A grace longer than any test run: the test, not a timer, decides
+        // when the request finishes (under a loaded full suite this test's
+        // own steps can take seconds).
+        let server = try TestServer(
+            options: { $0.shutdownGrace = .seconds(600) },
+            routes: { _ in
+                [
+                    Route.get("/slow", access: .anyone) { request in
+                        started.withLock { $0 = true }
+                        while !release.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
+                        return Layout.page(request, title: "Slow", content: "<p>done</p>")
+                    }
+                ]
+            })
         let client = server.client()
         let inFlight = Task { try await client.get("/slow") }
         while !started.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
