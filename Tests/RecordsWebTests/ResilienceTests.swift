@@ -28,7 +28,7 @@ import Testing
                     return Layout.page(request, title: "Note", content: "<p>\(request.form.text("note").count)</p>")
                 },
                 Route.get("/slow", access: .anyone) { request in
-                    try await Task.sleep(for: .milliseconds(1500))
+                    try await Task.sleep(for: .milliseconds(3000))
                     return Layout.page(request, title: "Slow", content: "<p>slow but served</p>")
                 },
             ]
@@ -94,8 +94,10 @@ import Testing
     @Test func aClientTricklingItsBodyIsDropped() async throws {
         let runs = Runs()
         let server = try TestServer(
+            // 100 bytes a second over 5-second periods: 500 bytes per period,
+            // far below what the client sends even on a loaded machine.
             options: {
-                $0.headerTimeout = .seconds(1)
+                $0.headerTimeout = .seconds(5)
                 $0.minimumBodyRate = 100
             }, routes: Self.countingRoutes(runs))
         defer { server.stopInBackground() }
@@ -122,8 +124,10 @@ import Testing
     @Test func aBodyArrivingSteadilyAboveTheRateIsServed() async throws {
         let runs = Runs()
         let server = try TestServer(
+            // 100 bytes a second over 5-second periods: 500 bytes per period,
+            // far below what the client sends even on a loaded machine.
             options: {
-                $0.headerTimeout = .seconds(1)
+                $0.headerTimeout = .seconds(5)
                 $0.minimumBodyRate = 100
             }, routes: Self.countingRoutes(runs))
         defer { server.stopInBackground() }
@@ -138,7 +142,7 @@ import Testing
                 try socket.send(Array(body[start..<min(start + 400, body.count)]))
                 Thread.sleep(forTimeInterval: 0.2)
             }
-            return try socket.read(until: "</html>")
+            return try socket.read(until: "</html>", timeout: .seconds(60))
         }
         #expect(answer.hasPrefix("HTTP/1.1 200"))
         #expect(runs.value == 1)
@@ -147,7 +151,9 @@ import Testing
 
     @Test func aSlowAnswerToPromptHeadersIsNotDropped() async throws {
         let server = try TestServer(
-            options: { $0.headerTimeout = .milliseconds(500) }, routes: Self.countingRoutes(Runs()))
+            // Margins wide enough for a loaded machine: headers sent at once
+            // are in long before 1.5 s; the answer takes twice that.
+            options: { $0.headerTimeout = .milliseconds(1500) }, routes: Self.countingRoutes(Runs()))
         defer { server.stopInBackground() }
         let response = try await server.client().get("/slow")
         #expect(response.status == 200)
