@@ -52,7 +52,7 @@ import Testing
         defer { server.stopInBackground() }
         let socket = try await Self.openStream(server, topics: "people")
         try await Self.addPerson(server.database)
-        let text = try await offPool { try socket.read(until: "event: change\ndata: people\n\n", timeout: .seconds(5)) }
+        let text = try await offPool { try socket.read(until: "event: change\ndata: people\n\n", timeout: .seconds(60)) }
         #expect(text.contains("data: people"))
         socket.close()
     }
@@ -66,7 +66,7 @@ import Testing
         let other = try AppDatabase(url: try #require(server.databaseURL), start: .empty)
         defer { other.close() }
         try await Self.addPerson(other)
-        let text = try await offPool { try socket.read(until: "event: change\ndata: people\n\n", timeout: .seconds(5)) }
+        let text = try await offPool { try socket.read(until: "event: change\ndata: people\n\n", timeout: .seconds(60)) }
         #expect(text.contains("data: people"))
         socket.close()
     }
@@ -95,8 +95,8 @@ import Testing
         _ = try await ContactsStore(database: server.database).add(
             ContactDraft(name: "Ada", address: "12 Rue", contact: "555"))
         let text = try await offPool { () throws -> String in
-            try socket.read(until: "contacts", timeout: .seconds(5))
-            return try socket.read(until: "people", timeout: .seconds(5))
+            try socket.read(until: "contacts", timeout: .seconds(60))
+            return try socket.read(until: "people", timeout: .seconds(60))
         }
         #expect(text.contains("event: change\n"))
         socket.close()
@@ -196,7 +196,7 @@ import Testing
         defer { server.stopInBackground() }
         server.app.live.stop()
         let socket = try await Self.openStream(server, topics: "people")
-        let ended = try await offPool { try socket.read(until: "0\r\n\r\n", timeout: .seconds(5)) }
+        let ended = try await offPool { try socket.read(until: "0\r\n\r\n", timeout: .seconds(60)) }
         #expect(!ended.contains("event:"))
         #expect(server.app.live.streamCount == 0)
         #expect(server.app.live.observationCount == 0)
