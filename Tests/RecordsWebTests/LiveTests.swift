@@ -52,7 +52,9 @@ import Testing
         defer { server.stopInBackground() }
         let socket = try await Self.openStream(server, topics: "people")
         try await Self.addPerson(server.database)
-        let text = try await offPool { try socket.read(until: "event: change\ndata: people\n\n", timeout: .seconds(60)) }
+        let text = try await offPool {
+            try socket.read(until: "event: change\ndata: people\n\n", timeout: .seconds(60))
+        }
         #expect(text.contains("data: people"))
         socket.close()
     }
@@ -66,7 +68,9 @@ import Testing
         let other = try AppDatabase(url: try #require(server.databaseURL), start: .empty)
         defer { other.close() }
         try await Self.addPerson(other)
-        let text = try await offPool { try socket.read(until: "event: change\ndata: people\n\n", timeout: .seconds(60)) }
+        let text = try await offPool {
+            try socket.read(until: "event: change\ndata: people\n\n", timeout: .seconds(60))
+        }
         #expect(text.contains("data: people"))
         socket.close()
     }

@@ -128,4 +128,26 @@ enum ListControls {
         }
         return messages
     }
+
+    /// The page that asks before a record is deleted: the POST form to
+    /// `action`, a Cancel link back to `cancel`, and the note about an
+    /// unreadable row when there is one.
+    static func confirmDelete(
+        _ request: Request, shown: String, section: String, action: String, cancel: String,
+        unreadable: UnreadableRowError?
+    ) -> Response {
+        let note: HTML? = unreadable.map { "<p class=\"notice\" id=\"unreadable\">\($0.description)</p>" }
+        return Layout.page(
+            request, title: "Delete \(shown)?", section: section,
+            content: """
+                <h1>Delete \(shown)?</h1>
+                \(note)
+                <p>This cannot be undone.</p>
+                <form method="post" action="\(action)" id="delete-form" class="actions">
+                \(Layout.csrfField(request))
+                <button type="submit" class="danger" id="confirm-delete">Delete</button>
+                <a href="\(cancel)">Cancel</a>
+                </form>
+                """)
+    }
 }

@@ -119,18 +119,8 @@ enum PeopleViews {
         _ request: Request, id: Int64, name: String?, unreadable: UnreadableRowError? = nil
     ) -> Response {
         let shown = name.map { $0.isEmpty ? "(no name)" : $0 } ?? "person \(id)"
-        let note: HTML? = unreadable.map { "<p class=\"notice\" id=\"unreadable\">\($0.description)</p>" }
-        return Layout.page(
-            request, title: "Delete \(shown)?", section: "/people",
-            content: """
-                <h1>Delete \(shown)?</h1>
-                \(note)
-                <p>This cannot be undone.</p>
-                <form method="post" action="\(HTML.path(["people", String(id), "delete"]))" id="delete-form" class="actions">
-                \(Layout.csrfField(request))
-                <button type="submit" class="danger" id="confirm-delete">Delete</button>
-                <a href="\(PeoplePages.path(id))">Cancel</a>
-                </form>
-                """)
+        return ListControls.confirmDelete(
+            request, shown: shown, section: "/people",
+            action: HTML.path(["people", String(id), "delete"]), cancel: PeoplePages.path(id), unreadable: unreadable)
     }
 }
