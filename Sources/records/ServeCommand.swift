@@ -116,24 +116,71 @@ func parseListenAddress(_ text: String, path: [String]) throws -> (String, UInt1
 private func isLoopback(_ host: String) -> Bool { host == "::1" || host.hasPrefix("127.") }
 
 /// Waits for one of some signals, which then no longer end the process.
-final class SignalWaiter: @unchecked Sendable {  // The sources are only kept alive, never touched after init.
-    private let sources: [any DispatchSourceSignal]
-    private let received = AsyncStream<Int32>.makeStream()
+///
+/// The signals get a handler of their own that writes the signal's number
+/// to a pipe, and a thread reads the pipe. Whichever thread of the process
+/// the kernel delivers the signal to, the handler runs there, so no signal
+/// is lost. (A dispatch signal source is not enough on Linux: it reads a
+/// `signalfd`, which only sees a signal that every thread blocks, while
+/// the signal was set to be ignored; delivered to a thread that does not
+/// block it, a SIGTERM simply vanished and the server never stopped.)
+final class SignalWaiter: Sendable {
+    private let readEnd: Int32
 
+    /// Installs the handlers; call it once, before the signals matter.
     init(signals: [Int32]) {
-        let continuation = received.continuation
-        sources = signals.map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { continuation.yield(number) }
-            source.resume()
-            return source
+        var ends: [Int32] = [-1, -1]
+        if pipe(&ends) != 0 {
+            fatalError("records serve: cannot make a pipe for signals: \(String(cString: strerror(errno)))")
         }
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        // A full pipe must not block the handler: one byte is enough.
+        _ = fcntl(ends[1], F_SETFL, fcntl(ends[1], F_GETFL) | O_NONBLOCK)
+        readEnd = ends[0]
+        signalPipeWriteEnd = ends[1]
+        var unblocked = sigset_t()
+        sigemptyset(&unblocked)
+        for number in signals {
+            signal(number, signalPipeHandler)
+            sigaddset(&unblocked, number)
+        }
+        // Foundation's Process starts programs with these signals blocked
+        // when it is called from a dispatch queue; threads started from
+        // here on inherit this thread's mask.
+        pthread_sigmask(SIG_UNBLOCK, &unblocked, nil)
     }
 
     /// The first signal that arrives.
     func wait() async -> Int32 {
-        for await number in received.stream { return number }
-        return SIGTERM
+        let readEnd = readEnd
+        return await withCheckedContinuation { continuation in
+            // A blocking read on a thread of its own, not on one of Swift's
+            // few concurrency threads.
+            let thread = Thread {
+                var byte: UInt8 = 0
+                while true {
+                    let count = read(readEnd, &byte, 1)
+                    if count == 1 { break }
+                    if count < 0 && errno == EINTR { continue }
+                    byte = UInt8(SIGTERM)  // The pipe cannot fail; if it did, stop.
+                    break
+                }
+                continuation.resume(returning: Int32(byte))
+            }
+            thread.name = "records-signals"
+            thread.start()
+        }
     }
+}
+
+/// The pipe's write end, for the handler (which can capture nothing).
+/// Set once, before any handler is installed, and only read after.
+nonisolated(unsafe) private var signalPipeWriteEnd: Int32 = -1
+
+/// Writes the signal's number to the pipe: `write` is async-signal-safe.
+private let signalPipeHandler: @convention(c) (Int32) -> Void = { received in
+    let savedErrno = errno
+    var byte = UInt8(truncatingIfNeeded: received)
+    _ = write(signalPipeWriteEnd, &byte, 1)
+    errno = savedErrno
 }

@@ -47,8 +47,17 @@ final class ServeProcess {
     }
 
     /// Sends `signal` and waits for the exit: the status and standard error.
+    ///
+    /// A server still running a minute after the signal is a failure (it
+    /// is then killed, so the suite goes on).
     func stop(_ signal: Int32 = SIGTERM) -> (status: Int32, stderr: String) {
         kill(process.processIdentifier, signal)
+        let deadline = Date().addingTimeInterval(60)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        if process.isRunning {
+            Issue.record("records serve was still running a minute after signal \(signal)")
+            kill(process.processIdentifier, SIGKILL)
+        }
         process.waitUntilExit()
         let errors = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         return (process.terminationStatus, errors)
