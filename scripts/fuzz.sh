@@ -71,7 +71,7 @@ is_target() {
 # targets use to reach internal parsers.
 build_libraries() {
     echo "== fuzz: building the sanitized libraries in $scratch" >&2
-    swift build --scratch-path "$scratch" -Xswiftc -sanitize=fuzzer,address --target RecordsApp \
+    swift build --scratch-path "$scratch" -Xswiftc -sanitize=fuzzer,address --target RecordsWeb \
         >"$scratch.build.log" 2>&1 || {
         cat "$scratch.build.log" >&2
         return 1
@@ -80,14 +80,15 @@ build_libraries() {
 
 library_objects() {
     find "$scratch/debug/SQLiteStore.build" "$scratch/debug/SQLiteStoreAppSupport.build" \
-        "$scratch/debug/PasswordHashing.build" "$scratch/debug/RecordsApp.build" -name '*.o' | sort
+        "$scratch/debug/PasswordHashing.build" "$scratch/debug/RecordsApp.build" \
+        "$scratch/debug/RecordsWeb.build" -name '*.o' | sort
 }
 
 build_target() {
     local name=$1
     local output=$bin/$name
     local sources objects libraries
-    mapfile -t libraries < <(pkg-config --libs sqlite3 libcrypto | tr ' ' '\n' | grep .)
+    mapfile -t libraries < <(pkg-config --libs sqlite3 libcrypto libmicrohttpd | tr ' ' '\n' | grep .)
     mapfile -t sources < <(printf '%s\n' Fuzz/Support/*.swift "Fuzz/Targets/$name.swift"; extra_sources "$name")
     mapfile -t objects < <(library_objects)
     if [ -x "$output" ] && [ -z "$(find "${sources[@]}" "${objects[@]}" -newer "$output" -print -quit)" ]; then
@@ -99,7 +100,7 @@ build_target() {
     # provides main. The C modules' maps come from the package's folders.
     swiftc -sanitize=fuzzer,address -parse-as-library -swift-version 6 -g -Onone -use-ld=lld \
         -module-name "fuzz_$name" \
-        -I "$scratch/debug/Modules" -I Sources/CSQLite -I Sources/COpenSSL \
+        -I "$scratch/debug/Modules" -I Sources/CSQLite -I Sources/COpenSSL -I Sources/CMicroHTTPD \
         "${sources[@]}" "${objects[@]}" \
         "${libraries[@]}" \
         -o "$output"
