@@ -20,7 +20,7 @@ public enum StaticFiles {
         return "<script src=\"\(liveScriptPath)\" defer></script>"
     }
 
-    static let version = "2"
+    static let version = "3"
 
     /// The files, by path: content type and bytes.
     static let files: [String: (type: String, bytes: [UInt8])] = [

@@ -236,7 +236,7 @@ struct ContactsWebTests {
         #expect(saved.location == "/contacts")
         #expect(try await store.contact(id: jane.id)?.details == "1 High St | 555")
         let page = try await ListsWeb.follow(saved, with: client)
-        #expect(page.body.contains("id=\"flash\">Updated Jane Roe.</p>"))
+        #expect(page.body.contains("id=\"flash\">Updated \u{2068}Jane Roe\u{2069}.</p>"))
     }
 
     @Test("Delete asks first; confirming deletes and redirects with a status line")
@@ -245,7 +245,7 @@ struct ContactsWebTests {
         let jane = try await add("Jane Doe")
         let confirm = try await client.get("/contacts/\(jane.id)/delete")
         #expect(confirm.status == 200)
-        #expect(confirm.body.contains("<h1>Delete Jane Doe?</h1>"))
+        #expect(confirm.body.contains("<h1>Delete <bdi>Jane Doe</bdi>?</h1>"))
         let response = try await client.post("/contacts/\(jane.id)/delete", [])
         #expect(response.status == 303)
         #expect(try await store.count() == 0)

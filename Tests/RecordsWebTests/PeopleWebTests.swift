@@ -181,7 +181,7 @@ struct PeopleWebTests {
         #expect(person.fullName == "Ada Lovelace" && person.age == 36)
         #expect(response.location == "/people/\(person.id)")
         let page = try await ListsWeb.follow(response, with: client)
-        #expect(page.body.contains("id=\"flash\">Added Ada Lovelace (age 36).</p>"))
+        #expect(page.body.contains("id=\"flash\">Added \u{2068}Ada Lovelace\u{2069} (age 36).</p>"))
         #expect(page.body.contains("<dd id=\"person-age\">36</dd>"))
     }
 
@@ -288,7 +288,7 @@ struct PeopleWebTests {
             try await store.person(id: ada.id)
                 == Person(id: ada.id, firstName: "Augusta Ada", lastName: "King", age: nil))
         let page = try await ListsWeb.follow(response, with: client)
-        #expect(page.body.contains("id=\"flash\">Updated Augusta Ada King.</p>"))
+        #expect(page.body.contains("id=\"flash\">Updated \u{2068}Augusta Ada King\u{2069}.</p>"))
     }
 
     @Test("A refused edit shows the errors beside the fields, keeps the input, changes nothing")
@@ -311,7 +311,7 @@ struct PeopleWebTests {
         let ada = try await add("Ada", "Lovelace", 36)
         let confirm = try await client.get("/people/\(ada.id)/delete")
         #expect(confirm.status == 200)
-        #expect(confirm.body.contains("<h1>Delete Ada Lovelace?</h1>"))
+        #expect(confirm.body.contains("<h1>Delete <bdi>Ada Lovelace</bdi>?</h1>"))
         #expect(confirm.body.contains("<form method=\"post\" action=\"/people/\(ada.id)/delete\""))
         #expect(try await store.count() == 1)
         let response = try await client.post("/people/\(ada.id)/delete", [])

@@ -202,8 +202,10 @@ class Browser:
             return True
 
     def status_line(self):
+        """The status lines' text, without the invisible marks that set a
+        name apart from the sentence around it (U+2068, U+2069)."""
         elements = self.find_all('[role="status"]')
-        return " ".join(e.text for e in elements)
+        return " ".join(e.text for e in elements).replace("\u2068", "").replace("\u2069", "")
 
     # Checks ---------------------------------------------------------------
 

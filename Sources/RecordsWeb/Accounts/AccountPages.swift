@@ -293,7 +293,7 @@ struct AccountPageHandlers: Sendable {
             request, title: "Your account",
             content: """
                 <h1>Your account</h1>
-                <dl class="details" id="profile">
+                <dl class="details" id="profile" data-live-topics="users">
                 \(details.map { "<dt>\($0.0)</dt><dd>\($0.1)</dd>" as HTML })
                 </dl>
                 <div class="actions"><a class="button" href="/account/edit" id="edit-profile">Edit profile</a>

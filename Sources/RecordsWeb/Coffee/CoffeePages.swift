@@ -41,7 +41,7 @@ enum CoffeePages {
             Route.post("/coffee/:id/delete") { request in
                 let id = try request.id()
                 let deleted = try await store.delete(id: id)
-                return Layout.redirect(to: "/coffee", flash: "Deleted \(deleted.name)", request: request)
+                return Layout.redirect(to: "/coffee", flash: "Deleted \(Layout.isolated(deleted.name))", request: request)
             },
             Route.get("/coffee/:id/picture") { request in try await picture(request, store: store) },
             Route(
@@ -109,7 +109,7 @@ enum CoffeePages {
         if !page.isEmpty {
             empty = ""
         } else if query.isSearch {
-            empty = "<p class=\"notice\" id=\"empty\">No coffee matches “\(query.search)”.</p>"
+            empty = "<p class=\"notice\" id=\"empty\">No coffee matches “<bdi>\(query.search)</bdi>”.</p>"
         } else if page.number > 1 {
             empty =
                 "<p class=\"notice\" id=\"empty\">This page is past the end of the list. "
@@ -118,7 +118,7 @@ enum CoffeePages {
             empty = "<p class=\"notice\" id=\"empty\">No coffees yet. <a href=\"/coffee/new\">Add a coffee</a></p>"
         }
         let list: HTML = items.isEmpty ? "" : "<ul class=\"records\" id=\"coffee-list\">\(items)</ul>"
-        let heading: HTML = query.isSearch ? "Coffees matching “\(query.search)”" : "Coffee"
+        let heading: HTML = query.isSearch ? "Coffees matching “<bdi>\(query.search)</bdi>”" : "Coffee"
         return Layout.page(
             request, title: query.isSearch ? "Coffee search" : "Coffee", section: "/coffee",
             content: """
@@ -126,10 +126,12 @@ enum CoffeePages {
                 <p class="actions"><a class="button" id="add-coffee" href="/coffee/new">Add a coffee</a></p>
                 \(ListControls.searchForm(base: "coffee", label: "Search coffees", search: query.search))
                 \(ListControls.sortLinks(base: "coffee", query: query, defaultSort: .name, labels: sorts))
+                <div id="coffee-results" data-live-topics="coffee">
                 \(ListControls.unreadable(page.unreadable))
                 \(list)
                 \(empty)
                 \(ListControls.pager(base: "coffee", query: query, defaultSort: .name, page: page))
+                </div>
                 """)
     }
 
@@ -165,6 +167,7 @@ enum CoffeePages {
             request, title: displayName(coffee), section: "/coffee", status: status,
             content: """
                 <p><a href="/coffee">All coffees</a></p>
+                <section id="coffee" data-live-topics="coffee">
                 <h1 id="coffee-name">\(displayName(coffee))</h1>
                 <dl class="details">
                 <dt>Price</dt><dd id="price">\(price)</dd>
@@ -173,6 +176,7 @@ enum CoffeePages {
                 <a class="button" id="edit-coffee" href="/coffee/\(coffee.id)/edit">Edit</a>
                 <a class="button secondary" id="delete-coffee" href="/coffee/\(coffee.id)/delete">Delete</a>
                 </p>
+                </section>
                 <h2>\(coffee.picture == nil ? "Add a picture" : "Replace the picture")</h2>
                 <form method="post" action="/coffee/\(coffee.id)/picture" enctype="multipart/form-data" class="card" id="picture-form">
                 \(Layout.csrfField(request))
@@ -188,9 +192,11 @@ enum CoffeePages {
                 """)
     }
 
-    /// The coffee the route's `:id` names; 404 when there is none.
+    /// The coffee the route's `:id` names; a 404 saying it was deleted
+    /// (``RecordNotFoundError``) when there is none.
     static func coffee(_ request: Request, store: CoffeeStore) async throws -> Coffee {
-        guard let coffee = try await store.coffee(id: try request.id()) else { throw HTTPError.notFound }
+        let id = try request.id()
+        guard let coffee = try await store.coffee(id: id) else { throw RecordNotFoundError(kind: "coffee", id: id) }
         return coffee
     }
 
@@ -238,7 +244,7 @@ enum CoffeePages {
         let values = (name: request.form.text("name"), price: request.form.text("price"))
         do {
             let added = try await store.add(try CoffeeDraft.parse(name: values.name, price: values.price))
-            return Layout.redirect(to: "/coffee/\(added.id)", flash: "Added \(added.name)", request: request)
+            return Layout.redirect(to: "/coffee/\(added.id)", flash: "Added \(Layout.isolated(added.name))", request: request)
         } catch let error as ValidationError {
             return form(request, coffee: nil, values: values, errors: error, status: 422)
         }
@@ -252,7 +258,7 @@ enum CoffeePages {
             coffee.name = draft.name
             coffee.price = draft.price
             try await store.save(&coffee)
-            return Layout.redirect(to: "/coffee/\(coffee.id)", flash: "Saved \(coffee.name)", request: request)
+            return Layout.redirect(to: "/coffee/\(coffee.id)", flash: "Saved \(Layout.isolated(coffee.name))", request: request)
         } catch let error as ValidationError {
             return form(request, coffee: coffee, values: values, errors: error, status: 422)
         }
@@ -260,9 +266,9 @@ enum CoffeePages {
 
     static func confirmDeletion(_ request: Request, coffee: Coffee) -> Response {
         Layout.page(
-            request, title: "Delete \(displayName(coffee))?", section: "/coffee",
+            request, title: "Delete \(Layout.isolated(displayName(coffee)))?", section: "/coffee",
             content: """
-                <h1>Delete \(displayName(coffee))?</h1>
+                <h1>Delete <bdi>\(displayName(coffee))</bdi>?</h1>
                 <p>This deletes the coffee\(coffee.picture == nil ? "" : " and its picture"). It cannot be undone.</p>
                 <form method="post" action="/coffee/\(coffee.id)/delete" class="card" id="delete-form">
                 \(Layout.csrfField(request))

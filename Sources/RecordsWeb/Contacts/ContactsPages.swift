@@ -80,7 +80,7 @@ enum ContactsPages {
                     let contact = try await store.update(
                         id: id,
                         with: ContactChanges(name: values.name, address: values.address, contact: values.contact))
-                    return Layout.redirect(to: "/contacts", flash: "Updated \(contact.name).", request: request)
+                    return Layout.redirect(to: "/contacts", flash: "Updated \(Layout.isolated(contact.name)).", request: request)
                 } catch let error as ValidationError {
                     return ContactsViews.form(request, id: id, values: values, errors: error, status: 422)
                 }
@@ -98,7 +98,7 @@ enum ContactsPages {
             Route.post("/contacts/:id/delete") { request in
                 let contact = try await store.delete(id: try request.id())
                 let name = contact.name.isEmpty ? "contact \(contact.id)" : contact.name
-                return Layout.redirect(to: "/contacts", flash: "Deleted \(name).", request: request)
+                return Layout.redirect(to: "/contacts", flash: "Deleted \(Layout.isolated(name)).", request: request)
             },
         ]
     }
@@ -133,11 +133,13 @@ enum ContactsPages {
 
     /// The contact the route's `:id` names.
     ///
-    /// - Throws: ``HTTPError/notFound`` when there is none; an
-    ///   ``HTTPError`` 409 naming the problem when the row cannot be read.
+    /// - Throws: ``RecordNotFoundError`` when there is none (its page says
+    ///   the contact was deleted); an ``HTTPError`` 409 naming the problem
+    ///   when the row cannot be read.
     private static func contact(_ request: Request, store: ContactsStore) async throws -> Contact {
         do {
-            guard let contact = try await store.contact(id: try request.id()) else { throw HTTPError.notFound }
+            let id = try request.id()
+            guard let contact = try await store.contact(id: id) else { throw RecordNotFoundError(kind: "contact", id: id) }
             return contact
         } catch let error as UnreadableRowError {
             throw HTTPError(status: 409, message: error.description)

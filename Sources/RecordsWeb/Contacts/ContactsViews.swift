@@ -62,7 +62,7 @@ enum ContactsViews {
         if !page.isEmpty {
             empty = ""
         } else if query.isSearch {
-            empty = "<p class=\"notice\" id=\"empty\">No contact matches “\(query.search)”.</p>"
+            empty = "<p class=\"notice\" id=\"empty\">No contact matches “<bdi>\(query.search)</bdi>”.</p>"
         } else if page.number > 1 {
             empty =
                 "<p class=\"notice\" id=\"empty\">This page is past the end of the list. <a href=\"/contacts\">Back to the first page</a></p>"
@@ -70,7 +70,7 @@ enum ContactsViews {
             empty = "<p class=\"notice\" id=\"empty\">No contacts yet.</p>"
         }
         let list: HTML = items.isEmpty ? "" : "<ul class=\"records\" id=\"contacts-list\">\(items)</ul>"
-        let heading: HTML = query.isSearch ? "Contacts matching “\(query.search)”" : "All contacts"
+        let heading: HTML = query.isSearch ? "Contacts matching “<bdi>\(query.search)</bdi>”" : "All contacts"
         return Layout.page(
             request, title: "Contacts", section: "/contacts", status: status,
             content: """
@@ -87,10 +87,12 @@ enum ContactsViews {
                 <h2>\(heading)</h2>
                 \(ListControls.searchForm(base: "contacts", label: "Search contacts", search: query.search))
                 \(ListControls.sortLinks(base: "contacts", query: query, defaultSort: .name, labels: sorts))
+                <div id="contacts-results" data-live-topics="contacts">
                 \(ListControls.unreadable(page.unreadable))
                 \(list)
                 \(empty)
                 \(ListControls.pager(base: "contacts", query: query, defaultSort: .name, page: page))
+                </div>
                 """)
     }
 

@@ -109,6 +109,12 @@ public enum Layout {
             Cookie(name: WebApp.flashCookie, value: encoded, maxAge: 60, secure: request.isSecure))
     }
 
+    /// `text` set apart inside a sentence of plain text (a status line):
+    /// between Unicode's first-strong isolate and pop-directional isolate
+    /// marks, so right-to-left text or a stray direction override in a name
+    /// cannot reorder the words around it. In markup, use `<bdi>`.
+    public static func isolated(_ text: String) -> String { "\u{2068}\(text)\u{2069}" }
+
     /// The hidden field every POST form carries.
     public static func csrfField(_ request: Request) -> HTML {
         "<input type=\"hidden\" name=\"csrf\" value=\"\(request.csrfToken)\">"

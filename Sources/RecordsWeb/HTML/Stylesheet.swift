@@ -55,6 +55,7 @@ enum Stylesheet {
         ul.records li:first-child { border-top: 0; }
         ul.records .title { font-weight: 600; display: block; }
         ul.records .subtitle { color: var(--muted); font-size: .92rem; }
+        ul.records .title, ul.records .subtitle, .snippet { unicode-bidi: isolate; }
         table { width: 100%; border-collapse: collapse; background: var(--card); }
         .table-scroll { overflow-x: auto; }
         @media (max-width: 32rem) { table { display: block; overflow-x: auto; } }

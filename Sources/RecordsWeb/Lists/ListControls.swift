@@ -138,9 +138,9 @@ enum ListControls {
     ) -> Response {
         let note: HTML? = unreadable.map { "<p class=\"notice\" id=\"unreadable\">\($0.description)</p>" }
         return Layout.page(
-            request, title: "Delete \(shown)?", section: section,
+            request, title: "Delete \(Layout.isolated(shown))?", section: section,
             content: """
-                <h1>Delete \(shown)?</h1>
+                <h1>Delete <bdi>\(shown)</bdi>?</h1>
                 \(note)
                 <p>This cannot be undone.</p>
                 <form method="post" action="\(action)" id="delete-form" class="actions">

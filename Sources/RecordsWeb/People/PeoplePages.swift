@@ -94,11 +94,13 @@ enum PeoplePages {
 
     /// The person the route's `:id` names.
     ///
-    /// - Throws: ``HTTPError/notFound`` when there is none; an
-    ///   ``HTTPError`` 409 naming the problem when the row cannot be read.
+    /// - Throws: ``RecordNotFoundError`` when there is none (its page says
+    ///   the person was deleted); an ``HTTPError`` 409 naming the problem
+    ///   when the row cannot be read.
     private static func person(_ request: Request, store: PeopleStore) async throws -> Person {
         do {
-            guard let person = try await store.person(id: try request.id()) else { throw HTTPError.notFound }
+            let id = try request.id()
+            guard let person = try await store.person(id: id) else { throw RecordNotFoundError(kind: "person", id: id) }
             return person
         } catch let error as UnreadableRowError {
             throw HTTPError(status: 409, message: error.description)

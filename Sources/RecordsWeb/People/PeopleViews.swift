@@ -17,9 +17,10 @@ enum PeopleViews {
 
     static let sorts: [(PersonSort, String)] = [(.name, "name"), (.age, "age")]
 
-    /// "Ada Lovelace (age 36)", for status lines.
+    /// "Ada Lovelace (age 36)", for status lines (the name isolated, see
+    /// ``Layout/isolated(_:)``).
     static func describe(_ person: Person) -> String {
-        person.fullName + (person.age.map { " (age \($0))" } ?? "")
+        Layout.isolated(person.fullName) + (person.age.map { " (age \($0))" } ?? "")
     }
 
     /// The age as the list's subtitle.
@@ -38,14 +39,14 @@ enum PeopleViews {
         if !page.isEmpty {
             empty = ""
         } else if query.isSearch {
-            empty = "<p class=\"notice\" id=\"empty\">No one matches “\(query.search)”.</p>"
+            empty = "<p class=\"notice\" id=\"empty\">No one matches “<bdi>\(query.search)</bdi>”.</p>"
         } else if page.number > 1 {
             empty =
                 "<p class=\"notice\" id=\"empty\">This page is past the end of the list. <a href=\"/people\">Back to the first page</a></p>"
         } else {
             empty = "<p class=\"notice\" id=\"empty\">No one yet. <a href=\"/people/new\">Add a person</a></p>"
         }
-        let heading: HTML = query.isSearch ? "People matching “\(query.search)”" : "People"
+        let heading: HTML = query.isSearch ? "People matching “<bdi>\(query.search)</bdi>”" : "People"
         let list: HTML = items.isEmpty ? "" : "<ul class=\"records\" id=\"people-list\">\(items)</ul>"
         return Layout.page(
             request, title: "People", section: "/people",
@@ -54,10 +55,12 @@ enum PeopleViews {
                 <p class="actions"><a class="button" href="/people/new" id="add-person">Add a person</a></p>
                 \(ListControls.searchForm(base: "people", label: "Search people", search: query.search))
                 \(ListControls.sortLinks(base: "people", query: query, defaultSort: .name, labels: sorts))
+                <div id="people-results" data-live-topics="people">
                 \(ListControls.unreadable(page.unreadable))
                 \(list)
                 \(empty)
                 \(ListControls.pager(base: "people", query: query, defaultSort: .name, page: page))
+                </div>
                 """)
     }
 
@@ -66,12 +69,14 @@ enum PeopleViews {
         return Layout.page(
             request, title: name, section: "/people",
             content: """
+                <section id="person" data-live-topics="people">
                 <h1 id="person-name">\(name)</h1>
                 <dl class="details" id="person-details">
                 <dt>First name</dt><dd id="person-first-name">\(person.firstName)</dd>
                 <dt>Last name</dt><dd id="person-last-name">\(person.lastName)</dd>
                 <dt>Age</dt><dd id="person-age">\(person.age.map(String.init) ?? "unknown")</dd>
                 </dl>
+                </section>
                 <p class="actions">
                 <a class="button" href="\(HTML.path(["people", String(person.id), "edit"]))" id="edit-person">Edit</a>
                 <a class="button secondary" href="\(HTML.path(["people", String(person.id), "delete"]))" id="delete-person">Delete</a>
