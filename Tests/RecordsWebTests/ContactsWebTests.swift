@@ -250,7 +250,7 @@ struct ContactsWebTests {
         #expect(response.status == 303)
         #expect(try await store.count() == 0)
         let page = try await ListsWeb.follow(response, with: client)
-        #expect(page.body.contains("id=\"flash\">Deleted Jane Doe.</p>"))
+        #expect(page.body.contains("id=\"flash\">Deleted \u{2068}Jane Doe\u{2069}.</p>"))
     }
 
     @Test("A contact that does not exist is the 404 page on every route")

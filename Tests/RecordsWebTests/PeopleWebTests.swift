@@ -151,7 +151,7 @@ struct PeopleWebTests {
             let response = try await client.get("/people?q=\(query)")
             #expect(response.status == 200)
             #expect(ListsWeb.holdsNoHostileMarkup(response.body))
-            #expect(response.body.contains("People matching “\(HTML.escape(text))”"))
+            #expect(response.body.contains("People matching “<bdi>\(HTML.escape(text))</bdi>”"))
             #expect(ListsWeb.value(of: "field-q", in: response.body) == HTML.escape(text))
         }
     }
@@ -319,7 +319,7 @@ struct PeopleWebTests {
         #expect(response.location == "/people")
         #expect(try await store.count() == 0)
         let list = try await ListsWeb.follow(response, with: client)
-        #expect(list.body.contains("id=\"flash\">Deleted Ada Lovelace (age 36).</p>"))
+        #expect(list.body.contains("id=\"flash\">Deleted \u{2068}Ada Lovelace\u{2069} (age 36).</p>"))
         #expect(try await client.get("/people/\(ada.id)").status == 404)
     }
 
