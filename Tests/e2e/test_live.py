@@ -36,10 +36,8 @@ def wait_for_main_text(browser, text, present=True, since=None):
 def wait_until_following(browser):
     """Waits until the page's event stream is open, so no change made
     before it listens is expected to show."""
-    WebDriverWait(browser.driver, LIVE_WAIT).until(
-        lambda d: d.execute_script(
-            "return performance.getEntriesByType('resource').some(e => e.name.includes('/events'))"
-        ),
+    WebDriverWait(browser.driver, LIVE_WAIT, poll_frequency=0.05).until(
+        lambda d: d.execute_script("return document.documentElement.getAttribute('data-live') === 'open'"),
         f"{browser.name}: the page never opened its event stream",
     )
 

@@ -27,6 +27,8 @@ import Foundation
 /// region shows the 404 page's message instead (``RecordNotFoundError``
 /// gives "This person (ID 3) was deleted, or never existed."). A region
 /// holding a form the user is typing in, or has changed, is left alone.
+/// While the page follows the changes, its `<html>` element has
+/// `data-live="open"` (`"reconnecting"` after the stream was lost).
 /// Without JavaScript nothing changes: the page is simply not live. Keep
 /// the region's `id` the same from one rendering to the next, and keep
 /// anything that must not be replaced (a search box being typed in)

@@ -114,6 +114,8 @@ enum LiveScript {
             var source = new EventSource('/events?topics=' + encodeURIComponent(wanted.join(',')));
             source.addEventListener('open', function () {
               delay = 2000;
+              // The page's state, for styles and tests: "open" while it follows.
+              document.documentElement.setAttribute('data-live', 'open');
               // Back after a lost connection (a server restart): what changed
               // meanwhile was not announced.
               if (opened) { refresh(wanted); }
@@ -123,6 +125,7 @@ enum LiveScript {
               refresh(String(event.data).split(','));
             });
             source.addEventListener('error', function () {
+              document.documentElement.setAttribute('data-live', 'reconnecting');
               // The browser reconnects by itself after a dropped stream; after a
               // refusal (a 401 once logged out, a 502 from a proxy) it gives up,
               // so this tries again, less and less often.

@@ -76,12 +76,12 @@ enum PeopleViews {
                 <dt>Last name</dt><dd id="person-last-name">\(person.lastName)</dd>
                 <dt>Age</dt><dd id="person-age">\(person.age.map(String.init) ?? "unknown")</dd>
                 </dl>
-                </section>
                 <p class="actions">
                 <a class="button" href="\(HTML.path(["people", String(person.id), "edit"]))" id="edit-person">Edit</a>
                 <a class="button secondary" href="\(HTML.path(["people", String(person.id), "delete"]))" id="delete-person">Delete</a>
-                <a href="/people">Back to People</a>
                 </p>
+                </section>
+                <p><a href="/people">Back to People</a></p>
                 """)
     }
 
