@@ -1,8 +1,13 @@
 """Live screens: a page open in one browser shows a change made in another
-browser, or by the records command in another process, by itself (the
-page is not reloaded)."""
+browser or tab, or by the records command in another process, by itself
+(the page is not reloaded); after the server restarts it reconnects and
+shows what changed meanwhile."""
 
 import json
+import os
+import re
+import signal
+import subprocess
 import time
 
 from selenium.webdriver.support.ui import WebDriverWait
@@ -141,3 +146,60 @@ def test_a_form_being_typed_in_is_not_replaced(signed_in):
     records("contacts", "add", "--name", marker, "--address", "2 Live Street", "--contact", "555 0100")
     wait_for_main_text(watcher, "2 Live Street | 555 0100")
     assert watcher.find("#field-name").get_attribute("value") == "half typed"
+
+
+class OwnServer:
+    """A records serve of this test's own, on its own database, so it can
+    be stopped and started again on the same port."""
+
+    def __init__(self, directory):
+        self.database = os.path.join(directory, "restart.sqlite")
+        self.port = 0
+        self.process = None
+
+    def start(self):
+        command = [os.environ["RECORDS_BIN"], "--database", self.database, "serve", "--registration", "open",
+                   "--listen", f"127.0.0.1:{self.port}"]
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        line = self.process.stdout.readline()
+        match = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+        assert match, f"records serve did not start: {line!r}"
+        self.port = int(match.group(1))
+        return f"http://127.0.0.1:{self.port}"
+
+    def stop(self):
+        self.process.send_signal(signal.SIGTERM)
+        assert self.process.wait(timeout=30) == 0
+
+    def records(self, *arguments):
+        command = [os.environ["RECORDS_BIN"], "--database", self.database, *arguments]
+        subprocess.run(command, check=True, capture_output=True, timeout=60)
+
+
+def test_a_page_reconnects_after_the_server_restarts_and_catches_up(open_browser, tmp_path):
+    server = OwnServer(str(tmp_path))
+    browser = open_browser("restart")
+    browser.base = server.start()
+    try:
+        sign_up(browser)
+        browser.get("/people")
+        stay_on_page(browser)
+        wait_until_following(browser)
+
+        server.stop()
+        WebDriverWait(browser.driver, LIVE_WAIT, poll_frequency=0.05).until(
+            lambda d: d.execute_script("return document.documentElement.getAttribute('data-live')") == "reconnecting",
+            "the page did not notice the server went away",
+        )
+        # Changed while the server was down: nothing announces it.
+        server.records("people", "add", "--first", "Whiledown", "--last", "Restart")
+        server.start()
+        restarted = time.monotonic()
+        wait_until_following(browser)
+        wait_for_main_text(browser, "Whiledown Restart", since=restarted)
+        # And it follows again.
+        server.records("people", "add", "--first", "Afterwards", "--last", "Restart")
+        wait_for_main_text(browser, "Afterwards Restart", since=time.monotonic())
+    finally:
+        if server.process and server.process.poll() is None:
+            server.stop()
