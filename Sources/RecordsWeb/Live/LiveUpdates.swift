@@ -1,6 +1,5 @@
 import Foundation
 import RecordsApp
-import Synchronization
 
 /// The live screens' server side: the `/events` streams and the one
 /// observation per app table that feeds them.
@@ -30,7 +29,7 @@ public final class LiveUpdates: Sendable {
     private let database: AppDatabase
     private let heartbeat: Duration
     private let retry: Duration
-    private let state = Mutex(State())
+    private let state = PThreadLocked(State())
 
     private struct State {
         var streams: [ObjectIdentifier: EventStream] = [:]

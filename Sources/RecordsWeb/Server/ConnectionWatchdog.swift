@@ -1,6 +1,5 @@
 import CMicroHTTPD
 import Foundation
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -152,10 +151,12 @@ final class ConnectionWatchdog: Sendable {
     private static func key(_ connection: OpaquePointer) -> UInt { UInt(bitPattern: Int(bitPattern: connection)) }
 }
 
-/// State behind a pthread mutex (`NSLock`). The watchdog's thread and
-/// libmicrohttpd's threads share it; unlike `Mutex`, whose futex the
-/// Thread Sanitizer cannot see on Linux, this lock is one it understands,
-/// so the sanitizer checks the sharing instead of reporting it as a race.
+/// State behind a pthread mutex (`NSLock`), for whatever libmicrohttpd's
+/// threads share with others (the watchdog, the server's state, the live
+/// streams). Unlike `Mutex`, whose futex the Thread Sanitizer cannot see on
+/// Linux, this lock is one it understands, so the sanitizer checks the
+/// sharing instead of reporting it as a race (it did, for the watchdog and
+/// for the live streams closed while the server stopped).
 final class PThreadLocked<State>: @unchecked Sendable {
     private let lock = NSLock()
     private var state: State

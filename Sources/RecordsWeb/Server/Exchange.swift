@@ -1,6 +1,5 @@
 import CMicroHTTPD
 import Foundation
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -16,7 +15,7 @@ final class ServerCore: Sendable {
     /// Drops connections whose request headers are too slow to arrive.
     let watchdog: ConnectionWatchdog
     private let grace: Duration
-    private let state = Mutex((inFlight: 0, stopping: false))
+    private let state = PThreadLocked((inFlight: 0, stopping: false))
 
     init(application: any HTTPApplication, isSecure: Bool, grace: Duration, watchdog: ConnectionWatchdog) {
         self.application = application

@@ -1,6 +1,5 @@
 import CMicroHTTPD
 import Foundation
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -188,7 +187,7 @@ public final class HTTPServer: Sendable {
 final class Daemon: Sendable {
     nonisolated(unsafe) private let pointer: OpaquePointer
     let boundPort: UInt16
-    private let stopped = Mutex(false)
+    private let stopped = PThreadLocked(false)
 
     init(options: ServerOptions, address: SocketAddress, core: ServerCore) throws {
         var flags =
