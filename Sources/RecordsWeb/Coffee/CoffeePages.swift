@@ -126,12 +126,7 @@ enum CoffeePages {
                 <p class="actions"><a class="button" id="add-coffee" href="/coffee/new">Add a coffee</a></p>
                 \(ListControls.searchForm(base: "coffee", label: "Search coffees", search: query.search))
                 \(ListControls.sortLinks(base: "coffee", query: query, defaultSort: .name, labels: sorts))
-                <div id="coffee-results" data-live-topics="coffee">
-                \(ListControls.unreadable(page.unreadable))
-                \(list)
-                \(empty)
-                \(ListControls.pager(base: "coffee", query: query, defaultSort: .name, page: page))
-                </div>
+                \(ListControls.results(base: "coffee", query: query, defaultSort: .name, page: page, list: list, empty: empty))
                 """)
     }
 

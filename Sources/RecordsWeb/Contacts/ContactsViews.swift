@@ -87,12 +87,7 @@ enum ContactsViews {
                 <h2>\(heading)</h2>
                 \(ListControls.searchForm(base: "contacts", label: "Search contacts", search: query.search))
                 \(ListControls.sortLinks(base: "contacts", query: query, defaultSort: .name, labels: sorts))
-                <div id="contacts-results" data-live-topics="contacts">
-                \(ListControls.unreadable(page.unreadable))
-                \(list)
-                \(empty)
-                \(ListControls.pager(base: "contacts", query: query, defaultSort: .name, page: page))
-                </div>
+                \(ListControls.results(base: "contacts", query: query, defaultSort: .name, page: page, list: list, empty: empty))
                 """)
     }
 

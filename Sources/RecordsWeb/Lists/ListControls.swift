@@ -129,6 +129,24 @@ enum ListControls {
         return messages
     }
 
+    /// A list's live region (see ``Layout``): the note about unreadable
+    /// rows, the list, the empty notice and the pager, in
+    /// `<div id="BASE-results" data-live-topics="BASE">`, so that the
+    /// region is there whatever the page shows. `base` is both the list's
+    /// path and its app's topic.
+    static func results<Item, Sort: RawRepresentable>(
+        base: String, query: ListQuery<Sort>, defaultSort: Sort, page: RecordPage<Item>, list: HTML, empty: HTML
+    ) -> HTML {
+        """
+        <div id="\(base)-results" data-live-topics="\(base)">
+        \(unreadable(page.unreadable))
+        \(list)
+        \(empty)
+        \(pager(base: base, query: query, defaultSort: defaultSort, page: page))
+        </div>
+        """
+    }
+
     /// The page that asks before a record is deleted: the POST form to
     /// `action`, a Cancel link back to `cancel`, and the note about an
     /// unreadable row when there is one.

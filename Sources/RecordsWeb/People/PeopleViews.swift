@@ -55,12 +55,7 @@ enum PeopleViews {
                 <p class="actions"><a class="button" href="/people/new" id="add-person">Add a person</a></p>
                 \(ListControls.searchForm(base: "people", label: "Search people", search: query.search))
                 \(ListControls.sortLinks(base: "people", query: query, defaultSort: .name, labels: sorts))
-                <div id="people-results" data-live-topics="people">
-                \(ListControls.unreadable(page.unreadable))
-                \(list)
-                \(empty)
-                \(ListControls.pager(base: "people", query: query, defaultSort: .name, page: page))
-                </div>
+                \(ListControls.results(base: "people", query: query, defaultSort: .name, page: page, list: list, empty: empty))
                 """)
     }
 
