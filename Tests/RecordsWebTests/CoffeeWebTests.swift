@@ -152,7 +152,9 @@ struct CoffeeWebTests {
         #expect(coffee.name == "Flat white")
         #expect(added.location == "/coffee/\(coffee.id)")
         let detail = try await client.get(try #require(added.location))
-        #expect(detail.body.contains("<p role=\"status\" class=\"flash\" id=\"flash\">Added \u{2068}Flat white\u{2069}</p>"))
+        #expect(
+            detail.body.contains("<p role=\"status\" class=\"flash\" id=\"flash\">Added \u{2068}Flat white\u{2069}</p>")
+        )
         #expect(detail.body.contains("<dd id=\"price\">3.40</dd>"))
     }
 

@@ -41,7 +41,8 @@ enum CoffeePages {
             Route.post("/coffee/:id/delete") { request in
                 let id = try request.id()
                 let deleted = try await store.delete(id: id)
-                return Layout.redirect(to: "/coffee", flash: "Deleted \(Layout.isolated(deleted.name))", request: request)
+                return Layout.redirect(
+                    to: "/coffee", flash: "Deleted \(Layout.isolated(deleted.name))", request: request)
             },
             Route.get("/coffee/:id/picture") { request in try await picture(request, store: store) },
             Route(
@@ -239,7 +240,8 @@ enum CoffeePages {
         let values = (name: request.form.text("name"), price: request.form.text("price"))
         do {
             let added = try await store.add(try CoffeeDraft.parse(name: values.name, price: values.price))
-            return Layout.redirect(to: "/coffee/\(added.id)", flash: "Added \(Layout.isolated(added.name))", request: request)
+            return Layout.redirect(
+                to: "/coffee/\(added.id)", flash: "Added \(Layout.isolated(added.name))", request: request)
         } catch let error as ValidationError {
             return form(request, coffee: nil, values: values, errors: error, status: 422)
         }
@@ -253,7 +255,8 @@ enum CoffeePages {
             coffee.name = draft.name
             coffee.price = draft.price
             try await store.save(&coffee)
-            return Layout.redirect(to: "/coffee/\(coffee.id)", flash: "Saved \(Layout.isolated(coffee.name))", request: request)
+            return Layout.redirect(
+                to: "/coffee/\(coffee.id)", flash: "Saved \(Layout.isolated(coffee.name))", request: request)
         } catch let error as ValidationError {
             return form(request, coffee: coffee, values: values, errors: error, status: 422)
         }

@@ -80,7 +80,8 @@ enum ContactsPages {
                     let contact = try await store.update(
                         id: id,
                         with: ContactChanges(name: values.name, address: values.address, contact: values.contact))
-                    return Layout.redirect(to: "/contacts", flash: "Updated \(Layout.isolated(contact.name)).", request: request)
+                    return Layout.redirect(
+                        to: "/contacts", flash: "Updated \(Layout.isolated(contact.name)).", request: request)
                 } catch let error as ValidationError {
                     return ContactsViews.form(request, id: id, values: values, errors: error, status: 422)
                 }
@@ -139,7 +140,9 @@ enum ContactsPages {
     private static func contact(_ request: Request, store: ContactsStore) async throws -> Contact {
         do {
             let id = try request.id()
-            guard let contact = try await store.contact(id: id) else { throw RecordNotFoundError(kind: "contact", id: id) }
+            guard let contact = try await store.contact(id: id) else {
+                throw RecordNotFoundError(kind: "contact", id: id)
+            }
             return contact
         } catch let error as UnreadableRowError {
             throw HTTPError(status: 409, message: error.description)
