@@ -79,7 +79,7 @@ let serveCommand = Command(
         configuration.log = { line in Console.error("records serve: \(line)") }
         let app = WebApp(database: database, configuration: configuration)
         // Ctrl-C and SIGTERM stop the server rather than the process.
-        let stop = SignalWaiter(signals: [SIGINT, SIGTERM])
+        let stop = try SignalWaiter(signals: [SIGINT, SIGTERM])
         // Each connection is an open file: idle kept-alive connections and
         // live pages' event streams may number in the thousands.
         HTTPServer.raiseOpenFileLimit()
@@ -128,10 +128,13 @@ final class SignalWaiter: Sendable {
     private let readEnd: Int32
 
     /// Installs the handlers; call it once, before the signals matter.
-    init(signals: [Int32]) {
+    ///
+    /// - Throws: ``CommandFailure`` when the pipe cannot be made (no file
+    ///   descriptors left), before any handler is installed.
+    init(signals: [Int32]) throws {
         var ends: [Int32] = [-1, -1]
         if pipe(&ends) != 0 {
-            fatalError("records serve: cannot make a pipe for signals: \(String(cString: strerror(errno)))")
+            throw CommandFailure(message: "cannot make a pipe for signals: \(String(cString: strerror(errno)))")
         }
         for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
         // A full pipe must not block the handler: one byte is enough.
