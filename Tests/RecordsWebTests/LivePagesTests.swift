@@ -35,6 +35,13 @@ struct LivePagesTests {
         #expect(response.body.contains(StaticFiles.liveScriptPath))
     }
 
+    /// The page at `path` is the 404 that says the record was deleted.
+    func expectDeletedPage(_ path: String, kind: String, id: Int64) async throws {
+        let gone = try await client.get(path)
+        #expect(gone.status == 404)
+        #expect(gone.body.contains("This \(kind) (ID \(id)) was deleted, or never existed."))
+    }
+
     @Test("The People list is one region whether empty, full or searched, and the search box is outside it")
     func peopleList() async throws {
         defer { server.stop() }
@@ -61,9 +68,7 @@ struct LivePagesTests {
         Self.expectRegion("person", topics: "people", in: page)
         #expect(page.body.contains("<h1 id=\"person-name\">Ada Lovelace</h1>"))
         _ = try await store.delete(id: ada.id)
-        let gone = try await client.get("/people/\(ada.id)")
-        #expect(gone.status == 404)
-        #expect(gone.body.contains("This person (ID \(ada.id)) was deleted, or never existed."))
+        try await expectDeletedPage("/people/\(ada.id)", kind: "person", id: ada.id)
     }
 
     @Test("The Contacts list is a region below the save form, which stays outside it")
@@ -83,9 +88,7 @@ struct LivePagesTests {
     @Test("A deleted contact's edit page says it was deleted")
     func deletedContact() async throws {
         defer { server.stop() }
-        let gone = try await client.get("/contacts/4242/edit")
-        #expect(gone.status == 404)
-        #expect(gone.body.contains("This contact (ID 4242) was deleted, or never existed."))
+        try await expectDeletedPage("/contacts/4242/edit", kind: "contact", id: 4242)
     }
 
     @Test("The Coffee list and a coffee's page are regions; the picture form is outside the detail's")
@@ -102,9 +105,7 @@ struct LivePagesTests {
         let form = try #require(page.body.range(of: "id=\"picture-form\""))
         #expect(form.lowerBound > regionEnd.upperBound)
         _ = try await store.delete(id: mocha.id)
-        let gone = try await client.get("/coffee/\(mocha.id)")
-        #expect(gone.status == 404)
-        #expect(gone.body.contains("This coffee (ID \(mocha.id)) was deleted, or never existed."))
+        try await expectDeletedPage("/coffee/\(mocha.id)", kind: "coffee", id: mocha.id)
     }
 
     @Test("Names in status lines and headings are isolated, so a direction override cannot reorder the sentence")
