@@ -38,13 +38,18 @@ def wait_for_main_text(browser, text, present=True, since=None):
     browser.check_no_script_ran()
 
 
+def wait_for_live_state(browser, state, message):
+    """Waits until the live script reports `state` on <html data-live>."""
+    WebDriverWait(browser.driver, LIVE_WAIT, poll_frequency=0.05).until(
+        lambda d: d.execute_script("return document.documentElement.getAttribute('data-live')") == state,
+        f"{browser.name}: {message}",
+    )
+
+
 def wait_until_following(browser):
     """Waits until the page's event stream is open, so no change made
     before it listens is expected to show."""
-    WebDriverWait(browser.driver, LIVE_WAIT, poll_frequency=0.05).until(
-        lambda d: d.execute_script("return document.documentElement.getAttribute('data-live') === 'open'"),
-        f"{browser.name}: the page never opened its event stream",
-    )
+    wait_for_live_state(browser, "open", "the page never opened its event stream")
 
 
 def test_a_person_added_in_one_browser_appears_in_the_other(signed_in, open_browser):
@@ -187,10 +192,7 @@ def test_a_page_reconnects_after_the_server_restarts_and_catches_up(open_browser
         wait_until_following(browser)
 
         server.stop()
-        WebDriverWait(browser.driver, LIVE_WAIT, poll_frequency=0.05).until(
-            lambda d: d.execute_script("return document.documentElement.getAttribute('data-live')") == "reconnecting",
-            "the page did not notice the server went away",
-        )
+        wait_for_live_state(browser, "reconnecting", "the page did not notice the server went away")
         # Changed while the server was down: nothing announces it.
         server.records("people", "add", "--first", "Whiledown", "--last", "Restart")
         server.start()
