@@ -112,17 +112,19 @@ let package = Package(
             name: "PasswordHashingTests",
             dependencies: ["PasswordHashing"]
         ),
+        // Test data shared by the test targets (no tests of its own).
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(
             name: "RecordsAppTests",
-            dependencies: ["RecordsApp", "SQLiteStore", "SQLiteStoreAppSupport", "PasswordHashing"]
+            dependencies: ["RecordsApp", "SQLiteStore", "SQLiteStoreAppSupport", "PasswordHashing", "TestSupport"]
         ),
         .testTarget(
             name: "RecordsWebTests",
-            dependencies: ["RecordsWeb", "RecordsApp", "SQLiteStore", "PasswordHashing"]
+            dependencies: ["RecordsWeb", "RecordsApp", "SQLiteStore", "PasswordHashing", "TestSupport"]
         ),
         .testTarget(
             name: "RecordsCLITests",
-            dependencies: ["records", "RecordsApp", "SQLiteStore"]
+            dependencies: ["records", "RecordsApp", "SQLiteStore", "TestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,5 +1,6 @@
 import Foundation
 import RecordsApp
+import TestSupport
 import Testing
 
 @testable import RecordsWeb
@@ -28,8 +29,7 @@ enum WebPictures {
     /// `signature`, then a pattern in which a byte out of place shows.
     static func make(_ signature: [UInt8] = png, count: Int) -> Data {
         var data = Data(signature.prefix(count))
-        data.append(
-            contentsOf: (0..<max(count - signature.count, 0)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) })
+        data.append(patternBytes(count: count - signature.count, shift: 9))
         return data
     }
 }

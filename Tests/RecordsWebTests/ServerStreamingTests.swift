@@ -1,6 +1,7 @@
 import Foundation
 import RecordsApp
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import RecordsWeb
@@ -70,7 +71,7 @@ import Testing
     }
 
     static func payload(_ count: Int) -> Data {
-        Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 7) })
+        patternBytes(count: count)
     }
 
     @Test func uploadsReachTheSinkInChunksByteExact() async throws {

@@ -46,7 +46,10 @@ enum WriterKind: String, CaseIterable, Sendable {
     }
 }
 
-@Suite("Value observation", .timeLimit(.minutes(1)))
+// The limit guards against a hang. Each test takes well under a second
+// alone, but under Thread Sanitizer on two cores a test can wait a long time
+// for a cooperative thread before its first line runs.
+@Suite("Value observation", .timeLimit(.minutes(3)))
 struct ValueObservationTests {
     @Test(arguments: WriterKind.allCases)
     func initialValueThenAValueAfterEachChange(_ kind: WriterKind) async throws {
