@@ -3,6 +3,12 @@ import Testing
 
 @testable import SQLiteStore
 
+#if canImport(SQLite3)
+    import SQLite3
+#else
+    import CSQLite
+#endif
+
 // MARK: - Record types used by the tests
 
 /// The seeds' people, with columns listed by hand.
@@ -618,6 +624,63 @@ struct StatementValuesTests {
         #expect(error?.extendedCode == .constraintPrimaryKey)
         try insert.execute(values: 2)
         #expect(try db.fetchOne(Int.self, "SELECT COUNT(*) FROM u") == 2)
+    }
+
+    /// Runs `execute(values:)` with `count` distinct values (1 to 12: the
+    /// overloads for one to ten values, then the variadic version).
+    private static func execute(_ statement: Statement, count: Int, base: Int) throws {
+        let v = (0..<12).map { base + $0 }
+        switch count {
+        case 1: try statement.execute(values: v[0])
+        case 2: try statement.execute(values: v[0], v[1])
+        case 3: try statement.execute(values: v[0], v[1], v[2])
+        case 4: try statement.execute(values: v[0], v[1], v[2], v[3])
+        case 5: try statement.execute(values: v[0], v[1], v[2], v[3], v[4])
+        case 6: try statement.execute(values: v[0], v[1], v[2], v[3], v[4], v[5])
+        case 7: try statement.execute(values: v[0], v[1], v[2], v[3], v[4], v[5], v[6])
+        case 8: try statement.execute(values: v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7])
+        case 9: try statement.execute(values: v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8])
+        case 10: try statement.execute(values: v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9])
+        case 11: try statement.execute(values: v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10])
+        default:
+            try statement.execute(values: v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11])
+        }
+    }
+
+    @Test("Each count of values, one to twelve, binds every value at its own parameter", arguments: 1...12)
+    func everyCountBindsInPlace(count: Int) throws {
+        let columns = (1...count).map { "c\($0)" }.joined(separator: ", ")
+        try db.execute(SQL(unsafeLiteral: "CREATE TABLE w (\(columns))"))
+        let marks = Array(repeating: "?", count: count).joined(separator: ", ")
+        let insert = try db.makeStatement(SQL(unsafeLiteral: "INSERT INTO w VALUES (\(marks))"))
+        try Self.execute(insert, count: count, base: 100)
+        let row = try #require(try db.fetchOne("SELECT * FROM w"))
+        #expect(try (0..<count).map { try row[$0] as Int } == (0..<count).map { 100 + $0 })
+        // One value too few and one too many are refused before anything runs.
+        if count > 1 {
+            #expect(throws: SQLiteError.self) { try Self.execute(insert, count: count - 1, base: 0) }
+        }
+        if count < 12 {
+            let error = #expect(throws: SQLiteError.self) { try Self.execute(insert, count: count + 1, base: 0) }
+            #expect(error?.message.contains("\(count + 1) values given") == true)
+        }
+        #expect(try db.fetchOne(Int.self, "SELECT COUNT(*) FROM w") == 1)
+    }
+
+    @Test("A value SQLite refuses to bind throws its error with every argument of the call")
+    func refusedBindNamesTheArguments() throws {
+        var configuration = Configuration()
+        configuration.includesArgumentsInErrors = true
+        let db = try Database(path: ":memory:", configuration: configuration)
+        try db.execute("CREATE TABLE t (a, b, c)")
+        sqlite3_limit(db.sqliteConnection, SQLITE_LIMIT_LENGTH, 100)
+        let insert = try db.makeStatement("INSERT INTO t VALUES (?, ?, ?)")
+        let long = String(repeating: "y", count: 200)
+        let error = #expect(throws: SQLiteError.self) { try insert.execute(values: 7, long, "z") }
+        #expect(error?.code == .tooBig)
+        #expect(error?.arguments == StatementArguments([7, long, "z"]))
+        try insert.execute(values: 8, "short", "z")
+        #expect(try db.fetchAll("SELECT a FROM t").map { try $0[0] as Int } == [8])
     }
 
     @Test("A statement iterated by a cursor, or on a closed connection, refuses to run")
