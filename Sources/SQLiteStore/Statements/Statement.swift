@@ -119,6 +119,9 @@ public final class Statement {
     ///
     /// The fastest way to run a statement many times: each value is bound
     /// straight from its Swift type, with no ``StatementArguments`` built.
+    /// For one to ten values, Swift picks an overload with a type parameter
+    /// per value, which binds an `Int` with nothing around
+    /// `sqlite3_bind_int64`; this variadic version takes any other count.
     ///
     /// ```swift
     /// let insert = try db.makeStatement("INSERT INTO point (x, y, label) VALUES (?, ?, ?)")
