@@ -405,6 +405,15 @@ struct RecordsPersistenceTests {
         #expect(quotedIdentifier(#"say "hi""#) == #""say ""hi""""#)
         #expect(quotedIdentifier("") == #""""#)
         #expect(quotedIdentifier("é 名前") == "\"é 名前\"")
+        // A quote and a combining mark are one Character; the quote is still doubled.
+        // (Kept out of the macros: written inside #expect or #require,
+        // these literals make the expansion fail to compile.)
+        let identifier = "a\"\u{301}b"
+        let quotedTwice = "\"a\"\"\u{301}b\""
+        #expect(quotedIdentifier(identifier) == quotedTwice)
+        let text = SQLiteValue.text("O'\u{301}Brien").description
+        let literal = "'O''\u{301}Brien'"
+        #expect(text == literal)
     }
 
     @Test("The SQL of a record type is generated once per connection and reused")

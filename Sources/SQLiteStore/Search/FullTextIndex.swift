@@ -125,7 +125,7 @@ public struct FullTextTokenizer: Sendable, Hashable, CustomStringConvertible {
     /// (the only quotes FTS5 reads there), a quote in it doubled, so that
     /// spaces and quotes in one stay inside it.
     public var description: String {
-        arguments.map { "'" + $0.replacingOccurrences(of: "'", with: "''") + "'" }.joined(separator: " ")
+        arguments.map { quoted($0, in: "'") }.joined(separator: " ")
     }
 }
 
@@ -345,6 +345,6 @@ extension FullTextIndex {
     }
 
     private func stringLiteral(_ text: String) -> String {
-        "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
+        quoted(text, in: "'")
     }
 }

@@ -53,9 +53,7 @@ public struct SearchPattern: Sendable, Hashable, CustomStringConvertible {
         var query = ""
         for (position, word) in words.enumerated() {
             if position > 0 { query += " " }
-            query += "\""
-            query += word.replacingOccurrences(of: "\"", with: "\"\"")
-            query += "\""
+            query += quoted(word, in: "\"")
             switch prefix {
             case .none: break
             case .lastWord: if position == words.count - 1 { query += "*" }

@@ -68,7 +68,7 @@ public enum SQLiteValue: Sendable, Hashable, CustomStringConvertible {
         case .null: return "NULL"
         case .integer(let value): return String(value)
         case .real(let value): return String(value)
-        case .text(let value): return "'" + value.replacingOccurrences(of: "'", with: "''") + "'"
+        case .text(let value): return quoted(value, in: "'")
         case .blob(let data):
             let hex = data.map { byte in
                 let digits = String(byte, radix: 16, uppercase: true)

@@ -5,6 +5,23 @@ import Testing
 
 @Suite("Full-text index")
 struct FullTextIndexTests {
+    @Test("A table name with a quote and a combining mark stays whole in the index's SQL")
+    func quoteWithCombiningMarkInTableName() throws {
+        // `'` U+0301 is one Character: doubling quotes by Character left the
+        // quote of `content='...'` single, and the CREATE failed.
+        let db = try Database(path: ":memory:")
+        let table = "o'\u{301}notes"
+        try db.execute(
+            SQL(unsafeLiteral: "CREATE TABLE \(quotedIdentifier(table)) (id INTEGER PRIMARY KEY, body TEXT)"))
+        try db.execute(SQL(unsafeLiteral: "INSERT INTO \(quotedIdentifier(table)) (body) VALUES ('kept words')"))
+        let index = FullTextIndex(
+            "notes_search", on: table, columns: ["body"], rowID: "id",
+            tokenizer: FullTextTokenizer(["unicode61", "separators", "'\u{301}"]))
+        try db.create(index)
+        let pattern = try #require(SearchPattern(typed: "kept"))
+        #expect(try db.searchCount(in: index, matching: pattern) == 1)
+    }
+
     @Test("Creating an index over a table that holds rows indexes them")
     func createIndexesExistingRows() throws {
         let db = try makePeopleDatabase()
