@@ -89,7 +89,7 @@ struct AccountsWebTests {
         #expect(logIn.status == 303)
         #expect(logIn.location == "/account/edit")
         // Never to another site.
-        for hostile in ["//evil.example/", "https://evil.example/", "/\\evil.example"] {
+        for hostile in ["//evil.example/", "https://evil.example/", "/\\evil.example", "//\u{301}evil.example/"] {
             let answer = try await server.client().logIn(next: hostile)
             #expect(answer.location == "/", "\(hostile)")
         }

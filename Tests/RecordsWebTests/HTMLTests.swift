@@ -56,6 +56,13 @@ import Testing
         #expect(Response.sameSitePath("/\\evil.example") == "/")
         #expect(Response.sameSitePath("/a\r\nSet-Cookie: x=y") == "/")
         #expect(Response.sameSitePath("") == "/")
+        #expect(Response.sameSitePath("/") == "/")
+        // A combining mark after the second slash makes "/\u{301}" one
+        // Character; the check is on bytes, so it still sees "//".
+        let combined = "//\u{301}evil.example/"
+        #expect(Response.sameSitePath(combined) == "/")
+        let onTheSite = "/\u{301}/people"
+        #expect(Response.sameSitePath(onTheSite) == onTheSite)
     }
 
     @Test func fieldsLabelEveryInputAndKeepTheValue() {

@@ -42,7 +42,10 @@ public struct Response: Sendable {
     /// parameter cannot send the user to another site (`//evil.example`,
     /// `https://…`, `/\evil`).
     public static func sameSitePath(_ path: String) -> String {
-        guard path.hasPrefix("/"), !path.hasPrefix("//"), !path.hasPrefix("/\\"),
+        // Bytes, not characters: `/` followed by a combining mark is one
+        // Character, so `hasPrefix("//")` is false for `//\u{301}evil.example`.
+        var bytes = path.utf8.makeIterator()
+        guard bytes.next() == UInt8(ascii: "/"), bytes.next() != UInt8(ascii: "/"),
             !path.unicodeScalars.contains(where: { $0.value < 0x20 || $0 == "\\" })
         else { return "/" }
         return path
