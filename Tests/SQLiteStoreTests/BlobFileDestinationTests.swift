@@ -220,6 +220,35 @@ struct BlobFileDestinationTests {
         #expect(try directoryEntries(dir) == ["pictures.sqlite"])
     }
 
+    @Test(
+        "A name that begins with a combining mark is written in its own directory, with or without O_TMPFILE",
+        arguments: [true, false])
+    func nameBeginningWithCombiningMark(unnamed: Bool) throws {
+        // "/" and U+0301 are one Character: taken apart by Character, the
+        // path's directory was its parent's, and the name held a slash.
+        let dir = try TemporaryDirectory()
+        let (db, picture) = try databaseWithPicture(dir)
+        try FileManager.default.createDirectory(atPath: dir.path("sub"), withIntermediateDirectories: false)
+        let name = "\u{301}out.bin"
+        let path = dir.path("sub") + "/" + name
+        #expect(try readPicture(db, to: path, unnamed: unnamed) == picture.count)
+        #expect(try contents(path) == picture)
+        #expect(try directoryEntries(dir) == ["pictures.sqlite", "sub"])
+        let inSub = try FileManager.default.contentsOfDirectory(atPath: dir.path("sub"))
+        #expect(inSub.map { Array($0.utf8) } == [Array(name.utf8)])
+    }
+
+    @Test("A dangling link to a name that begins with a combining mark: that file is created beside the link")
+    func danglingLinkToCombiningMarkName() throws {
+        let dir = try TemporaryDirectory()
+        let (db, picture) = try databaseWithPicture(dir)
+        let target = "\u{301}target.bin"
+        try FileManager.default.createSymbolicLink(atPath: dir.path("link"), withDestinationPath: target)
+        try readPicture(db, to: dir.path("link"), unnamed: false)
+        #expect(try contents(dir.path(target)) == picture)
+        #expect(SpecialFiles.type(dir.path("link")) == .symbolicLink)
+    }
+
     @Test("A stale temporary file of the destination is swept by the next copy; a recent one is left")
     func sweep() throws {
         let dir = try TemporaryDirectory()
@@ -232,6 +261,31 @@ struct BlobFileDestinationTests {
         try age(dir.path(stale), by: 2 * 3600)
         try readPicture(db, to: dir.path("out.bin"))
         #expect(try directoryEntries(dir) == [recent, "out.bin", "pictures.sqlite"].sorted())
+    }
+
+    @Test("The sweep matches names byte for byte: a copy to é.bin leaves the stale files of e + U+0301 .bin")
+    func sweepComparesBytes() throws {
+        // The two names are canonically equivalent, so equal as Strings, but
+        // they are two files to the system.
+        let dir = try TemporaryDirectory()
+        let (db, _) = try databaseWithPicture(dir)
+        let decomposed = "e\u{301}.bin"
+        let precomposed = "\u{E9}.bin"
+        let others = stagingName(for: decomposed)
+        try Data(repeating: 7, count: 100).write(to: URL(fileURLWithPath: dir.path(others)))
+        try age(dir.path(others), by: 2 * 3600)
+        try readPicture(db, to: dir.path(precomposed))
+        let entries = try FileManager.default.contentsOfDirectory(atPath: dir.url.path).map { Array($0.utf8) }
+        #expect(entries.contains(Array(others.utf8)))
+        #expect(entries.contains(Array(precomposed.utf8)))
+        // Its own stale file is still swept.
+        let own = stagingName(for: precomposed)
+        try Data(repeating: 7, count: 100).write(to: URL(fileURLWithPath: dir.path(own)))
+        try age(dir.path(own), by: 2 * 3600)
+        try readPicture(db, to: dir.path(precomposed))
+        let after = try FileManager.default.contentsOfDirectory(atPath: dir.url.path).map { Array($0.utf8) }
+        #expect(!after.contains(Array(own.utf8)))
+        #expect(after.contains(Array(others.utf8)))
     }
 }
 

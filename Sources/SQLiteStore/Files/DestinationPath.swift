@@ -49,7 +49,7 @@ package enum DestinationPath {
     package static func resolve(_ path: String) throws(PathProblem) -> ResolvedDestination {
         if path.isEmpty { throw PathProblem(reason: "the path is empty") }
         if path.utf8.contains(0) { throw PathProblem(reason: "the path contains a NUL character") }
-        if path.hasSuffix("/") {
+        if path.unicodeScalars.last == "/" {
             if (try? FileStatus.following(path))?.isDirectory == true {
                 throw PathProblem(reason: "it is a directory")
             }
@@ -83,7 +83,7 @@ package enum DestinationPath {
         }
         // A dangling link: the file it points to is created.
         let target = try danglingTarget(of: path)
-        if target.hasSuffix("/") {
+        if target.unicodeScalars.last == "/" {
             throw PathProblem(reason: "it is a symbolic link to \(target), which names a directory, not a file")
         }
         do {
@@ -101,18 +101,32 @@ package enum DestinationPath {
         url.hasDirectoryPath && url.path != "/" ? url.path + "/" : url.path
     }
 
+    // Paths are taken apart by Unicode scalar, never by Character: a "/"
+    // followed by a combining mark (a name may begin with one) is one
+    // Character that is not "/", and the system sees the slash.
+
     /// The directory part of `path`: "." for a bare name, "/" for a file in
     /// the root.
     static func directory(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
-        if slash == path.startIndex { return "/" }
-        return String(path[..<slash])
+        let scalars = path.unicodeScalars
+        guard let slash = scalars.lastIndex(of: "/") else { return "." }
+        if slash == scalars.startIndex { return "/" }
+        return String(Substring(scalars[..<slash]))
     }
 
     /// The last component of `path`.
     package static func name(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return path }
-        return String(path[path.index(after: slash)...])
+        let scalars = path.unicodeScalars
+        guard let slash = scalars.lastIndex(of: "/") else { return path }
+        return String(Substring(scalars[scalars.index(after: slash)...]))
+    }
+
+    /// Whether `path` starts at the root.
+    private static func isAbsolute(_ path: String) -> Bool { path.unicodeScalars.first == "/" }
+
+    /// The names `path` is made of, in order.
+    private static func components(of path: String) -> [Substring] {
+        path.unicodeScalars.split(separator: "/").map(Substring.init)
     }
 
     /// Throws unless the directory that would hold `path` exists.
@@ -138,7 +152,7 @@ package enum DestinationPath {
             guard let destination = readLink(current) else {
                 throw PathProblem(reason: "its symbolic link \(current) cannot be read")
             }
-            current = destination.hasPrefix("/") ? destination : directory(of: current) + "/" + destination
+            current = isAbsolute(destination) ? destination : directory(of: current) + "/" + destination
         }
         throw PathProblem(
             reason: "it is a symbolic link that leads back to itself (or through more than \(maximumLinkDepth) links)")
@@ -164,7 +178,7 @@ package enum DestinationPath {
     /// whole over `PATH_MAX`.
     static func tooLong(_ path: String) -> PathProblem? {
         let nameLimit = Int(NAME_MAX)
-        if let name = path.split(separator: "/").first(where: { $0.utf8.count > nameLimit }) {
+        if let name = components(of: path).first(where: { $0.utf8.count > nameLimit }) {
             let shown = name.count > 24 ? name.prefix(24) + "…" : name
             return PathProblem(
                 reason: "the name \"\(shown)\" is \(name.utf8.count) bytes long, over the limit of \(nameLimit) "
@@ -181,12 +195,12 @@ package enum DestinationPath {
     /// The first component of `path`'s directory that exists but is not a
     /// directory.
     private static func firstNonDirectory(in path: String) -> String? {
-        var prefix = path.hasPrefix("/") ? "" : "."
-        for component in directory(of: path).split(separator: "/") {
+        var prefix = isAbsolute(path) ? "" : "."
+        for component in components(of: directory(of: path)) {
             prefix += "/" + component
             guard let status = FileStatus.of(path: prefix) else { return nil }
             if !status.isDirectory {
-                return path.hasPrefix("/") ? prefix : String(prefix.dropFirst(2))
+                return isAbsolute(path) ? prefix : String(prefix.dropFirst(2))
             }
         }
         return nil

@@ -279,15 +279,23 @@ enum TemporaryNames {
     /// ours, or one of an install by an earlier version of the library
     /// (`.NAME.UUID.installing`, and SQLite's files beside it).
     static func isTemporaryFile(_ entry: String, of name: String) -> Bool {
-        let prefix = "." + stem(of: name) + marker
-        if entry.hasPrefix(prefix), entry.hasSuffix(suffix) {
-            return isUUID(entry.dropFirst(prefix.count).dropLast(suffix.count))
+        // Byte for byte: the system's names are bytes, while comparing
+        // Strings treats canonically equivalent names (é, and e followed by
+        // U+0301) as equal, and a sweep must not take another file's.
+        let bytes = Array(entry.utf8)
+        let prefix = Array(("." + stem(of: name) + marker).utf8)
+        let suffixBytes = Array(suffix.utf8)
+        if bytes.starts(with: prefix), bytes.count >= prefix.count + suffixBytes.count,
+            bytes.suffix(suffixBytes.count).elementsEqual(suffixBytes)
+        {
+            return isUUID(bytes[prefix.count..<(bytes.count - suffixBytes.count)])
         }
-        let legacyPrefix = "." + name + "."
-        guard entry.hasPrefix(legacyPrefix) else { return false }
-        let rest = entry.dropFirst(legacyPrefix.count)
+        let legacyPrefix = Array(("." + name + ".").utf8)
+        guard bytes.starts(with: legacyPrefix) else { return false }
+        let rest = bytes[legacyPrefix.count...]
         guard rest.count > 36, isUUID(rest.prefix(36)) else { return false }
-        return ["", "-journal", "-wal", "-shm"].contains { rest.dropFirst(36) == ".installing" + $0 }
+        let tail = rest.dropFirst(36)
+        return ["", "-journal", "-wal", "-shm"].contains { tail.elementsEqual((".installing" + $0).utf8) }
     }
 
     /// Removes the stale temporary files of the destination `name` in
@@ -305,8 +313,10 @@ enum TemporaryNames {
         }
     }
 
-    private static func isUUID(_ text: Substring) -> Bool {
-        guard text.count == 36, let uuid = UUID(uuidString: String(text)) else { return false }
-        return uuid.uuidString == text
+    private static func isUUID(_ bytes: ArraySlice<UInt8>) -> Bool {
+        guard bytes.count == 36, let uuid = UUID(uuidString: String(decoding: bytes, as: UTF8.self)) else {
+            return false
+        }
+        return uuid.uuidString.utf8.elementsEqual(bytes)
     }
 }
