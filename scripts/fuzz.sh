@@ -71,6 +71,7 @@ is_target() {
 # targets use to reach internal parsers.
 build_libraries() {
     echo "== fuzz: building the sanitized libraries in $scratch" >&2
+    mkdir -p "$(dirname "$scratch")"
     swift build --scratch-path "$scratch" -Xswiftc -sanitize=fuzzer,address --target RecordsWeb \
         >"$scratch.build.log" 2>&1 || {
         cat "$scratch.build.log" >&2
