@@ -97,7 +97,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SQLiteStoreTests",
-            dependencies: ["SQLiteStore"]
+            dependencies: ["SQLiteStore", "TestSupport"]
         ),
         // The bench harness's arithmetic (medians, rates, rows read).
         .testTarget(

@@ -18,11 +18,11 @@ enum PictureBytes {
     static let gif89: [UInt8] = Array("GIF89a".utf8)
     static let webp: [UInt8] = Array("RIFF".utf8) + [0x24, 0, 0, 0] + Array("WEBP".utf8)
 
-    /// A "picture" of `count` bytes: `signature`, then ``patternBytes(count:shift:)``,
-    /// in which a byte out of place shows.
+    /// A "picture" of `count` bytes: `signature`, then pattern bytes, in
+    /// which a byte out of place shows.
     static func make(_ signature: [UInt8] = png, count: Int) -> Data {
         var data = Data(signature.prefix(count))
-        data.append(patternBytes(count: count - signature.count))
+        data.append(PatternBytes.data(count: max(count - signature.count, 0), seed: 7))
         return data
     }
 }

@@ -46,7 +46,7 @@ struct CoffeeServeMemoryCLITests {
         let size = 30 << 20
         let picture = sandbox.path("picture.png")
         var bytes = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
-        let block = patternBytes(count: 1_000_003, shift: 9)
+        let block = PatternBytes.data(count: 1_000_003, seed: 9)
         while bytes.count < size { bytes.append(block.prefix(size - bytes.count)) }
         try bytes.write(to: URL(fileURLWithPath: picture))
 

@@ -29,7 +29,7 @@ enum WebPictures {
     /// `signature`, then a pattern in which a byte out of place shows.
     static func make(_ signature: [UInt8] = png, count: Int) -> Data {
         var data = Data(signature.prefix(count))
-        data.append(patternBytes(count: count - signature.count, shift: 9))
+        data.append(PatternBytes.data(count: max(count - signature.count, 0), seed: 9))
         return data
     }
 }

@@ -71,7 +71,7 @@ import Testing
     }
 
     static func payload(_ count: Int) -> Data {
-        patternBytes(count: count)
+        PatternBytes.data(count: count, seed: 7)
     }
 
     @Test func uploadsReachTheSinkInChunksByteExact() async throws {
