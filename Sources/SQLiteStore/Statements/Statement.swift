@@ -138,22 +138,13 @@ public final class Statement {
         var count = 0
         for _ in repeat each values { count += 1 }
         try prepareToBind(valueCount: count)
-        let handle = sqliteStatement
+        func all() -> [SQLiteValue] { Self.argumentValues(repeat each values) }
         var index: Int32 = 0
         for value in repeat each values {
             index += 1
-            let code: Int32
-            do {
-                code = try value.sqliteValue.bind(to: handle, at: index)
-            } catch {
-                throw bindingError(error)
-            }
-            if code != SQLITE_OK {
-                throw self.error(
-                    code: code, arguments: StatementArguments(values: Self.argumentValues(repeat each values)))
-            }
+            try bind(value, at: index, of: all)
         }
-        try runToCompletion(StatementArguments(values: Self.argumentValues(repeat each values)))
+        try runToCompletion(StatementArguments(values: all()))
     }
 
     /// The values as bound, for error messages.
