@@ -1,9 +1,4 @@
 import Foundation
-#if canImport(SQLite3)
-    import SQLite3
-#else
-    import CSQLite
-#endif
 
 #if canImport(SQLite3)
     import SQLite3
@@ -178,7 +173,10 @@ extension Database {
     /// - Throws: ``SQLiteError``: ``ResultCode/misuse`` for a closed
     ///   connection, a `pagesPerStep` below 1, or a source connection in a
     ///   write transaction (the backup would wait for it forever); SQLite's
-    ///   error when a step fails; what `progress` throws.
+    ///   error when a step fails; what `progress` throws;
+    ///   ``ResultCode/misuse`` when `progress` closes either connection
+    ///   (the backup stops before its next step, and the other connection
+    ///   stays usable).
     @discardableResult
     public func backup(
         to destination: Database, options: BackupOptions = BackupOptions(),
@@ -198,28 +196,45 @@ extension Database {
                 "cannot back up from a connection while it writes: the backup would wait for its own transaction; "
                     + "back up before or after the write")
         }
-        guard let backup = sqlite3_backup_init(target, "main", source, "main") else {
+        guard let handle = sqlite3_backup_init(target, "main", source, "main") else {
             throw SQLiteError.from(connection: target, code: sqlite3_errcode(target), sql: nil)
         }
-        var isFinished = false
-        defer { if !isFinished { sqlite3_backup_finish(backup) } }
+        // `progress` may close either connection. SQLite counts a running
+        // backup against closing its source (the close waits), but not
+        // against closing its destination: that connection would be freed
+        // under the backup, and the next step would crash. So both
+        // connections finish the backup before they close, and the loop
+        // then stops with an error instead of stepping a finished backup.
+        let backup = RunningBackup(handle)
+        let sides = [(connection, "source"), (destination.connection, "destination")]
+        for (side, name) in sides {
+            side.closeHandlers[ObjectIdentifier(backup)] = { [backup] in backup.finish(closing: name) }
+        }
+        defer {
+            for (side, _) in sides { side.closeHandlers[ObjectIdentifier(backup)] = nil }
+            backup.finish(closing: nil)
+        }
 
         let clock = ContinuousClock()
         var busySince: ContinuousClock.Instant?
         let pagesPerStep = Int32(clamping: options.pagesPerStep)
         while true {
-            let code = sqlite3_backup_step(backup, pagesPerStep)
+            guard let step = backup.handle else {
+                throw SQLiteError.misuse(
+                    "the backup stopped: its \(backup.closedSide ?? "destination") database connection was closed "
+                        + "during the copy")
+            }
+            let code = sqlite3_backup_step(step, pagesPerStep)
             let report = BackupProgress(
-                remainingPageCount: Int(sqlite3_backup_remaining(backup)),
-                totalPageCount: Int(sqlite3_backup_pagecount(backup)))
+                remainingPageCount: Int(sqlite3_backup_remaining(step)),
+                totalPageCount: Int(sqlite3_backup_pagecount(step)))
             switch code & 0xFF {
             case SQLITE_OK:
                 busySince = nil
                 try progress?(report)
-                Self.pause(options.pauseBetweenSteps)
+                if backup.handle != nil { Self.pause(options.pauseBetweenSteps) }
             case SQLITE_DONE:
-                isFinished = true
-                let finish = sqlite3_backup_finish(backup)
+                let finish = backup.finish(closing: nil)
                 guard finish == SQLITE_OK else {
                     throw SQLiteError.from(connection: target, code: finish, sql: nil)
                 }
@@ -231,8 +246,7 @@ extension Database {
                 let start = busySince ?? now
                 busySince = start
                 guard start.duration(to: now) < options.busyTimeout else {
-                    isFinished = true
-                    sqlite3_backup_finish(backup)
+                    backup.finish(closing: nil)
                     throw SQLiteError(
                         code: ResultCode(rawValue: code),
                         message: "the backup gave up after waiting \(options.busyTimeout) for a database that "
@@ -240,8 +254,7 @@ extension Database {
                 }
                 Self.pause(max(options.pauseBetweenSteps, .milliseconds(5)))
             default:
-                isFinished = true
-                sqlite3_backup_finish(backup)
+                backup.finish(closing: nil)
                 throw SQLiteError.from(connection: target, code: code, sql: nil)
             }
         }
@@ -259,6 +272,26 @@ extension Database {
         guard let handle = sqliteConnection, let name = sqlite3_db_filename(handle, "main") else { return nil }
         let path = String(cString: name)
         return path.isEmpty ? nil : path
+    }
+}
+
+/// A `sqlite3_backup` object between its init and its finish, which either
+/// side's connection may end by closing.
+private final class RunningBackup {
+    private(set) var handle: OpaquePointer?
+    /// "source" or "destination" once that connection closed mid-copy.
+    private(set) var closedSide: String?
+
+    init(_ handle: OpaquePointer) { self.handle = handle }
+
+    /// Finishes the backup (once; later calls return `SQLITE_OK`), and
+    /// records which connection's close ended it.
+    @discardableResult
+    func finish(closing side: String?) -> Int32 {
+        guard let handle else { return SQLITE_OK }
+        self.handle = nil
+        closedSide = side
+        return sqlite3_backup_finish(handle)
     }
 }
 

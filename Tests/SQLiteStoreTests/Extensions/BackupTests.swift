@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import SQLiteStore
@@ -173,6 +174,88 @@ struct BackupTests {
         await #expect(throws: CancellationError.self) { try await task.value }
         #expect(try names(in: directory) == ["source.sqlite"])
         await queue.close()
+    }
+
+    // MARK: - Connections closed during the copy
+
+    /// A source of 50 blobs of 100 kB: enough pages for many small steps.
+    private func makeBlobSource() throws -> Database {
+        let source = try Database.inMemory()
+        try source.execute("CREATE TABLE item (id INTEGER PRIMARY KEY, name TEXT NOT NULL, picture BLOB)")
+        try source.transaction { db in
+            for index in 0..<50 {
+                try db.execute(
+                    "INSERT INTO item (name, picture) VALUES (?, ?)",
+                    arguments: ["blob \(index)", PatternBytes.data(count: 100_000, seed: UInt64(index + 1))])
+            }
+        }
+        return source
+    }
+
+    @Test(
+        "Closing the destination from the progress callback stops the backup with an error",
+        arguments: ["memory", "file"])
+    func closingTheDestinationDuringTheCopy(kind: String) throws {
+        let directory = try TemporaryDirectory()
+        let source = try makeBlobSource()
+        let copy = kind == "memory" ? try Database.inMemory() : try Database(path: directory.path("copy.sqlite"))
+        var calls = 0
+
+        let error = #expect(throws: SQLiteError.self) {
+            try source.backup(to: copy, options: fastOptions(pagesPerStep: 5)) { _ in
+                calls += 1
+                copy.close()
+            }
+        }
+
+        #expect(calls == 1)
+        #expect(error?.code == .misuse)
+        #expect(
+            error?.message
+                == "the backup stopped: its destination database connection was closed during the copy")
+        #expect(copy.isClosed)
+        // The source is untouched and can back up again.
+        let again = try Database.inMemory()
+        try source.backup(to: again)
+        #expect(try contents(again) == contents(source))
+    }
+
+    @Test("Closing the source from the progress callback stops the backup with an error")
+    func closingTheSourceDuringTheCopy() throws {
+        let source = try makeBlobSource()
+        let copy = try Database.inMemory()
+        var calls = 0
+
+        let error = #expect(throws: SQLiteError.self) {
+            try source.backup(to: copy, options: fastOptions(pagesPerStep: 5)) { _ in
+                calls += 1
+                source.close()
+            }
+        }
+
+        #expect(calls == 1)
+        #expect(error?.code == .misuse)
+        #expect(error?.message == "the backup stopped: its source database connection was closed during the copy")
+        #expect(source.isClosed)
+        // The destination is still a working connection.
+        try copy.execute("CREATE TABLE after (x)")
+        try copy.execute("INSERT INTO after VALUES (1)")
+        #expect(try copy.fetchOne(Int.self, "SELECT x FROM after") == 1)
+    }
+
+    @Test("Closing the destination at the last report keeps the finished copy's result")
+    func closingTheDestinationAtTheEnd() throws {
+        let directory = try TemporaryDirectory()
+        let source = try makeBlobSource()
+        let path = directory.path("copy.sqlite")
+        let copy = try Database(path: path)
+
+        let result = try source.backup(to: copy, options: fastOptions(pagesPerStep: 50)) { progress in
+            if progress.isComplete { copy.close() }
+        }
+
+        #expect(result.pageCount == (try source.fetchOne(Int.self, "PRAGMA page_count")))
+        #expect(try contents(Database(path: path)) == contents(source))
     }
 
     // MARK: - Writers during the copy
