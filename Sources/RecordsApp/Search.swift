@@ -99,7 +99,7 @@ public enum SearchFolding {
     }
 
     /// What the SQL function gives for `value`: NULL gives nil, numbers
-    /// their text, blobs their bytes decoded as UTF-8, each folded by
+    /// their text, blobs and text that is not UTF-8 their bytes decoded as UTF-8, each folded by
     /// `transform`. Shared by the SQL functions and the sort keys computed
     /// in Swift (``SortKeyTable``), so that both give the same key.
     static func apply(_ transform: (String) -> String, to value: SQLiteValue) -> String? {
@@ -108,7 +108,7 @@ public enum SearchFolding {
         case .text(let text): transform(text)
         case .integer(let integer): String(integer)
         case .real(let real): String(real)
-        case .blob(let bytes): transform(String(decoding: bytes, as: UTF8.self))
+        case .textBytes(let bytes), .blob(let bytes): transform(String(decoding: bytes, as: UTF8.self))
         }
     }
 }

@@ -34,6 +34,8 @@ public struct UnreadableValue: Sendable, Hashable, CustomStringConvertible {
         case .integer(let number): return "the integer \(number)"
         case .real(let number): return "the real number \(number)"
         case .blob(let bytes): return "a blob of \(bytes.count) byte\(bytes.count == 1 ? "" : "s")"
+        case .textBytes(let bytes):
+            return "text of \(bytes.count) byte\(bytes.count == 1 ? "" : "s") that is not valid UTF-8"
         case .text(let text): return "the text '\(excerpt(text))'"
         }
     }
@@ -164,7 +166,7 @@ struct RowReader {
         case .text(let text): return text
         case .integer(let number): return String(number)
         case .real(let number): return String(number)
-        case .blob:
+        case .textBytes, .blob:
             fail(value, column: column, field: field, expected: "text")
             return nil
         }

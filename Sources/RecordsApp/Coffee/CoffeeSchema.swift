@@ -184,7 +184,7 @@ enum CoffeeSchema {
     /// while every other coffee, and every other app, works as usual.
     static func storedPrice(_ value: SQLiteValue) -> SQLiteValue {
         switch value {
-        case .null, .blob: return value
+        case .null, .textBytes, .blob: return value
         case .integer(let number): return .text(Decimal(number).description)
         case .real(let number):
             guard let decimal = try? Decimal(sqliteValue: value) else { return .text(String(number)) }

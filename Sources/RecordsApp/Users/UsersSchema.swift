@@ -220,11 +220,12 @@ enum UsersSchema {
     }
 
     /// The hash of a password the original tutorial stored: text as it was typed; a
-    /// blob (which the tutorial never wrote, but a tool could have) as bytes.
+    /// blob or text that is not UTF-8 (which the tutorial never wrote, but a
+    /// tool could have) as bytes.
     private static func hashImported(_ value: SQLiteValue, hasher: any PasswordHashingService) throws -> String {
         switch value {
         case .text(let password): return try hasher.hash(password)
-        case .blob(let bytes): return try hasher.hash(passwordBytes: Array(bytes))
+        case .textBytes(let bytes), .blob(let bytes): return try hasher.hash(passwordBytes: Array(bytes))
         case .integer(let number): return try hasher.hash(String(number))
         case .real(let number): return try hasher.hash(String(number))
         // NOT NULL in the original tutorial's table; an empty password is what NULL

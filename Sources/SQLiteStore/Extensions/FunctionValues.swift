@@ -26,7 +26,7 @@ extension SQLiteValue {
                 return
             }
             // As a TEXT column reads: text that is not valid UTF-8 keeps its
-            // bytes, as a blob, instead of being repaired.
+            // bytes, as TEXT, instead of being repaired.
             self.init(textBytes: UnsafeBufferPointer(start: text, count: Int(sqlite3_value_bytes(value))))
         case SQLITE_BLOB:
             let bytes = sqlite3_value_blob(value)
@@ -61,6 +61,17 @@ extension SQLiteValue {
                 base.withMemoryRebound(to: CChar.self, capacity: buffer.count) { chars in
                     sqlite3_result_text64(context, chars, UInt64(buffer.count), sqliteTransient, UInt8(SQLITE_UTF8))
                 }
+            }
+        case .textBytes(let data):
+            data.withUnsafeBytes { buffer in
+                // A NULL pointer would make the result NULL: empty bytes are empty text.
+                guard let base = buffer.baseAddress, buffer.count > 0 else {
+                    sqlite3_result_text(context, "", 0, sqliteTransient)
+                    return
+                }
+                sqlite3_result_text64(
+                    context, base.assumingMemoryBound(to: CChar.self), UInt64(buffer.count), sqliteTransient,
+                    UInt8(SQLITE_UTF8))
             }
         case .blob(let data):
             // A NULL pointer would make the result NULL, so an empty blob is a zeroblob.

@@ -265,7 +265,7 @@ final class ColumnLayout {
             case .integer(let value): code = sqlite3_bind_int64(handle, parameter, value)
             case .real(let value): code = sqlite3_bind_double(handle, parameter, value)
             case .null: code = sqlite3_bind_null(handle, parameter)
-            case .text, .blob:
+            case .text, .textBytes, .blob:
                 if borrowed < maximumBorrowed, values[position].isLendable {
                     return try bindBorrowing(statement, values, parameters, at: position, borrowed: borrowed)
                 }
@@ -310,6 +310,14 @@ final class ColumnLayout {
                 }
             }
             if isLent != nil { return }
+        case .textBytes(let data):
+            return try data.withUnsafeBytes { bytes in
+                try bindRest {
+                    sqlite3_bind_text64(
+                        handle, parameter, bytes.baseAddress?.assumingMemoryBound(to: CChar.self),
+                        UInt64(bytes.count), nil, UInt8(SQLITE_UTF8))
+                }
+            }
         case .blob(let data):
             return try data.withUnsafeBytes { bytes in
                 try bindRest { sqlite3_bind_blob64(handle, parameter, bytes.baseAddress, UInt64(bytes.count), nil) }

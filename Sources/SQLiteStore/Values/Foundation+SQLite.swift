@@ -71,6 +71,8 @@ extension Date: SQLiteValueConvertible {
             self = Date(timeIntervalSince1970: seconds)
         case .null:
             throw ValueConversionError(.unexpectedNull, type: Date.self)
+        case .textBytes:
+            throw ValueConversionError(.invalidFormat("text is not valid UTF-8"), type: Date.self)
         case .blob:
             throw ValueConversionError(.typeMismatch(found: .blob), type: Date.self)
         }
@@ -331,6 +333,8 @@ extension Decimal: SQLiteValueConvertible {
             self = decimal
         case .null:
             throw ValueConversionError(.unexpectedNull, type: Decimal.self)
+        case .textBytes:
+            throw ValueConversionError(.invalidFormat("text is not valid UTF-8"), type: Decimal.self)
         case .blob:
             throw ValueConversionError(.typeMismatch(found: .blob), type: Decimal.self)
         }

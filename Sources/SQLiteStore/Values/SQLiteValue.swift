@@ -17,12 +17,14 @@ import Foundation
 /// ```
 ///
 /// TEXT that is not valid UTF-8 (which SQLite stores as given) cannot be a
-/// Swift `String` without changing its bytes, so it is read as `.blob`
-/// holding the stored bytes exactly: nothing is lost, and reading such a
-/// column as `Data` or `[UInt8]` returns those bytes. Its `storageClass`
-/// then says BLOB (`typeof()` in SQL still says `text`), and reading it as
-/// `String` throws a ``ValueConversionError`` rather than replacing the
-/// bad bytes with U+FFFD.
+/// Swift `String` without changing its bytes, so it is read as
+/// ``textBytes(_:)``: the stored bytes exactly, still TEXT. Nothing is
+/// lost, and nothing changes type: its ``storageClass`` is TEXT, as
+/// `typeof()` says in SQL, and writing the value back stores the same bytes
+/// as TEXT again, so a row read and written back keeps every column's type
+/// and bytes. Reading such a column as `Data` or `[UInt8]` returns its
+/// bytes; reading it as `String` throws a ``ValueConversionError`` rather
+/// than replacing the bad bytes with U+FFFD.
 public enum SQLiteValue: Sendable, Hashable, CustomStringConvertible {
     /// SQL NULL.
     case null
@@ -31,9 +33,16 @@ public enum SQLiteValue: Sendable, Hashable, CustomStringConvertible {
     /// An IEEE 754 double. SQLite cannot store NaN.
     case real(Double)
     /// UTF-8 text, which may contain NUL characters. TEXT read from the
-    /// database that is not valid UTF-8 is a ``blob(_:)`` instead (see the
-    /// type's overview).
+    /// database that is not valid UTF-8 is ``textBytes(_:)`` instead (see
+    /// the type's overview).
     case text(String)
+    /// TEXT given as its bytes: what reading TEXT that is not valid UTF-8
+    /// produces, the bytes as stored. Bound or returned from a SQL
+    /// function, it is TEXT with exactly these bytes (SQLite does not check
+    /// them). Reading never produces it for valid UTF-8, which is
+    /// ``text(_:)``; a value made by hand from valid UTF-8 bytes stores the
+    /// same TEXT as ``text(_:)`` but does not compare equal to it.
+    case textBytes(Data)
     /// Bytes.
     case blob(Data)
 
@@ -53,7 +62,7 @@ public enum SQLiteValue: Sendable, Hashable, CustomStringConvertible {
         case .null: .null
         case .integer: .integer
         case .real: .real
-        case .text: .text
+        case .text, .textBytes: .text
         case .blob: .blob
         }
     }
@@ -69,13 +78,17 @@ public enum SQLiteValue: Sendable, Hashable, CustomStringConvertible {
         case .integer(let value): return String(value)
         case .real(let value): return String(value)
         case .text(let value): return quoted(value, in: "'")
-        case .blob(let data):
-            let hex = data.map { byte in
-                let digits = String(byte, radix: 16, uppercase: true)
-                return byte < 16 ? "0" + digits : digits
-            }.joined()
-            return "X'\(hex)'"
+        case .textBytes(let data): return "CAST(\(Self.hexLiteral(data)) AS TEXT)"
+        case .blob(let data): return Self.hexLiteral(data)
         }
+    }
+
+    private static func hexLiteral(_ data: Data) -> String {
+        let hex = data.map { byte in
+            let digits = String(byte, radix: 16, uppercase: true)
+            return byte < 16 ? "0" + digits : digits
+        }.joined()
+        return "X'\(hex)'"
     }
 
     /// Reads column `column` of the current row of a prepared statement.
@@ -103,8 +116,8 @@ public enum SQLiteValue: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// A TEXT column: `.text` when its bytes are valid UTF-8, else `.blob`
-    /// of the bytes as stored.
+    /// A TEXT column: `.text` when its bytes are valid UTF-8, else
+    /// `.textBytes` of the bytes as stored.
     @usableFromInline
     init(sqliteTextColumn column: Int32, of statement: OpaquePointer) {
         // sqlite3_column_text must be called before sqlite3_column_bytes.
@@ -116,13 +129,13 @@ public enum SQLiteValue: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The bytes of a TEXT value: `.text` when they are valid UTF-8, else
-    /// `.blob` of the bytes as stored, never repaired.
+    /// `.textBytes` of the bytes as stored, never repaired.
     @usableFromInline
     init(textBytes bytes: UnsafeBufferPointer<UInt8>) {
         if let string = String(validUTF8: bytes) {
             self = .text(string)
         } else {
-            self = .blob(Data(buffer: bytes))
+            self = .textBytes(Data(buffer: bytes))
         }
     }
 
@@ -138,6 +151,7 @@ public enum SQLiteValue: Sendable, Hashable, CustomStringConvertible {
         case .integer(let value): sqlite3_bind_int64(statement, index, value)
         case .real(let value): sqlite3_bind_double(statement, index, value)
         case .text(let value): Self.bind(text: value, to: statement, at: index)
+        case .textBytes(let data): Self.bind(textBytes: data, to: statement, at: index)
         case .blob(let data): Self.bind(blob: data, to: statement, at: index)
         }
     }
@@ -148,7 +162,7 @@ public enum SQLiteValue: Sendable, Hashable, CustomStringConvertible {
     var isLendable: Bool {
         switch self {
         case .text(let text): !text.utf8.isEmpty
-        case .blob(let data): !data.isEmpty
+        case .textBytes(let data), .blob(let data): !data.isEmpty
         default: false
         }
     }
@@ -164,6 +178,19 @@ public enum SQLiteValue: Sendable, Hashable, CustomStringConvertible {
             return base.withMemoryRebound(to: CChar.self, capacity: buffer.count) { chars in
                 sqlite3_bind_text64(statement, index, chars, UInt64(buffer.count), sqliteTransient, UInt8(SQLITE_UTF8))
             }
+        }
+    }
+
+    @usableFromInline
+    static func bind(textBytes: Data, to statement: OpaquePointer, at index: Int32) -> Int32 {
+        textBytes.withUnsafeBytes { buffer in
+            // A NULL pointer would bind NULL: empty bytes are empty text.
+            guard let base = buffer.baseAddress, buffer.count > 0 else {
+                return sqlite3_bind_text(statement, index, "", 0, sqliteTransient)
+            }
+            return sqlite3_bind_text64(
+                statement, index, base.assumingMemoryBound(to: CChar.self), UInt64(buffer.count), sqliteTransient,
+                UInt8(SQLITE_UTF8))
         }
     }
 

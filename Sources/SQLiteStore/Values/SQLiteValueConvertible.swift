@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(SQLite3)
     import SQLite3
 #else
@@ -342,6 +343,10 @@ extension String: SQLiteValueConvertible, SQLiteColumnReadable {
     public init(sqliteValue: SQLiteValue) throws {
         switch sqliteValue {
         case .text(let text): self = text
+        case .textBytes:
+            throw ValueConversionError(
+                .invalidFormat("found TEXT that is not valid UTF-8 (read it as Data or [UInt8] for its bytes)"),
+                type: String.self)
         case .null: throw ValueConversionError(.unexpectedNull, type: String.self)
         default: throw ValueConversionError(.typeMismatch(found: sqliteValue.storageClass), type: String.self)
         }
@@ -372,10 +377,15 @@ extension String: SQLiteValueConvertible, SQLiteColumnReadable {
 extension Data: SQLiteValueConvertible {
     public var sqliteValue: SQLiteValue { .blob(self) }
 
-    /// BLOB as is; TEXT as its UTF-8 bytes.
+    /// BLOB as is; TEXT as its bytes (its UTF-8, or the bytes as stored
+    /// when they are not valid UTF-8).
+    ///
+    /// `Data` is written as a BLOB: to write TEXT bytes back as TEXT, keep
+    /// the ``SQLiteValue`` (``SQLiteValue/textBytes(_:)``) instead.
     public init(sqliteValue: SQLiteValue) throws {
         switch sqliteValue {
         case .blob(let data): self = data
+        case .textBytes(let data): self = data
         case .text(let text): self = Data(text.utf8)
         case .null: throw ValueConversionError(.unexpectedNull, type: Data.self)
         default: throw ValueConversionError(.typeMismatch(found: sqliteValue.storageClass), type: Data.self)

@@ -47,11 +47,20 @@ struct SQLFunctionTests {
     func invalidUTF8TextArgument() throws {
         let db = try Database.inMemory()
         try db.createFunction("bytes", argumentCount: 1) { (arguments: [SQLiteValue]) -> Data? in
-            guard case .blob(let data) = arguments[0] else { return nil }
+            guard case .textBytes(let data) = arguments[0] else { return nil }
             return data
         }
         let stored = try db.fetchOne(Data.self, "SELECT bytes(CAST(x'41FF42C0' AS TEXT))")
         #expect(stored == Data([0x41, 0xFF, 0x42, 0xC0]))
+    }
+
+    @Test("Text that is not valid UTF-8 goes through a function unchanged and stays TEXT")
+    func invalidUTF8TextResult() throws {
+        let db = try Database.inMemory()
+        try db.createFunction("same", argumentCount: 1) { (arguments: [SQLiteValue]) -> SQLiteValue in arguments[0] }
+        let row = try #require(
+            try db.fetchOne("SELECT typeof(same(CAST(x'41FF42C0' AS TEXT))), hex(same(CAST(x'41FF42C0' AS TEXT)))"))
+        #expect(row.values == ["text", "41FF42C0"])
     }
 
     @Test("Each kind of return value comes back with its storage class")
