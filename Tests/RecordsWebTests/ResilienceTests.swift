@@ -118,7 +118,9 @@ import Testing
         #expect(sent < body.count, "before the body was complete")
         #expect(server.server.slowConnectionsDropped == 1)
         #expect(runs.value == 0)
-        #expect(server.server.requestsInFlight == 0)
+        // The client sees the connection shut down before libmicrohttpd's
+        // thread reports the request over.
+        #expect(await eventually { server.server.requestsInFlight == 0 })
     }
 
     @Test func aBodyArrivingSteadilyAboveTheRateIsServed() async throws {
