@@ -197,6 +197,98 @@ import Testing
         #expect(server.server.slowConnectionsDropped == 0)
     }
 
+    // MARK: - Oversized bodies
+
+    /// ``countingRoutes(_:)`` and an upload route taking at most 1 MiB.
+    static func bodyRoutes(_ runs: Runs, _ sinks: ServerStreamingTests.Sinks) -> @Sendable (WebContext) -> [Route] {
+        { context in
+            countingRoutes(runs)(context) + [
+                Route(
+                    "POST", "/upload", access: .anyone,
+                    body: .upload(field: "file", limit: 1 << 20) { _ in sinks.make(limit: 1 << 20) }
+                ) { request in
+                    runs.ran()
+                    return Layout.page(request, title: "Upload", content: "<p>stored</p>")
+                }
+            ]
+        }
+    }
+
+    static func postHead(_ path: String, _ headers: String) -> String {
+        let token = WebApp.randomToken()
+        return "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: records_csrf=\(token)\r\n"
+            + "Content-Type: multipart/form-data; boundary=records-big\r\n\(headers)\r\n"
+    }
+
+    @Test(arguments: ["/note", "/upload"])
+    func aBodyAnnouncedPastTheLimitIsAnswered413BeforeItIsRead(path: String) async throws {
+        let runs = Runs()
+        let sinks = ServerStreamingTests.Sinks()
+        let server = try TestServer(routes: Self.bodyRoutes(runs, sinks))
+        defer { server.stopInBackground() }
+        let port = server.server.port
+        let (answer, closed) = try await offPool { () throws -> (String, Bool) in
+            let socket = try RawSocket(port: port)
+            defer { socket.close() }
+            try socket.send(Self.postHead(path, "Content-Length: 104857600\r\n"))
+            // The start of the 100 MB: the server must answer without waiting for the rest.
+            try socket.send([UInt8](repeating: 0x6E, count: 16 * 1024))
+            let answer = try socket.read(until: "</html>")
+            return (answer, try socket.readToEnd())
+        }
+        #expect(answer.hasPrefix("HTTP/1.1 413"))
+        #expect(closed, "the server closed the connection after its answer")
+        #expect(runs.value == 0)
+        #expect(sinks.all.isEmpty)
+        #expect(server.log.contains { $0.hasPrefix("POST \(path) 413") })
+    }
+
+    @Test func anExpectContinueForABodyPastTheLimitGets413NotContinue() async throws {
+        let runs = Runs()
+        let server = try TestServer(routes: Self.countingRoutes(runs))
+        defer { server.stopInBackground() }
+        let port = server.server.port
+        let head = try await offPool { () throws -> String in
+            let socket = try RawSocket(port: port)
+            defer { socket.close() }
+            try socket.send(Self.postHead("/note", "Content-Length: 104857600\r\nExpect: 100-continue\r\n"))
+            return try socket.read(until: "\r\n\r\n")
+        }
+        #expect(head.hasPrefix("HTTP/1.1 413"), "\(head)")
+        #expect(!head.contains("100 Continue"))
+        #expect(runs.value == 0)
+    }
+
+    @Test(arguments: ["/note", "/upload"])
+    func aChunkedBodyIsAnswered413AsSoonAsItPassesTheLimit(path: String) async throws {
+        let runs = Runs()
+        let sinks = ServerStreamingTests.Sinks()
+        let server = try TestServer(routes: Self.bodyRoutes(runs, sinks))
+        defer { server.stopInBackground() }
+        let port = server.server.port
+        let limit = path == "/note" ? Route.defaultFormLimit : (1 << 20) + Route.defaultFormLimit
+        let (answer, closed) = try await offPool { () throws -> (String, Bool) in
+            let socket = try RawSocket(port: port)
+            defer { socket.close() }
+            try socket.send(Self.postHead(path, "Transfer-Encoding: chunked\r\n"))
+            // 8 KiB chunks to just past the limit, and then no more (no
+            // last chunk): the answer must not wait for the end.
+            let chunk = Array("2000\r\n".utf8) + [UInt8](repeating: 0x6E, count: 8192) + Array("\r\n".utf8)
+            for _ in 0...(limit / 8192) {
+                do { try socket.send(chunk) } catch { break }
+            }
+            let answer = try socket.read(until: "</html>")
+            return (answer, try socket.readToEnd())
+        }
+        #expect(answer.hasPrefix("HTTP/1.1 413"), "\(answer.prefix(200))")
+        #expect(closed, "the server closed the connection after its answer")
+        #expect(runs.value == 0)
+        #expect(await eventually { server.server.requestsInFlight == 0 })
+        #expect(sinks.all.allSatisfy { sink in sink.lock.withLock { sink.cancelled && !sink.finished } })
+        #expect(server.log.contains { $0.hasPrefix("POST \(path) 413") })
+        #expect(!server.log.contains { $0.contains("internal error") })
+    }
+
     // MARK: - Many idle connections
 
     /// Opens 2,000 sockets and measures the whole process's memory, so it
