@@ -24,6 +24,11 @@ let serveCommand = Command(
             help:
                 "Who may register: first-user (the default: anyone until the first account exists), open (anyone), "
                 + "or closed (nobody; add accounts with records users register)"),
+        Command.Option(
+            name: "max-connections-per-client", valueName: "N",
+            help:
+                "The most connections one client address may hold open (default 128, at most 1536 of the "
+                + "server's 2048); raise it behind a reverse proxy"),
     ],
     discussion: """
         Serves the People, Contacts, Coffee and Users apps as web pages, rendered on the
@@ -35,6 +40,11 @@ let serveCommand = Command(
         The server listens on the loopback address unless told otherwise, so only this
         machine can reach it. Listening on another address without --tls-cert and --tls-key
         sends passwords and session cookies in the clear, and prints a warning.
+
+        One client address may hold at most 128 connections at once (a browser opens
+        about six); more are closed at once, so that one client cannot take the
+        server's 2048 and lock everyone else out. Behind a reverse proxy, or when many
+        people share one address, raise it with --max-connections-per-client.
 
         It prints its address once it listens, logs one line per request on standard error
         (never passwords, cookies or form contents), and on Ctrl-C or SIGTERM stops
@@ -62,6 +72,17 @@ let serveCommand = Command(
             break
         default:
             throw UsageError(message: "--tls-cert and --tls-key go together", helpPath: invocation.path)
+        }
+        if let text = arguments.value("max-connections-per-client") {
+            let most = options.connectionLimit - options.connectionLimit / 4
+            guard let count = Int(text), (1...most).contains(count) else {
+                throw UsageError(
+                    message:
+                        "--max-connections-per-client takes a number from 1 to \(most) (a quarter of the server's "
+                        + "\(options.connectionLimit) connections stays for other clients), not '\(text)'",
+                    helpPath: invocation.path)
+            }
+            options.connectionsPerClient = count
         }
         var registration = RegistrationPolicy.default
         if let text = arguments.value("registration") {

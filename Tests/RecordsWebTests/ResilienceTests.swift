@@ -306,8 +306,10 @@ import Testing
         let before = (memory: Self.residentKiB(), threads: Self.threadCount())
         let sockets = try await offPool { () throws -> [RawSocket] in
             var sockets: [RawSocket] = []
-            for _ in 0..<1_000 {
-                let socket = try RawSocket(port: port)
+            // From eight loopback addresses, 125 each: one client address
+            // may hold at most 128 (ServerOptions.connectionsPerClient).
+            for index in 0..<1_000 {
+                let socket = try RawSocket(port: port, from: "127.0.0.\(2 + index % 8)")
                 try socket.send("GET /count HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n\r\n")
                 try socket.read(until: "</html>")
                 sockets.append(socket)
@@ -328,6 +330,45 @@ import Testing
         #expect(after.memory - before.memory < 256 * 1024)
         for socket in sockets { socket.close() }
         #expect(await eventually(timeout: .seconds(20)) { server.server.openConnections <= 1 })
+    }
+
+    @Test func aClientHoldingManyIdleConnectionsCannotLockOutAnother() async throws {
+        let runs = Runs()
+        let server = try TestServer(
+            options: {
+                $0.connectionLimit = 40
+                $0.connectionsPerClient = 10
+            }, routes: Self.countingRoutes(runs))
+        defer { server.stopInBackground() }
+        let port = server.server.port
+        // One client opens as many connections as the server takes in all,
+        // and sends nothing on them.
+        let held = try await offPool { try (0..<40).map { _ in try RawSocket(port: port, from: "127.0.0.1") } }
+        defer { for socket in held { socket.close() } }
+        // Each is either open at the server or was closed by it.
+        #expect(
+            await eventually { held.filter { $0.hasEnded() }.count + server.server.openConnections == 40 })
+        #expect(server.server.openConnections == 10)
+        // Another client is served.
+        let answer = try await offPool { () throws -> String in
+            let socket = try RawSocket(port: port, from: "127.0.0.2")
+            defer { socket.close() }
+            try socket.send("GET /count HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            return try socket.read(until: "</html>")
+        }
+        #expect(answer.hasPrefix("HTTP/1.1 200"))
+        #expect(runs.value == 1)
+    }
+
+    @Test func theConnectionsPerClientLeaveAQuarterOfTheServersForOthers() {
+        var options = ServerOptions()
+        #expect(options.effectiveConnectionsPerClient == 128)
+        options.connectionsPerClient = 10_000
+        #expect(options.effectiveConnectionsPerClient == 1_536)
+        options.connectionLimit = 40
+        #expect(options.effectiveConnectionsPerClient == 30)
+        options.connectionsPerClient = 0
+        #expect(options.effectiveConnectionsPerClient == 1)
     }
 
     // MARK: - Upload cut short

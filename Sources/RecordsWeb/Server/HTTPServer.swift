@@ -24,6 +24,14 @@ public struct ServerOptions: Sendable {
     /// resident memory for an idle connection or a live page's event
     /// stream, so the default costs at most about 140 MiB.
     public var connectionLimit: Int = 2048
+    /// The most connections open at once from one client address, so that
+    /// one client cannot take them all: further ones are closed at once.
+    /// At most three quarters of ``connectionLimit`` (a larger value is
+    /// lowered to it), so a quarter always stays for other clients. A
+    /// browser opens about six; raise it when many people share an
+    /// address, or behind a reverse proxy (all its connections come from
+    /// its address).
+    public var connectionsPerClient: Int = 128
     /// The stack of each connection's thread. Requests do their work on
     /// the database's threads, so a connection's thread needs little.
     public var threadStackSize: Int = 512 * 1024
@@ -43,6 +51,13 @@ public struct ServerOptions: Sendable {
 
     /// Options with the defaults.
     public init() {}
+
+    /// ``connectionsPerClient`` within 1 and three quarters of
+    /// ``connectionLimit``.
+    var effectiveConnectionsPerClient: Int {
+        let limit = max(1, connectionLimit)
+        return min(max(1, connectionsPerClient), max(1, limit - limit / 4))
+    }
 }
 
 /// A certificate chain and private key, in PEM, for HTTPS.
@@ -213,6 +228,8 @@ final class Daemon: Sendable {
                 ptr_value: context),
             MHD_OptionItem(option: .CONNECTION_TIMEOUT, value: max(1, options.idleTimeout), ptr_value: nil),
             MHD_OptionItem(option: .CONNECTION_LIMIT, value: max(1, options.connectionLimit), ptr_value: nil),
+            MHD_OptionItem(
+                option: .PER_IP_CONNECTION_LIMIT, value: options.effectiveConnectionsPerClient, ptr_value: nil),
             MHD_OptionItem(option: .THREAD_STACK_SIZE, value: options.threadStackSize, ptr_value: nil),
             MHD_OptionItem(
                 option: .NOTIFY_CONNECTION,
