@@ -47,9 +47,10 @@ let serveCommand = Command(
         people share one address, raise it with --max-connections-per-client.
 
         It prints its address once it listens, logs one line per request on standard error
-        (never passwords, cookies or form contents), and on Ctrl-C or SIGTERM stops
-        accepting connections, lets the requests in flight finish (up to 10 seconds), and
-        closes the database.
+        (time in UTC, method, path, status, milliseconds taken; never passwords, cookies
+        or form contents; control characters in a path escaped), and on Ctrl-C or SIGTERM
+        stops accepting connections, lets the requests in flight finish (up to 10
+        seconds), and closes the database.
         """,
     examples: [
         "records serve",
@@ -97,7 +98,7 @@ let serveCommand = Command(
         var configuration = WebConfiguration()
         configuration.registration = registration
         configuration.secureCookies = options.tls != nil
-        configuration.log = { line in Console.error("records serve: \(line)") }
+        configuration.log = { line in serveLog(line) }
         let app = WebApp(database: database, configuration: configuration)
         // Ctrl-C and SIGTERM stop the server rather than the process.
         let stop = try SignalWaiter(signals: [SIGINT, SIGTERM])
@@ -111,16 +112,30 @@ let serveCommand = Command(
             throw CommandFailure(message: error.message)
         }
         if options.tls == nil && !isLoopback(options.host) {
-            Console.error(
-                "records serve: warning: listening on \(options.host) without TLS: passwords and session "
+            serveLog(
+                "warning: listening on \(options.host) without TLS: passwords and session "
                     + "cookies cross the network in the clear (use --tls-cert and --tls-key)")
         }
         try Console.out("Serving the Records apps at \(server.url) (Ctrl-C to stop)")
         let signal = await stop.wait()
-        Console.error("records serve: \(signal == SIGINT ? "interrupted" : "terminated"), stopping")
+        serveLog("\(signal == SIGINT ? "interrupted" : "terminated"), stopping")
         await server.stop()
         database.close()
     })
+
+/// Writes a line of the server's log on standard error: the time (UTC,
+/// ISO 8601 with milliseconds), then the message, whose control characters
+/// (line breaks too) are escaped, so that a message is always one line and
+/// cannot pass for another.
+func serveLog(_ message: String, at date: Date = Date()) {
+    Console.error(serveLogLine(message, at: date))
+}
+
+/// The text of ``serveLog(_:at:)``'s line.
+func serveLogLine(_ message: String, at date: Date) -> String {
+    "\(date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))) records serve: "
+        + Terminal.clean(message)
+}
 
 /// `HOST:PORT`, `[IPv6]:PORT`, or `:PORT` for the loopback address.
 func parseListenAddress(_ text: String, path: [String]) throws -> (String, UInt16) {

@@ -109,6 +109,26 @@ struct ServeCLITests {
         }
     }
 
+    @Test("Each log line starts with the time in UTC, and a line break in a path cannot forge one")
+    func logLines() throws {
+        let sandbox = try Sandbox()
+        let server = try ServeProcess(sandbox: sandbox, ["--listen", "127.0.0.1:0"])
+        let fetched = try runTool(
+            "/usr/bin/curl",
+            ["-s", "--path-as-is", "-o", "/dev/null", "-w", "%{http_code}", server.url + "x%0APOST%20/login%20303"])
+        #expect(fetched.output == "404")
+        let stopped = server.stop()
+        #expect(stopped.status == 0, "\(stopped.stderr)")
+        let lines = stopped.stderr.split(separator: "\n")
+        #expect(lines.count >= 2)
+        for line in lines {
+            #expect(
+                line.firstMatch(of: #/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z records serve: /#) != nil, "\(line)")
+        }
+        #expect(lines.contains { $0.contains(" records serve: GET /x%0APOST%20/login%20303 404 ") }, "\(lines)")
+        #expect(!lines.contains { $0.contains("POST /login") && !$0.contains("GET /x") }, "\(lines)")
+    }
+
     @Test("A wrong --listen or a lone TLS option is a usage error")
     func usageErrors() throws {
         let sandbox = try Sandbox()

@@ -371,6 +371,29 @@ import Testing
         #expect(options.effectiveConnectionsPerClient == 1)
     }
 
+    // MARK: - Log
+
+    @Test func aLineBreakInThePathCannotForgeALogLine() async throws {
+        let runs = Runs()
+        let server = try TestServer(routes: Self.countingRoutes(runs))
+        defer { server.stopInBackground() }
+        let port = server.server.port
+        let answer = try await offPool { () throws -> String in
+            let socket = try RawSocket(port: port)
+            defer { socket.close() }
+            try socket.send("GET /x%0APOST%20/login%20303%0D%1B[2J HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            return try socket.read(until: "</html>")
+        }
+        #expect(answer.hasPrefix("HTTP/1.1 404"))
+        let lines = server.log.filter { $0.hasPrefix("GET ") || $0.hasPrefix("POST ") }
+        #expect(lines.count == 1)
+        let line = try #require(lines.first)
+        #expect(!line.unicodeScalars.contains { $0.properties.generalCategory == .control }, "\(line.debugDescription)")
+        #expect(line.hasPrefix("GET /x%0APOST%20/login%20303%0D%1B[2J 404 "), "\(line.debugDescription)")
+        // It ends with the time the answer took.
+        #expect(line.wholeMatch(of: /GET \S+ 404 \d+\.\dms/) != nil, "\(line.debugDescription)")
+    }
+
     // MARK: - Upload cut short
 
     @Test func aClientHangingUpMidUploadCancelsTheSinkAndRunsNoHandler() async throws {

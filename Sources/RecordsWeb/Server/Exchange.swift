@@ -71,6 +71,9 @@ final class Exchange: @unchecked Sendable {
     var fileRefused = false
     var csrfRefused = false
 
+    /// When the request's headers were in.
+    let started = ContinuousClock.now
+
     init(request: Request) { self.request = request }
 
     deinit {
@@ -268,7 +271,8 @@ enum Callbacks {
             let bytes = rawResponse(response, headOnly: refused.method == "HEAD")
             let sent = bytes.withUnsafeBytes { records_mhd_send_raw(connection, $0.baseAddress, $0.count, 5_000) }
             application.log(
-                "\(refused.method) \(refused.path) \(response.status)" + (sent == 0 ? "" : " (not delivered)"))
+                requestLine(refused, status: response.status, exchange: exchange)
+                    + (sent == 0 ? "" : " (not delivered)"))
         }
         droppingOnPurpose = true
         return .NO
@@ -468,8 +472,16 @@ enum Callbacks {
             guard !name.contains(where: \.isNewline), !value.contains(where: \.isNewline) else { continue }
             _ = MHD_add_response_header(handle, name, value)
         }
-        core.application.log("\(request.method) \(request.path) \(response.status)")
+        core.application.log(requestLine(request, status: response.status, exchange: exchange))
         return MHD_queue_response(connection, UInt32(response.status), handle)
+    }
+
+    /// The log's line for a request: method, path, status, and the time
+    /// from its headers to its answer, in milliseconds.
+    private static func requestLine(_ request: Request, status: Int, exchange: Exchange) -> String {
+        let (seconds, attoseconds) = (ContinuousClock.now - exchange.started).components
+        let milliseconds = Double(seconds) * 1000 + Double(attoseconds) / 1e15
+        return "\(request.logDescription) \(status) \(String(format: "%.1f", milliseconds))ms"
     }
 
     static let streamReader: MHD_ContentReaderCallback = { context, _, buffer, capacity in
