@@ -6,7 +6,9 @@
 #include <sys/socket.h>
 #include <errno.h>
 #include <poll.h>
+#include <string.h>
 #include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
 #include <microhttpd.h>
 
 // libmicrohttpd's start and info functions are variadic, which Swift does
@@ -77,6 +79,34 @@ static inline int records_mhd_send_raw(struct MHD_Connection *connection, const 
         if (poll(&writable, 1, timeout_ms) <= 0) return -1;
     }
     return 0;
+}
+
+/// Checks a certificate chain and private key, both PEM, before the daemon
+/// is given them: 0 when they serve, 1 when `certificate` holds no
+/// certificate, 2 when `key` holds no unencrypted private key, 3 when the
+/// key is not the certificate's, or GnuTLS's (negative) error code.
+static inline int records_tls_check(const char *certificate, const char *key) {
+    gnutls_datum_t chain = {(unsigned char *)certificate, (unsigned int)strlen(certificate)};
+    gnutls_datum_t secret = {(unsigned char *)key, (unsigned int)strlen(key)};
+    gnutls_x509_crt_t *list = NULL;
+    unsigned int count = 0;
+    if (gnutls_x509_crt_list_import2(&list, &count, &chain, GNUTLS_X509_FMT_PEM, 0) < 0) return 1;
+    for (unsigned int index = 0; index < count; index++) gnutls_x509_crt_deinit(list[index]);
+    gnutls_free(list);
+    if (count == 0) return 1;
+    gnutls_x509_privkey_t parsed;
+    int result = gnutls_x509_privkey_init(&parsed);
+    if (result < 0) return result;
+    result = gnutls_x509_privkey_import2(parsed, &secret, GNUTLS_X509_FMT_PEM, NULL, 0);
+    gnutls_x509_privkey_deinit(parsed);
+    if (result < 0) return 2;
+    gnutls_certificate_credentials_t credentials;
+    result = gnutls_certificate_allocate_credentials(&credentials);
+    if (result < 0) return result;
+    result = gnutls_certificate_set_x509_key_mem(credentials, &chain, &secret, GNUTLS_X509_FMT_PEM);
+    gnutls_certificate_free_credentials(credentials);
+    if (result == GNUTLS_E_CERTIFICATE_KEY_MISMATCH) return 3;
+    return result < 0 ? result : 0;
 }
 
 #endif
