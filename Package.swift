@@ -44,7 +44,9 @@ let package = Package(
         ),
         // The web front end's HTTP server: GNU libmicrohttpd (Debian:
         // libmicrohttpd-dev, installed by scripts/bootstrap.sh; macOS:
-        // `brew install libmicrohttpd`).
+        // `brew install libmicrohttpd`), and the GnuTLS it serves HTTPS
+        // with, which RecordsWeb calls too (Debian: libgnutls28-dev, which
+        // libmicrohttpd-dev brings).
         .systemLibrary(
             name: "CMicroHTTPD",
             pkgConfig: "libmicrohttpd",

@@ -17,6 +17,11 @@ fi
 if ! pkg-config --exists libmicrohttpd 2>/dev/null || [ ! -f /usr/include/microhttpd.h ]; then
     missing+=(libmicrohttpd-dev)
 fi
+# GnuTLS, libmicrohttpd's TLS, which RecordsWeb also calls (libmicrohttpd-dev
+# normally brings it).
+if ! pkg-config --exists gnutls 2>/dev/null || [ ! -f /usr/include/gnutls/gnutls.h ]; then
+    missing+=(libgnutls28-dev)
+fi
 # The sqlite3 shell, with which scripts/crash-test.sh inspects databases.
 command -v sqlite3 >/dev/null 2>&1 || missing+=(sqlite3)
 # The records tests check the man page with groff and man, identify

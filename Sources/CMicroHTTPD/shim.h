@@ -4,6 +4,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <sys/socket.h>
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
 #include <microhttpd.h>
 
 // libmicrohttpd's start and info functions are variadic, which Swift does
@@ -34,6 +39,74 @@ static inline const struct sockaddr *records_mhd_client_address(struct MHD_Conne
 static inline int records_mhd_connection_fd(struct MHD_Connection *connection) {
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
     return info ? info->connect_fd : -1;
+}
+
+/// Sends `count` bytes on the connection's socket (through its TLS session
+/// when it has one), waiting up to `timeout_ms` each time the socket cannot
+/// take more; 0 once all are sent, -1 otherwise.
+///
+/// For an answer libmicrohttpd cannot queue: it takes a response only on
+/// the first call of the access handler or once the whole body is in, never
+/// while a body arrives. Call it from the access handler (the connection's
+/// own thread, between libmicrohttpd's reads and writes), then return
+/// `MHD_NO` so that libmicrohttpd closes the connection.
+static inline int records_mhd_send_raw(struct MHD_Connection *connection, const void *bytes, size_t count,
+                                       int timeout_ms) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (info == NULL) return -1;
+    const int fd = info->connect_fd;
+    const union MHD_ConnectionInfo *tls = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+    gnutls_session_t session = tls ? (gnutls_session_t)tls->tls_session : NULL;
+    const char *next = (const char *)bytes;
+    size_t left = count;
+    while (left > 0) {
+        ssize_t sent;
+        int again;
+        if (session != NULL) {
+            sent = gnutls_record_send(session, next, left);
+            again = sent == GNUTLS_E_AGAIN || sent == GNUTLS_E_INTERRUPTED;
+        } else {
+            sent = send(fd, next, left, MSG_NOSIGNAL);
+            again = sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR);
+        }
+        if (sent > 0) {
+            next += sent;
+            left -= (size_t)sent;
+            continue;
+        }
+        if (!again) return -1;
+        struct pollfd writable = {.fd = fd, .events = POLLOUT, .revents = 0};
+        if (poll(&writable, 1, timeout_ms) <= 0) return -1;
+    }
+    return 0;
+}
+
+/// Checks a certificate chain and private key, both PEM, before the daemon
+/// is given them: 0 when they serve, 1 when `certificate` holds no
+/// certificate, 2 when `key` holds no unencrypted private key, 3 when the
+/// key is not the certificate's, or GnuTLS's (negative) error code.
+static inline int records_tls_check(const char *certificate, const char *key) {
+    gnutls_datum_t chain = {(unsigned char *)certificate, (unsigned int)strlen(certificate)};
+    gnutls_datum_t secret = {(unsigned char *)key, (unsigned int)strlen(key)};
+    gnutls_x509_crt_t *list = NULL;
+    unsigned int count = 0;
+    if (gnutls_x509_crt_list_import2(&list, &count, &chain, GNUTLS_X509_FMT_PEM, 0) < 0) return 1;
+    for (unsigned int index = 0; index < count; index++) gnutls_x509_crt_deinit(list[index]);
+    gnutls_free(list);
+    if (count == 0) return 1;
+    gnutls_x509_privkey_t parsed;
+    int result = gnutls_x509_privkey_init(&parsed);
+    if (result < 0) return result;
+    result = gnutls_x509_privkey_import2(parsed, &secret, GNUTLS_X509_FMT_PEM, NULL, 0);
+    gnutls_x509_privkey_deinit(parsed);
+    if (result < 0) return 2;
+    gnutls_certificate_credentials_t credentials;
+    result = gnutls_certificate_allocate_credentials(&credentials);
+    if (result < 0) return result;
+    result = gnutls_certificate_set_x509_key_mem(credentials, &chain, &secret, GNUTLS_X509_FMT_PEM);
+    gnutls_certificate_free_credentials(credentials);
+    if (result == GNUTLS_E_CERTIFICATE_KEY_MISMATCH) return 3;
+    return result < 0 ? result : 0;
 }
 
 #endif

@@ -177,7 +177,7 @@ public final class WebApp: HTTPApplication {
                 HTTPError(status: 404, message: "This \(error.kind) (ID \(error.id)) was deleted, or never existed."),
                 request: request)
         } catch {
-            log("error: \(request.method) \(request.path): \(error)")
+            log("error: \(request.logDescription): \(error)")
             return errorPage(
                 HTTPError(status: 500, message: "Something went wrong on our side. Try again in a moment."),
                 request: request)

@@ -24,6 +24,11 @@ let serveCommand = Command(
             help:
                 "Who may register: first-user (the default: anyone until the first account exists), open (anyone), "
                 + "or closed (nobody; add accounts with records users register)"),
+        Command.Option(
+            name: "max-connections-per-client", valueName: "N",
+            help:
+                "The most connections one client address may hold open (default 128, at most 1536 of the "
+                + "server's 2048); raise it behind a reverse proxy"),
     ],
     discussion: """
         Serves the People, Contacts, Coffee and Users apps as web pages, rendered on the
@@ -36,10 +41,16 @@ let serveCommand = Command(
         machine can reach it. Listening on another address without --tls-cert and --tls-key
         sends passwords and session cookies in the clear, and prints a warning.
 
+        One client address may hold at most 128 connections at once (a browser opens
+        about six); more are closed at once, so that one client cannot take the
+        server's 2048 and lock everyone else out. Behind a reverse proxy, or when many
+        people share one address, raise it with --max-connections-per-client.
+
         It prints its address once it listens, logs one line per request on standard error
-        (never passwords, cookies or form contents), and on Ctrl-C or SIGTERM stops
-        accepting connections, lets the requests in flight finish (up to 10 seconds), and
-        closes the database.
+        (time in UTC, method, path, status, milliseconds taken; never passwords, cookies
+        or form contents; control characters in a path escaped), and on Ctrl-C or SIGTERM
+        stops accepting connections, lets the requests in flight finish (up to 10
+        seconds), and closes the database.
         """,
     examples: [
         "records serve",
@@ -63,6 +74,17 @@ let serveCommand = Command(
         default:
             throw UsageError(message: "--tls-cert and --tls-key go together", helpPath: invocation.path)
         }
+        if let text = arguments.value("max-connections-per-client") {
+            let most = options.connectionLimit - options.connectionLimit / 4
+            guard let count = Int(text), (1...most).contains(count) else {
+                throw UsageError(
+                    message:
+                        "--max-connections-per-client takes a number from 1 to \(most) (a quarter of the server's "
+                        + "\(options.connectionLimit) connections stays for other clients), not '\(text)'",
+                    helpPath: invocation.path)
+            }
+            options.connectionsPerClient = count
+        }
         var registration = RegistrationPolicy.default
         if let text = arguments.value("registration") {
             guard let policy = RegistrationPolicy(argument: text) else {
@@ -76,7 +98,7 @@ let serveCommand = Command(
         var configuration = WebConfiguration()
         configuration.registration = registration
         configuration.secureCookies = options.tls != nil
-        configuration.log = { line in Console.error("records serve: \(line)") }
+        configuration.log = { line in serveLog(line) }
         let app = WebApp(database: database, configuration: configuration)
         // Ctrl-C and SIGTERM stop the server rather than the process.
         let stop = try SignalWaiter(signals: [SIGINT, SIGTERM])
@@ -90,16 +112,30 @@ let serveCommand = Command(
             throw CommandFailure(message: error.message)
         }
         if options.tls == nil && !isLoopback(options.host) {
-            Console.error(
-                "records serve: warning: listening on \(options.host) without TLS: passwords and session "
+            serveLog(
+                "warning: listening on \(options.host) without TLS: passwords and session "
                     + "cookies cross the network in the clear (use --tls-cert and --tls-key)")
         }
         try Console.out("Serving the Records apps at \(server.url) (Ctrl-C to stop)")
         let signal = await stop.wait()
-        Console.error("records serve: \(signal == SIGINT ? "interrupted" : "terminated"), stopping")
+        serveLog("\(signal == SIGINT ? "interrupted" : "terminated"), stopping")
         await server.stop()
         database.close()
     })
+
+/// Writes a line of the server's log on standard error: the time (UTC,
+/// ISO 8601 with milliseconds), then the message, whose control characters
+/// (line breaks too) are escaped, so that a message is always one line and
+/// cannot pass for another.
+func serveLog(_ message: String, at date: Date = Date()) {
+    Console.error(serveLogLine(message, at: date))
+}
+
+/// The text of ``serveLog(_:at:)``'s line.
+func serveLogLine(_ message: String, at date: Date) -> String {
+    "\(date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))) records serve: "
+        + Terminal.clean(message)
+}
 
 /// `HOST:PORT`, `[IPv6]:PORT`, or `:PORT` for the loopback address.
 func parseListenAddress(_ text: String, path: [String]) throws -> (String, UInt16) {

@@ -85,6 +85,21 @@ private func runTool(_ path: String, _ arguments: [String]) throws -> (status: I
     return (process.terminationStatus, String(decoding: data, as: UTF8.self))
 }
 
+/// A throwaway self-signed certificate and its key, made with openssl in
+/// the sandbox: the paths of the two files.
+private func makeCertificate(_ sandbox: Sandbox, name: String = "cert") throws -> (certificate: String, key: String) {
+    let certificate = sandbox.path("\(name).pem")
+    let key = sandbox.path("\(name)-key.pem")
+    let made = try runTool(
+        "/usr/bin/openssl",
+        [
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-days", "1",
+            "-keyout", key, "-out", certificate,
+        ])
+    try #require(made.status == 0, "\(made.output)")
+    return (certificate, key)
+}
+
 @Suite("records serve: starts, serves, stops cleanly")
 struct ServeCLITests {
     @Test("It prints its address, serves pages, and on SIGTERM or SIGINT exits 0 with the database closed")
@@ -109,12 +124,34 @@ struct ServeCLITests {
         }
     }
 
+    @Test("Each log line starts with the time in UTC, and a line break in a path cannot forge one")
+    func logLines() throws {
+        let sandbox = try Sandbox()
+        let server = try ServeProcess(sandbox: sandbox, ["--listen", "127.0.0.1:0"])
+        let fetched = try runTool(
+            "/usr/bin/curl",
+            ["-s", "--path-as-is", "-o", "/dev/null", "-w", "%{http_code}", server.url + "x%0APOST%20/login%20303"])
+        #expect(fetched.output == "404")
+        let stopped = server.stop()
+        #expect(stopped.status == 0, "\(stopped.stderr)")
+        let lines = stopped.stderr.split(separator: "\n")
+        #expect(lines.count >= 2)
+        for line in lines {
+            #expect(
+                line.firstMatch(of: #/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z records serve: /#) != nil, "\(line)")
+        }
+        #expect(lines.contains { $0.contains(" records serve: GET /x%0APOST%20/login%20303 404 ") }, "\(lines)")
+        #expect(!lines.contains { $0.contains("POST /login") && !$0.contains("GET /x") }, "\(lines)")
+    }
+
     @Test("A wrong --listen or a lone TLS option is a usage error")
     func usageErrors() throws {
         let sandbox = try Sandbox()
         for arguments in [
             ["--listen", "8080"], ["--listen", "127.0.0.1:99999"], ["--listen", "127.0.0.1:http"],
             ["--tls-cert", "cert.pem"], ["--tls-key", "key.pem"],
+            ["--max-connections-per-client", "0"], ["--max-connections-per-client", "1537"],
+            ["--max-connections-per-client", "many"],
         ] {
             let run = try sandbox.run(["serve"] + arguments)
             #expect(run.status == 2, "\(arguments): \(run)")
@@ -146,6 +183,44 @@ struct ServeCLITests {
         let stopped = server.stop()
         #expect(stopped.status == 0)
         #expect(stopped.stderr.contains("without TLS"))
+    }
+
+    @Test("A certificate and key given the wrong way round are named as swapped, with no stale system error")
+    func swappedCertificateAndKey() throws {
+        let sandbox = try Sandbox()
+        let (certificate, key) = try makeCertificate(sandbox)
+        let run = try sandbox.run("serve", "--listen", "127.0.0.1:0", "--tls-cert", key, "--tls-key", certificate)
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("the TLS certificate \(key) is a private key"), "\(run.stderr)")
+        #expect(run.stderr.contains("swapped"), "\(run.stderr)")
+        #expect(!run.stderr.contains("No such file"), "\(run.stderr)")
+    }
+
+    @Test("A file that is not a certificate, or not a key, is named")
+    func notACertificateOrNotAKey() throws {
+        let sandbox = try Sandbox()
+        let (certificate, key) = try makeCertificate(sandbox)
+        let text = sandbox.path("notes.txt")
+        try "not PEM at all\n".write(toFile: text, atomically: true, encoding: .utf8)
+        let noCertificate = try sandbox.run("serve", "--listen", "127.0.0.1:0", "--tls-cert", text, "--tls-key", key)
+        #expect(noCertificate.status == 1)
+        #expect(noCertificate.stderr.contains("the TLS certificate \(text) is not a certificate"), "\(noCertificate)")
+        let noKey = try sandbox.run("serve", "--listen", "127.0.0.1:0", "--tls-cert", certificate, "--tls-key", text)
+        #expect(noKey.status == 1)
+        #expect(noKey.stderr.contains("the TLS key \(text) is not a private key"), "\(noKey)")
+    }
+
+    @Test("A key that is not the certificate's is refused as not matching")
+    func mismatchedKey() throws {
+        let sandbox = try Sandbox()
+        let (certificate, _) = try makeCertificate(sandbox)
+        let (_, otherKey) = try makeCertificate(sandbox, name: "other")
+        let run = try sandbox.run("serve", "--listen", "127.0.0.1:0", "--tls-cert", certificate, "--tls-key", otherKey)
+        #expect(run.status == 1)
+        #expect(
+            run.stderr.contains("the TLS key \(otherKey) does not belong to the TLS certificate \(certificate)"),
+            "\(run.stderr)")
+        #expect(!run.stderr.contains("cannot listen"), "\(run.stderr)")
     }
 
     @Test("With --tls-cert and --tls-key it serves HTTPS, and its cookies are Secure")

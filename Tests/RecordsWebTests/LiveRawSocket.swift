@@ -23,10 +23,26 @@ final class RawSocket: @unchecked Sendable {
         let description: String
     }
 
-    /// Connects to `127.0.0.1:port`.
-    init(port: UInt16) throws {
+    /// Connects to `127.0.0.1:port`, from the loopback address `source`
+    /// (another client, as the server sees it) when given.
+    init(port: UInt16, from source: String? = nil) throws {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw Failure(description: "socket: \(String(cString: strerror(errno)))") }
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            let bound = withUnsafePointer(to: &local) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            guard bound == 0 else {
+                let reason = String(cString: strerror(errno))
+                Glibc.close(descriptor)
+                throw Failure(description: "bind \(source): \(reason)")
+            }
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
@@ -94,6 +110,13 @@ final class RawSocket: @unchecked Sendable {
                 return true  // reset by the server
             }
         }
+    }
+
+    /// Whether the server has closed the connection, without waiting.
+    func hasEnded() -> Bool {
+        var byte: UInt8 = 0
+        let count = recv(descriptor, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+        return count == 0 || (count < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
     }
 
     /// Everything read so far, as text.

@@ -118,7 +118,9 @@ import Testing
         #expect(sent < body.count, "before the body was complete")
         #expect(server.server.slowConnectionsDropped == 1)
         #expect(runs.value == 0)
-        #expect(server.server.requestsInFlight == 0)
+        // The client sees the connection shut down before libmicrohttpd's
+        // thread reports the request over.
+        #expect(await eventually { server.server.requestsInFlight == 0 })
     }
 
     @Test func aBodyArrivingSteadilyAboveTheRateIsServed() async throws {
@@ -195,6 +197,98 @@ import Testing
         #expect(server.server.slowConnectionsDropped == 0)
     }
 
+    // MARK: - Oversized bodies
+
+    /// ``countingRoutes(_:)`` and an upload route taking at most 1 MiB.
+    static func bodyRoutes(_ runs: Runs, _ sinks: ServerStreamingTests.Sinks) -> @Sendable (WebContext) -> [Route] {
+        { context in
+            countingRoutes(runs)(context) + [
+                Route(
+                    "POST", "/upload", access: .anyone,
+                    body: .upload(field: "file", limit: 1 << 20) { _ in sinks.make(limit: 1 << 20) }
+                ) { request in
+                    runs.ran()
+                    return Layout.page(request, title: "Upload", content: "<p>stored</p>")
+                }
+            ]
+        }
+    }
+
+    static func postHead(_ path: String, _ headers: String) -> String {
+        let token = WebApp.randomToken()
+        return "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: records_csrf=\(token)\r\n"
+            + "Content-Type: multipart/form-data; boundary=records-big\r\n\(headers)\r\n"
+    }
+
+    @Test(arguments: ["/note", "/upload"])
+    func aBodyAnnouncedPastTheLimitIsAnswered413BeforeItIsRead(path: String) async throws {
+        let runs = Runs()
+        let sinks = ServerStreamingTests.Sinks()
+        let server = try TestServer(routes: Self.bodyRoutes(runs, sinks))
+        defer { server.stopInBackground() }
+        let port = server.server.port
+        let (answer, closed) = try await offPool { () throws -> (String, Bool) in
+            let socket = try RawSocket(port: port)
+            defer { socket.close() }
+            try socket.send(Self.postHead(path, "Content-Length: 104857600\r\n"))
+            // The start of the 100 MB: the server must answer without waiting for the rest.
+            try socket.send([UInt8](repeating: 0x6E, count: 16 * 1024))
+            let answer = try socket.read(until: "</html>")
+            return (answer, try socket.readToEnd())
+        }
+        #expect(answer.hasPrefix("HTTP/1.1 413"))
+        #expect(closed, "the server closed the connection after its answer")
+        #expect(runs.value == 0)
+        #expect(sinks.all.isEmpty)
+        #expect(server.log.contains { $0.hasPrefix("POST \(path) 413") })
+    }
+
+    @Test func anExpectContinueForABodyPastTheLimitGets413NotContinue() async throws {
+        let runs = Runs()
+        let server = try TestServer(routes: Self.countingRoutes(runs))
+        defer { server.stopInBackground() }
+        let port = server.server.port
+        let head = try await offPool { () throws -> String in
+            let socket = try RawSocket(port: port)
+            defer { socket.close() }
+            try socket.send(Self.postHead("/note", "Content-Length: 104857600\r\nExpect: 100-continue\r\n"))
+            return try socket.read(until: "\r\n\r\n")
+        }
+        #expect(head.hasPrefix("HTTP/1.1 413"), "\(head)")
+        #expect(!head.contains("100 Continue"))
+        #expect(runs.value == 0)
+    }
+
+    @Test(arguments: ["/note", "/upload"])
+    func aChunkedBodyIsAnswered413AsSoonAsItPassesTheLimit(path: String) async throws {
+        let runs = Runs()
+        let sinks = ServerStreamingTests.Sinks()
+        let server = try TestServer(routes: Self.bodyRoutes(runs, sinks))
+        defer { server.stopInBackground() }
+        let port = server.server.port
+        let limit = path == "/note" ? Route.defaultFormLimit : (1 << 20) + Route.defaultFormLimit
+        let (answer, closed) = try await offPool { () throws -> (String, Bool) in
+            let socket = try RawSocket(port: port)
+            defer { socket.close() }
+            try socket.send(Self.postHead(path, "Transfer-Encoding: chunked\r\n"))
+            // 8 KiB chunks to just past the limit, and then no more (no
+            // last chunk): the answer must not wait for the end.
+            let chunk = Array("2000\r\n".utf8) + [UInt8](repeating: 0x6E, count: 8192) + Array("\r\n".utf8)
+            for _ in 0...(limit / 8192) {
+                do { try socket.send(chunk) } catch { break }
+            }
+            let answer = try socket.read(until: "</html>")
+            return (answer, try socket.readToEnd())
+        }
+        #expect(answer.hasPrefix("HTTP/1.1 413"), "\(answer.prefix(200))")
+        #expect(closed, "the server closed the connection after its answer")
+        #expect(runs.value == 0)
+        #expect(await eventually { server.server.requestsInFlight == 0 })
+        #expect(sinks.all.allSatisfy { sink in sink.lock.withLock { sink.cancelled && !sink.finished } })
+        #expect(server.log.contains { $0.hasPrefix("POST \(path) 413") })
+        #expect(!server.log.contains { $0.contains("internal error") })
+    }
+
     // MARK: - Many idle connections
 
     /// Opens 2,000 sockets and measures the whole process's memory, so it
@@ -212,8 +306,10 @@ import Testing
         let before = (memory: Self.residentKiB(), threads: Self.threadCount())
         let sockets = try await offPool { () throws -> [RawSocket] in
             var sockets: [RawSocket] = []
-            for _ in 0..<1_000 {
-                let socket = try RawSocket(port: port)
+            // From eight loopback addresses, 125 each: one client address
+            // may hold at most 128 (ServerOptions.connectionsPerClient).
+            for index in 0..<1_000 {
+                let socket = try RawSocket(port: port, from: "127.0.0.\(2 + index % 8)")
                 try socket.send("GET /count HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n\r\n")
                 try socket.read(until: "</html>")
                 sockets.append(socket)
@@ -234,6 +330,68 @@ import Testing
         #expect(after.memory - before.memory < 256 * 1024)
         for socket in sockets { socket.close() }
         #expect(await eventually(timeout: .seconds(20)) { server.server.openConnections <= 1 })
+    }
+
+    @Test func aClientHoldingManyIdleConnectionsCannotLockOutAnother() async throws {
+        let runs = Runs()
+        let server = try TestServer(
+            options: {
+                $0.connectionLimit = 40
+                $0.connectionsPerClient = 10
+            }, routes: Self.countingRoutes(runs))
+        defer { server.stopInBackground() }
+        let port = server.server.port
+        // One client opens as many connections as the server takes in all,
+        // and sends nothing on them.
+        let held = try await offPool { try (0..<40).map { _ in try RawSocket(port: port, from: "127.0.0.1") } }
+        defer { for socket in held { socket.close() } }
+        // Each is either open at the server or was closed by it.
+        #expect(
+            await eventually { held.filter { $0.hasEnded() }.count + server.server.openConnections == 40 })
+        #expect(server.server.openConnections == 10)
+        // Another client is served.
+        let answer = try await offPool { () throws -> String in
+            let socket = try RawSocket(port: port, from: "127.0.0.2")
+            defer { socket.close() }
+            try socket.send("GET /count HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            return try socket.read(until: "</html>")
+        }
+        #expect(answer.hasPrefix("HTTP/1.1 200"))
+        #expect(runs.value == 1)
+    }
+
+    @Test func theConnectionsPerClientLeaveAQuarterOfTheServersForOthers() {
+        var options = ServerOptions()
+        #expect(options.effectiveConnectionsPerClient == 128)
+        options.connectionsPerClient = 10_000
+        #expect(options.effectiveConnectionsPerClient == 1_536)
+        options.connectionLimit = 40
+        #expect(options.effectiveConnectionsPerClient == 30)
+        options.connectionsPerClient = 0
+        #expect(options.effectiveConnectionsPerClient == 1)
+    }
+
+    // MARK: - Log
+
+    @Test func aLineBreakInThePathCannotForgeALogLine() async throws {
+        let runs = Runs()
+        let server = try TestServer(routes: Self.countingRoutes(runs))
+        defer { server.stopInBackground() }
+        let port = server.server.port
+        let answer = try await offPool { () throws -> String in
+            let socket = try RawSocket(port: port)
+            defer { socket.close() }
+            try socket.send("GET /x%0APOST%20/login%20303%0D%1B[2J HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            return try socket.read(until: "</html>")
+        }
+        #expect(answer.hasPrefix("HTTP/1.1 404"))
+        let lines = server.log.filter { $0.hasPrefix("GET ") || $0.hasPrefix("POST ") }
+        #expect(lines.count == 1)
+        let line = try #require(lines.first)
+        #expect(!line.unicodeScalars.contains { $0.properties.generalCategory == .control }, "\(line.debugDescription)")
+        #expect(line.hasPrefix("GET /x%0APOST%20/login%20303%0D%1B[2J 404 "), "\(line.debugDescription)")
+        // It ends with the time the answer took.
+        #expect(line.wholeMatch(of: /GET \S+ 404 \d+\.\dms/) != nil, "\(line.debugDescription)")
     }
 
     // MARK: - Upload cut short

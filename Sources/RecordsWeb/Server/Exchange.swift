@@ -60,12 +60,19 @@ final class Exchange: @unchecked Sendable {
     var problem: FormProblem?
     var formLimit = Route.defaultFormLimit
     var formBytes = 0
+    /// The most bytes the body may have (the route's limit), and the bytes
+    /// that came so far.
+    var bodyLimit = Route.defaultFormLimit
+    var bodyBytes = 0
     var fields: [String: [UInt8]] = [:]
     var currentField: String?
     var sink: (any UploadSink)?
     var uploadError: (any Error)?
     var fileRefused = false
     var csrfRefused = false
+
+    /// When the request's headers were in.
+    let started = ContinuousClock.now
 
     init(request: Request) { self.request = request }
 
@@ -86,6 +93,12 @@ enum Callbacks {
             let exchange = Unmanaged<Exchange>.fromOpaque(existing).takeUnretainedValue()
             if uploadDataSize.pointee > 0 {
                 core.watchdog.bodyReceived(connection, count: uploadDataSize.pointee)
+                exchange.bodyBytes += uploadDataSize.pointee
+                if exchange.bodyBytes > exchange.bodyLimit, !exchange.queued, exchange.pending == nil {
+                    // Only a body of unknown length (chunked) gets here:
+                    // one announced too large was refused before it was read.
+                    return Callbacks.refuseOversizedBody(exchange, core: core, connection: connection)
+                }
                 Callbacks.receive(uploadData, count: uploadDataSize.pointee, into: exchange)
                 uploadDataSize.pointee = 0
                 return .YES
@@ -105,8 +118,11 @@ enum Callbacks {
         exchangeSlot.pointee = Unmanaged.passRetained(exchange).toOpaque()
         core.requestStarted()
         let result = Callbacks.begin(exchange, core: core, connection: connection)
-        // Only now does the server read the body, if there is one.
-        if request.headers["content-length"].map({ $0 != "0" }) ?? (request.headers["transfer-encoding"] != nil) {
+        // Only now does the server read the body, if there is one and the
+        // request was not answered already.
+        if !exchange.queued,
+            request.headers["content-length"].map({ $0 != "0" }) ?? (request.headers["transfer-encoding"] != nil)
+        {
             core.watchdog.bodyExpected(connection)
         }
         return result
@@ -116,6 +132,7 @@ enum Callbacks {
         guard let context else { return }
         let core = Unmanaged<ServerCore>.fromOpaque(context).takeUnretainedValue()
         if let connection { core.watchdog.requestCompleted(connection) }
+        Callbacks.droppingOnPurpose = false
         guard let slot = exchangeSlot, let existing = slot.pointee else { return }
         Unmanaged<Exchange>.fromOpaque(existing).release()
         slot.pointee = nil
@@ -138,6 +155,8 @@ enum Callbacks {
         var buffer = [CChar](repeating: 0, count: 512)
         _ = vsnprintf(&buffer, buffer.count, format, arguments)
         let line = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        // Its complaint about a connection the server closed on purpose.
+        if Callbacks.droppingOnPurpose { return }
         core.application.log("server: " + line.trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
@@ -172,6 +191,21 @@ enum Callbacks {
                 return answerEarly(refusal, exchange: exchange, core: core, connection: connection)
             }
             switch route.body {
+            case .none: exchange.bodyLimit = Route.defaultFormLimit
+            case .form(let limit): exchange.bodyLimit = limit
+            case .upload(_, let limit, _): exchange.bodyLimit = limit + Route.defaultFormLimit
+            }
+            if let length = declaredLength(exchange.request.headers), length > UInt64(max(0, exchange.bodyLimit)) {
+                // Answered before a byte of the body is read: on the first
+                // call, libmicrohttpd sends no "100 Continue", reads no body,
+                // and closes the connection after the answer.
+                let refused = exchange.request
+                let response = wait {
+                    await application.respond(to: refused, route: route, formProblem: FormProblem(.tooLarge))
+                }
+                return queue(response, for: exchange, core: core, connection: connection)
+            }
+            switch route.body {
             case .none:
                 // Answered on the next call, once libmicrohttpd has read the
                 // whole request: answering now would close the connection
@@ -179,9 +213,9 @@ enum Callbacks {
                 break
             case .form(let limit):
                 exchange.formLimit = limit
-                startBody(exchange, connection: connection, limit: limit)
-            case .upload(_, let limit, _):
-                startBody(exchange, connection: connection, limit: limit + Route.defaultFormLimit)
+                startBody(exchange, connection: connection)
+            case .upload:
+                startBody(exchange, connection: connection)
             }
             return .YES
         case let unmatched:
@@ -204,13 +238,86 @@ enum Callbacks {
         return .YES
     }
 
-    /// Sets up the post processor; a body announced larger than `limit` is
-    /// refused without reading it.
-    private static func startBody(_ exchange: Exchange, connection: OpaquePointer, limit: Int) {
-        if let length = exchange.request.headers["content-length"].flatMap(Int.init), length > limit {
-            exchange.problem = FormProblem(.tooLarge)
-            return
+    /// The body's length as its headers announce it: nil for a chunked
+    /// body (libmicrohttpd then ignores Content-Length) or none, and the
+    /// largest length for digits too many to count.
+    private static func declaredLength(_ headers: [String: String]) -> UInt64? {
+        guard headers["transfer-encoding"] == nil,
+            let text = headers["content-length"]?.trimmingCharacters(in: .whitespaces)
+        else { return nil }
+        if let length = UInt64(text) { return length }
+        return !text.isEmpty && text.utf8.allSatisfy { (0x30...0x39).contains($0) } ? .max : nil
+    }
+
+    /// Refuses a body of unknown length (chunked) as soon as it passes the
+    /// route's limit, without reading more.
+    ///
+    /// libmicrohttpd takes a response only before the body is read or once
+    /// all of it is, so the answer is written on the connection directly,
+    /// and the connection is then closed.
+    static func refuseOversizedBody(_ exchange: Exchange, core: ServerCore, connection: OpaquePointer)
+        -> MHD_Result
+    {
+        exchange.queued = true
+        exchange.sink?.cancel()
+        exchange.sink = nil
+        let application = core.application
+        if let route = exchange.route {
+            let refused = exchange.request
+            var response = wait {
+                await application.respond(to: refused, route: route, formProblem: FormProblem(.tooLarge))
+            }
+            response = application.finish(response, for: refused)
+            let bytes = rawResponse(response, headOnly: refused.method == "HEAD")
+            let sent = bytes.withUnsafeBytes { records_mhd_send_raw(connection, $0.baseAddress, $0.count, 5_000) }
+            application.log(
+                requestLine(refused, status: response.status, exchange: exchange)
+                    + (sent == 0 ? "" : " (not delivered)"))
         }
+        droppingOnPurpose = true
+        return .NO
+    }
+
+    /// A response as HTTP/1.1 bytes, closing the connection.
+    private static func rawResponse(_ response: Response, headOnly: Bool) -> [UInt8] {
+        var body: [UInt8] = []
+        switch response.body {
+        case .empty: break
+        case .bytes(let bytes): body = Array(bytes)
+        case .stream(_, let stream):
+            // An error page is never a stream; one is closed unsent.
+            stream.close()
+        }
+        let reason = MHD_get_reason_phrase_for(UInt32(response.status)).map { String(cString: $0) } ?? ""
+        var head = "HTTP/1.1 \(response.status) \(reason)\r\n"
+        for (name, value) in response.headers {
+            let lowered = name.lowercased()
+            guard lowered != "content-length", lowered != "connection", lowered != "transfer-encoding",
+                !name.contains(where: \.isNewline), !value.contains(where: \.isNewline)
+            else { continue }
+            head += "\(name): \(value)\r\n"
+        }
+        head += "Content-Length: \(body.count)\r\nConnection: close\r\n\r\n"
+        return Array(head.utf8) + (headOnly ? [] : body)
+    }
+
+    /// Set on a connection's thread while the server closes that connection
+    /// on purpose (``refuseOversizedBody(_:core:connection:)``), so that
+    /// libmicrohttpd's complaint about it ("internal error") is not logged;
+    /// cleared once the request is reported complete.
+    static var droppingOnPurpose: Bool {
+        get { pthread_getspecific(droppingKey) != nil }
+        set { pthread_setspecific(droppingKey, newValue ? UnsafeRawPointer(bitPattern: 1) : nil) }
+    }
+
+    private static let droppingKey: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key, nil)
+        return key
+    }()
+
+    /// Sets up the post processor.
+    private static func startBody(_ exchange: Exchange, connection: OpaquePointer) {
         let context = Unmanaged.passUnretained(exchange).toOpaque()
         guard let processor = MHD_create_post_processor(connection, 64 * 1024, postIterator, context) else {
             exchange.problem = FormProblem(.malformed)
@@ -365,8 +472,16 @@ enum Callbacks {
             guard !name.contains(where: \.isNewline), !value.contains(where: \.isNewline) else { continue }
             _ = MHD_add_response_header(handle, name, value)
         }
-        core.application.log("\(request.method) \(request.path) \(response.status)")
+        core.application.log(requestLine(request, status: response.status, exchange: exchange))
         return MHD_queue_response(connection, UInt32(response.status), handle)
+    }
+
+    /// The log's line for a request: method, path, status, and the time
+    /// from its headers to its answer, in milliseconds.
+    private static func requestLine(_ request: Request, status: Int, exchange: Exchange) -> String {
+        let (seconds, attoseconds) = (ContinuousClock.now - exchange.started).components
+        let milliseconds = Double(seconds) * 1000 + Double(attoseconds) / 1e15
+        return "\(request.logDescription) \(status) \(String(format: "%.1f", milliseconds))ms"
     }
 
     static let streamReader: MHD_ContentReaderCallback = { context, _, buffer, capacity in

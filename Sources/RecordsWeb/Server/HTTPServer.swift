@@ -24,6 +24,14 @@ public struct ServerOptions: Sendable {
     /// resident memory for an idle connection or a live page's event
     /// stream, so the default costs at most about 140 MiB.
     public var connectionLimit: Int = 2048
+    /// The most connections open at once from one client address, so that
+    /// one client cannot take them all: further ones are closed at once.
+    /// At most three quarters of ``connectionLimit`` (a larger value is
+    /// lowered to it), so a quarter always stays for other clients. A
+    /// browser opens about six; raise it when many people share an
+    /// address, or behind a reverse proxy (all its connections come from
+    /// its address).
+    public var connectionsPerClient: Int = 128
     /// The stack of each connection's thread. Requests do their work on
     /// the database's threads, so a connection's thread needs little.
     public var threadStackSize: Int = 512 * 1024
@@ -43,6 +51,13 @@ public struct ServerOptions: Sendable {
 
     /// Options with the defaults.
     public init() {}
+
+    /// ``connectionsPerClient`` within 1 and three quarters of
+    /// ``connectionLimit``.
+    var effectiveConnectionsPerClient: Int {
+        let limit = max(1, connectionLimit)
+        return min(max(1, connectionsPerClient), max(1, limit - limit / 4))
+    }
 }
 
 /// A certificate chain and private key, in PEM, for HTTPS.
@@ -58,9 +73,10 @@ public struct TLSCredentials: Sendable {
         self.keyPEM = keyPEM
     }
 
-    /// Reads the two PEM files.
+    /// Reads the two PEM files and checks them (``check(certificateName:keyName:)``).
     ///
-    /// - Throws: ``ServerError`` naming the file that cannot be read.
+    /// - Throws: ``ServerError`` naming the file that cannot be read, that
+    ///   holds no certificate or no key, or the two that do not match.
     public static func load(certificate: String, key: String) throws -> TLSCredentials {
         func read(_ path: String, _ what: String) throws -> String {
             do {
@@ -69,7 +85,43 @@ public struct TLSCredentials: Sendable {
                 throw ServerError(message: "cannot read the TLS \(what) \(path)")
             }
         }
-        return TLSCredentials(certificatePEM: try read(certificate, "certificate"), keyPEM: try read(key, "key"))
+        let credentials = TLSCredentials(
+            certificatePEM: try read(certificate, "certificate"), keyPEM: try read(key, "key"))
+        try credentials.check(certificateName: "the TLS certificate \(certificate)", keyName: "the TLS key \(key)")
+        return credentials
+    }
+
+    /// Checks that the certificate chain holds a certificate, the key is an
+    /// unencrypted private key, and the key is the certificate's.
+    ///
+    /// - Parameters:
+    ///   - certificateName: How the message names the certificate (its file).
+    ///   - keyName: How the message names the key.
+    /// - Throws: ``ServerError`` saying which of the two is wrong, or that
+    ///   they are swapped or do not match.
+    public func check(certificateName: String = "the TLS certificate", keyName: String = "the TLS key") throws {
+        let result = records_tls_check(certificatePEM, keyPEM)
+        let looksSwapped = certificatePEM.contains("PRIVATE KEY-----") && keyPEM.contains("-----BEGIN CERTIFICATE")
+        switch result {
+        case 0:
+            return
+        case 1 where looksSwapped:
+            throw ServerError(
+                message: "\(certificateName) is a private key and \(keyName) a certificate: the two are swapped")
+        case 1:
+            throw ServerError(
+                message: "\(certificateName) is not a certificate (no PEM certificate in it)"
+                    + (certificatePEM.contains("PRIVATE KEY-----") ? "; it holds a private key" : ""))
+        case 2:
+            throw ServerError(
+                message: "\(keyName) is not a private key (no unencrypted PEM private key in it)"
+                    + (keyPEM.contains("-----BEGIN CERTIFICATE") ? "; it holds a certificate" : ""))
+        case 3:
+            throw ServerError(message: "\(keyName) does not belong to \(certificateName): they do not match")
+        default:
+            let reason = gnutls_strerror(result).map { String(cString: $0) } ?? "error \(result)"
+            throw ServerError(message: "\(certificateName) and \(keyName) cannot be used: \(reason)")
+        }
     }
 }
 
@@ -203,6 +255,7 @@ final class Daemon: Sendable {
             free(certificate)
             free(key)
         }
+        try options.tls?.check()
         let context = Unmanaged.passUnretained(core).toOpaque()
         var items: [MHD_OptionItem] = [
             // The logger first, so that libmicrohttpd's own messages about
@@ -213,6 +266,8 @@ final class Daemon: Sendable {
                 ptr_value: context),
             MHD_OptionItem(option: .CONNECTION_TIMEOUT, value: max(1, options.idleTimeout), ptr_value: nil),
             MHD_OptionItem(option: .CONNECTION_LIMIT, value: max(1, options.connectionLimit), ptr_value: nil),
+            MHD_OptionItem(
+                option: .PER_IP_CONNECTION_LIMIT, value: options.effectiveConnectionsPerClient, ptr_value: nil),
             MHD_OptionItem(option: .THREAD_STACK_SIZE, value: options.threadStackSize, ptr_value: nil),
             MHD_OptionItem(
                 option: .NOTIFY_CONNECTION,
@@ -228,6 +283,8 @@ final class Daemon: Sendable {
                 MHD_OptionItem(option: .HTTPS_MEM_CERT, value: 0, ptr_value: UnsafeMutableRawPointer(certificate)))
             items.append(MHD_OptionItem(option: .HTTPS_MEM_KEY, value: 0, ptr_value: UnsafeMutableRawPointer(key)))
         }
+        // Whatever errno an earlier call left must not pass for the reason.
+        errno = 0
         let started: OpaquePointer? = address.withSockaddr { sockaddr in
             items.append(
                 MHD_OptionItem(option: .SOCK_ADDR, value: 0, ptr_value: UnsafeMutableRawPointer(mutating: sockaddr)))

@@ -78,6 +78,31 @@ public struct Request: Sendable {
 
     /// Whether the request's method is `HEAD` (the server sends no body).
     public var isHead: Bool { method == "HEAD" }
+
+    /// The method and path for a log line. The path is percent-decoded, so
+    /// it may hold any character: control characters (a line break would
+    /// start a forged log line), spaces (which separate the line's fields),
+    /// `%` itself and bidirectional overrides are percent-encoded again.
+    public var logDescription: String { "\(Self.forLog(method)) \(Self.forLog(path))" }
+
+    static func forLog(_ text: String) -> String {
+        func plain(_ scalar: Unicode.Scalar) -> Bool {
+            scalar.properties.generalCategory != .control && scalar != " " && scalar != "%"
+                && !(0x202A...0x202E).contains(scalar.value) && !(0x2066...0x2069).contains(scalar.value)
+        }
+        guard !text.unicodeScalars.allSatisfy(plain) else { return text }
+        var result = ""
+        for scalar in text.unicodeScalars {
+            if plain(scalar) {
+                result.unicodeScalars.append(scalar)
+            } else {
+                for byte in String(scalar).utf8 {
+                    result += "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16, uppercase: true)
+                }
+            }
+        }
+        return result
+    }
 }
 
 /// The signed-in user of a request, as the accounts' authenticator found
