@@ -275,6 +275,26 @@ public struct SessionStore: Sendable {
         }
     }
 
+    /// Which of `ids` name sessions that are valid now: not revoked, not
+    /// expired, their user not deleted. Unlike ``signedIn(token:)`` it
+    /// only reads, so asking is no use of a session (it keeps none from
+    /// going idle). The web app asks it for its live pages' event
+    /// streams, which end with their session.
+    public func openSessionIDs(among ids: Set<Int64>) async throws -> Set<Int64> {
+        guard !ids.isEmpty else { return [] }
+        let cutoffs = self.cutoffs(at: Self.timestamp(now()))
+        let list = ids.sorted()
+        let open = try await database.read(for: .users) { db in
+            try db.fetchAll(
+                Int64.self,
+                """
+                SELECT SID FROM User_Session
+                WHERE SID IN \(list) AND SESSION_LAST_SEEN > \(cutoffs.idle) AND SESSION_CREATED > \(cutoffs.absolute)
+                """)
+        }
+        return Set(open)
+    }
+
     /// Ends the session a token opens (log-out).
     ///
     /// - Returns: Whether there was one.

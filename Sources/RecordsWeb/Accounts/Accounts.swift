@@ -70,4 +70,13 @@ public struct AccountsAuthenticator: SessionAuthenticator {
             return nil
         }
     }
+
+    public func openSessions(among sessionIDs: Set<Int64>) async -> Set<Int64>? {
+        do {
+            return try await accounts.sessions.openSessionIDs(among: sessionIDs)
+        } catch {
+            log("error: checking the sessions of live pages: \(error)")
+            return nil
+        }
+    }
 }

@@ -112,4 +112,10 @@ public protocol SessionAuthenticator: Sendable {
     /// The session for `token`, or nil when the token is unknown, revoked
     /// or expired.
     func session(forToken token: String, request: Request) async -> WebSession?
+
+    /// Which of `sessionIDs` are still valid now (not ended, not
+    /// expired), without counting as a use of them; nil when that cannot
+    /// be told (the database failed). A live page's event stream ends
+    /// when the session it was opened with is not among them.
+    func openSessions(among sessionIDs: Set<Int64>) async -> Set<Int64>?
 }
