@@ -69,10 +69,12 @@ public struct UsersStore: RecordStore {
     // MARK: - Registering and logging in
 
     /// Registers a user: validates every field, hashes the password, saves.
-    /// The hash is made before the write, outside any database access.
+    /// The hash is made before the write, outside any database access,
+    /// and before the email is looked up: a taken email costs as much time
+    /// as a free one, so timing tells no one which emails are registered.
     ///
     /// - Throws: ``ValidationError`` with one message per field at fault,
-    ///   including "email is already registered" (nothing is written); a
+    ///   or "email is already registered" (nothing is written); a
     ///   database or hashing error.
     @discardableResult
     public func register(_ form: RegistrationForm) async throws -> User {
@@ -116,25 +118,24 @@ public struct UsersStore: RecordStore {
 
     private func register(_ form: RegistrationForm, onlyIfNoUsers: Bool) async throws -> User {
         let (profile, password) = try form.validatedWithPassword(today: today())
-        // Checked before the slow hash, and again by the unique index. Only
-        // whether the address is taken: the owner's row need not be readable.
-        let email = profile.email
-        let taken = try await database.read(for: .users) { db in
-            try db.fetchOne(Int.self, "SELECT 1 FROM User_Master WHERE USER_EMAIL = ?", arguments: [email])
-        }
-        if taken != nil { throw Self.emailTaken }
+        // Hashed before the email is looked up, taken or not: a taken email
+        // then costs what a free one does, and the time of the answer does
+        // not tell which emails are registered.
         let hasher = self.hasher
         let hash = try await PasswordWork.run { try hasher.hash(password) }
-        if !onlyIfNoUsers {
-            return try await Self.mappingDuplicateEmail {
-                try await table.insert(User(id: 0, profile: profile), extraColumns: [("USER_PASS", .text(hash))])
-            }
-        }
+        let email = profile.email
         let row = NewRow(record: User(id: 0, profile: profile), extraColumns: [("USER_PASS", .text(hash))])
         return try await Self.mappingDuplicateEmail {
             try await database.write(for: .users) { db in
-                if try db.fetchOne(Int.self, "SELECT 1 FROM User_Master LIMIT 1") != nil {
+                if onlyIfNoUsers, try db.fetchOne(Int.self, "SELECT 1 FROM User_Master LIMIT 1") != nil {
                     throw RegistrationClosedError(policy: .firstUser)
+                }
+                // Checked here and again by the unique index. Only whether the
+                // address is taken: the owner's row need not be readable.
+                if try db.fetchOne(Int.self, "SELECT 1 FROM User_Master WHERE USER_EMAIL = ?", arguments: [email])
+                    != nil
+                {
+                    throw Self.emailTaken
                 }
                 var row = row
                 try row.insert(db)

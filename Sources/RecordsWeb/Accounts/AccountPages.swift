@@ -8,7 +8,7 @@ import RecordsApp
 /// | route | who | what |
 /// | --- | --- | --- |
 /// | `GET /login`, `POST /login` | anyone | log in; `next` leads back to the page asked for |
-/// | `GET /register`, `POST /register` | anyone, by the registration policy | a new account, signed in at once |
+/// | `GET /register`, `POST /register` | anyone, by the registration policy | a new account, signed in at once; throttled as log-in is |
 /// | `POST /logout` | signed in | ends the session on the server |
 /// | `GET /account` | signed in | the profile and the sessions |
 /// | `GET /account/edit`, `POST /account/edit` | signed in | edit the profile (the email and mobile number with the current password) |
@@ -219,6 +219,11 @@ struct AccountPageHandlers: Sendable {
                 """)
     }
 
+    /// Registers an account. Each attempt counts against the log-in
+    /// throttle, for the email typed and for the client's address, until
+    /// it succeeds; and the password is hashed whether or not the email is
+    /// taken. So the answer "email is already registered" cannot be used
+    /// to test which emails have accounts any faster than logging in.
     func register(_ request: Request) async throws -> Response {
         let form = request.form
         let registration = RegistrationForm(
@@ -227,16 +232,33 @@ struct AccountPageHandlers: Sendable {
             mobile: form.text("mobile"), state: form.text("state"), city: form.text("city"),
             pincode: form.text("pincode"), address: form.text("address"), gender: form.text("gender"),
             dateOfBirth: form.text("dateOfBirth"), imageName: form.text("imageName"))
+        let (users, policy) = (self.users, accounts.registration)
+        guard try await users.acceptsRegistration(under: policy) else { return closedPage(request) }
+        // Refused before anything is counted or hashed: a typing mistake is no probe.
+        do {
+            _ = try registration.validated(today: users.currentDate)
+        } catch let error as ValidationError {
+            return registrationPage(request, values: form.fields, errors: UserFormField.errors(error), status: 422)
+        }
+        let (email, client) = (registration.email, request.clientAddress)
+        // Counted before the attempt, so that parallel probes get no more tries than serial ones.
+        if case .locked(let wait) = accounts.throttle.beginAttempt(email: email, client: client) {
+            return tooManyAttempts(
+                registrationPage(
+                    request, values: form.fields, errors: [:], summary: Self.lockedMessage(wait), status: 429), wait)
+        }
         let user: User
         do {
-            let (users, policy) = (self.users, accounts.registration)
             user = try await accounts.passwordGate.run { try await users.register(registration, policy: policy) }
         } catch let error as ValidationError {
+            // The email is taken: counted, as a failed log-in is.
             return registrationPage(
                 request, values: form.fields, errors: UserFormField.errors(error), status: 422)
         } catch is RegistrationClosedError {
+            accounts.throttle.cancelAttempt(email: email, client: client)
             return closedPage(request)
         }
+        accounts.throttle.attemptSucceeded(email: email, client: client)
         let greeting =
             user.firstName.isEmpty ? "Your account is ready." : "Welcome, \(user.firstName). Your account is ready."
         return try await signIn(user, request: request, to: "/", flash: greeting)
