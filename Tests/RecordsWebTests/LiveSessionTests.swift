@@ -8,16 +8,20 @@ import Testing
 /// with: log-out, revocation from another browser, a password change in
 /// another browser and expiry each end it, and it announces nothing after.
 @Suite struct LiveSessionTests {
-    /// The last chunk of a chunked body: the stream's end.
-    static let end = "\r\n0\r\n\r\n"
+    /// The last chunk of a chunked body: the stream's end (no event or
+    /// comment holds it).
+    static let end = "0\r\n\r\n"
 
-    /// An accounts server whose streams' sessions are checked every 50 ms.
-    static func server(clock: WebTestClock = WebTestClock()) throws -> TestServer {
+    /// An accounts server whose streams' sessions are checked every
+    /// `check` (and after each change of the sessions).
+    static func server(clock: WebTestClock = WebTestClock(), check: Duration = .milliseconds(50)) throws
+        -> TestServer
+    {
         try accountsServer(
             clock: clock,
             configure: {
                 $0.liveHeartbeat = .milliseconds(200)
-                $0.liveSessionCheck = .milliseconds(50)
+                $0.liveSessionCheck = check
             })
     }
 
@@ -66,6 +70,19 @@ import Testing
         let text = try await offPool { try socket.read(until: Self.end) }
         #expect(!text.contains("event:"))
         #expect(await eventually { server.app.live.streamCount == 0 })
+        socket.close()
+    }
+
+    @Test func loggingOutEndsTheStreamWithoutWaitingForTheRegularCheck() async throws {
+        let server = try Self.server(check: .seconds(3600))
+        defer { server.stopInBackground() }
+        let browser = server.client()
+        try await browser.register()
+        let socket = try await Self.openStream(server, as: browser)
+        _ = try await browser.get("/account")
+        #expect(try await browser.post("/logout", []).status == 303)
+        let text = try await offPool { try socket.read(until: Self.end) }
+        #expect(!text.contains("event:"))
         socket.close()
     }
 

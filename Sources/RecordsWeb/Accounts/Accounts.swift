@@ -79,4 +79,10 @@ public struct AccountsAuthenticator: SessionAuthenticator {
             return nil
         }
     }
+
+    public func observeSessionChanges(_ onChange: @escaping @Sendable () -> Void) -> (@Sendable () -> Void)? {
+        // A failed observation leaves the regular checks.
+        let observation = accounts.sessions.observeChanges(onError: { _ in }, onChange: onChange)
+        return { observation.cancel() }
+    }
 }

@@ -27,8 +27,9 @@ import RecordsApp
 /// connection while it waits.
 ///
 /// A stream lasts as long as the session it was opened with. The sessions
-/// of the open streams are checked every `sessionCheck` (one read for all
-/// of them), and again before each change is announced: a stream whose
+/// of the open streams are checked after each change of the sessions
+/// table (whoever made it), every `sessionCheck` in any case (for expiry;
+/// one read for all of them), and before each change is announced: a stream whose
 /// session ended (log-out, revocation, a password change, expiry; by this
 /// server or another program) ends at once, without the changes pending
 /// for it, and so announces no change committed after its session ended.
@@ -130,7 +131,8 @@ public final class LiveUpdates: Sendable {
     }
 
     /// Starts the rounds that announce changes and check sessions, and
-    /// the ticks that wake them for the session checks.
+    /// the ticks and the observation of the sessions that wake them for
+    /// the session checks.
     private func startWatch() -> Watch {
         let (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         let rounds = Task { [weak self] in
@@ -139,8 +141,13 @@ public final class LiveUpdates: Sendable {
                 await self.round()
             }
         }
-        let interval = sessionCheck
+        let (interval, sessions) = (sessionCheck, self.sessions)
         let ticks = Task {
+            // Started here, not under the lock that starts the watch; it ends with the ticks.
+            let stopObserving = sessions?.observeSessionChanges { wake.yield() }
+            defer { stopObserving?() }
+            // A session that ended before the observation began is found by a check now.
+            wake.yield()
             while (try? await Task.sleep(for: interval)) != nil { wake.yield() }
         }
         return Watch(wake: wake, rounds: rounds, ticks: ticks)

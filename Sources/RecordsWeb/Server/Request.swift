@@ -118,4 +118,19 @@ public protocol SessionAuthenticator: Sendable {
     /// be told (the database failed). A live page's event stream ends
     /// when the session it was opened with is not among them.
     func openSessions(among sessionIDs: Set<Int64>) async -> Set<Int64>?
+
+    /// Calls `onChange` after each change of the sessions (some may have
+    /// ended) until the function returned is called, which stops it; nil
+    /// when there is nothing to observe. The live pages' event streams
+    /// then check their sessions at once, not only at the next regular
+    /// check.
+    func observeSessionChanges(_ onChange: @escaping @Sendable () -> Void) -> (@Sendable () -> Void)?
+}
+
+extension SessionAuthenticator {
+    /// Nothing to observe: streams check their sessions at the regular
+    /// checks only.
+    public func observeSessionChanges(_ onChange: @escaping @Sendable () -> Void) -> (@Sendable () -> Void)? {
+        nil
+    }
 }
