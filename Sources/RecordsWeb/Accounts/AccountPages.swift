@@ -8,10 +8,10 @@ import RecordsApp
 /// | route | who | what |
 /// | --- | --- | --- |
 /// | `GET /login`, `POST /login` | anyone | log in; `next` leads back to the page asked for |
-/// | `GET /register`, `POST /register` | anyone, by the registration policy | a new account, signed in at once; throttled as log-in is |
+/// | `GET /register`, `POST /register` | anyone, by the registration policy | a new account, signed in; throttled |
 /// | `POST /logout` | signed in | ends the session on the server |
 /// | `GET /account` | signed in | the profile and the sessions |
-/// | `GET /account/edit`, `POST /account/edit` | signed in | edit the profile (the email and mobile number with the current password) |
+/// | `GET /account/edit`, `POST /account/edit` | signed in | edit the profile (email, mobile: with the password) |
 /// | `GET /account/password`, `POST /account/password` | signed in | change the password |
 /// | `POST /account/sessions/:id/revoke` | signed in | end one of one's sessions |
 enum AccountPages {

@@ -28,11 +28,12 @@ import RecordsApp
 ///
 /// A stream lasts as long as the session it was opened with. The sessions
 /// of the open streams are checked after each change of the sessions
-/// table (whoever made it), every `sessionCheck` in any case (for expiry;
-/// one read for all of them), and before each change is announced: a stream whose
-/// session ended (log-out, revocation, a password change, expiry; by this
-/// server or another program) ends at once, without the changes pending
-/// for it, and so announces no change committed after its session ended.
+/// table (whoever made it), every `sessionCheck` in any case (for
+/// expiry; one read for all of them), and before each change is
+/// announced: a stream whose session ended (log-out, revocation, a
+/// password change, expiry; by this server or another program) ends at
+/// once, without the changes pending for it, and so announces no change
+/// committed after its session ended.
 public final class LiveUpdates: Sendable {
     private let database: AppDatabase
     private let heartbeat: Duration
