@@ -40,7 +40,6 @@ extension AppDatabase {
     public func observeChanges(
         of app: App, onError: @escaping @Sendable (any Error) -> Void, onChange: @escaping @Sendable () -> Void
     ) -> AppChangesObservation {
-        let unavailable = unavailability(of: app)
         let table =
             switch app {
             case .people: Person.tableName
@@ -48,6 +47,16 @@ extension AppDatabase {
             case .coffee: Coffee.tableName
             case .users: User.tableName
             }
+        return observeChanges(ofTable: table, of: app, onError: onError, onChange: onChange)
+    }
+
+    /// Observes `table`, one of `app`'s, as
+    /// ``observeChanges(of:onError:onChange:)`` observes an app's table.
+    func observeChanges(
+        ofTable table: String, of app: App, onError: @escaping @Sendable (any Error) -> Void,
+        onChange: @escaping @Sendable () -> Void
+    ) -> AppChangesObservation {
+        let unavailable = unavailability(of: app)
         // One row of the table and nothing else, so that the observation
         // follows that table only.
         let probe: SQL = "SELECT 1 FROM \(identifier: table) LIMIT 1"

@@ -20,6 +20,10 @@ public struct WebConfiguration: Sendable {
     /// How soon a live page's browser reconnects after losing its event
     /// stream (the server restarted).
     public var liveRetry: Duration = .seconds(2)
+    /// How often the sessions of open event streams are checked: a
+    /// stream ends within about this long after its session does
+    /// (log-out, revocation, a password change, expiry).
+    public var liveSessionCheck: Duration = .seconds(1)
     /// Who may register (`records serve --registration`).
     public var registration: RegistrationPolicy = .default
     /// How long sessions last.
@@ -109,7 +113,8 @@ public final class WebApp: HTTPApplication {
         self.authenticator =
             authenticator ?? AccountsAuthenticator(accounts: context.accounts, log: configuration.log)
         live = LiveUpdates(
-            database: database, heartbeat: configuration.liveHeartbeat, retry: configuration.liveRetry)
+            database: database, heartbeat: configuration.liveHeartbeat, retry: configuration.liveRetry,
+            sessions: self.authenticator, sessionCheck: configuration.liveSessionCheck)
         router = Router(SiteRoutes.all(context) + live.routes() + extraRoutes(context))
     }
 

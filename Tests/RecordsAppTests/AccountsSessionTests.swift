@@ -290,6 +290,22 @@ struct AccountsSessionTests {
         #expect(!(try await sessions.sessions(userID: ada.id).map(\.id).contains(old.id)))
     }
 
+    @Test("Asking which sessions are open lists the valid ones only, and writes nothing")
+    func openSessionIDs() async throws {
+        let (database, sessions, clock, user) = try await sessionFixture()
+        let (_, old) = try await sessions.create(userID: user.id)
+        clock.advance(seconds: 8 * 86_400)  // expires `old` (not yet purged)
+        let (revokedToken, revoked) = try await sessions.create(userID: user.id)
+        try await sessions.revoke(token: revokedToken)
+        let (_, valid) = try await sessions.create(userID: user.id)
+        clock.advance(seconds: 3600)
+        let changesBefore = try database.read { $0.totalChangesCount }
+        let open = try await sessions.openSessionIDs(among: [old.id, revoked.id, valid.id, 999])
+        #expect(open == [valid.id])
+        #expect(try database.read { $0.totalChangesCount } == changesBefore, "no use written")
+        #expect(try await sessions.openSessionIDs(among: []).isEmpty)
+    }
+
     // MARK: - With the Users app
 
     @Test("Changing the password from a session ends the user's other sessions, in the same change")

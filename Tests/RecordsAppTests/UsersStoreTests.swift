@@ -74,7 +74,7 @@ struct UsersStoreTests {
     }
 
     @Test(
-        "An email registered in any case is taken; nothing is written",
+        "An email registered in any case is taken, after the same hashing as a free one; nothing is written",
         arguments: ["ada@example.com", "ADA@EXAMPLE.COM", "Ada@Example.Com", "  ada@example.com "])
     func duplicateEmail(_ email: String) async throws {
         let hasher = RecordingHasher()
@@ -86,7 +86,7 @@ struct UsersStoreTests {
         }
         #expect(error.problems == [ValidationError.Problem(field: "email", message: "email is already registered")])
         #expect(try await store.count() == 1)
-        #expect(hasher.calls.isEmpty, "no time is spent hashing a registration that cannot be saved")
+        #expect(hasher.calls == [.hash], "a taken email costs the hash a free one does")
     }
 
     @Test("The table itself refuses a second email differing only in case")
@@ -355,6 +355,49 @@ struct UsersStoreTests {
             try await store.updateProfile(id: 42, with: ProfileChanges(city: "Oxford"))
         }
         #expect(try await store.user(id: ada.id) == ada)
+    }
+
+    @Test(
+        "Without the password a session cannot change the email or the mobile number; nothing is written",
+        arguments: [
+            ProfileChanges(email: "mallory@example.com"), ProfileChanges(email: "ADA@example.com"),
+            ProfileChanges(mobile: "5550001111", city: "Oxford"),
+        ])
+    func identifyingFieldsNeedThePassword(_ changes: ProfileChanges) async throws {
+        let hasher = RecordingHasher()
+        let store = usersStore(try emptyDatabase(), hasher: hasher)
+        let ada = try await store.register(validForm(email: "ada@example.com"))
+        hasher.reset()
+        await #expect(throws: AuthenticationError.passwordRequired) {
+            try await store.updateProfile(id: ada.id, with: changes, password: nil)
+        }
+        #expect(try await store.user(id: ada.id) == ada)
+        #expect(hasher.calls.isEmpty)
+    }
+
+    @Test("Without the password the other fields change, and the identifying ones may be given unchanged")
+    func otherFieldsWithoutThePassword() async throws {
+        let store = usersStore(try emptyDatabase())
+        let ada = try await store.register(validForm(email: "ada@example.com"))
+        let updated = try await store.updateProfile(
+            id: ada.id, with: ProfileChanges(email: " ada@example.com ", mobile: ada.mobile, city: "Oxford"),
+            password: nil)
+        #expect(updated.city == "Oxford")
+        #expect(updated.email == "ada@example.com")
+    }
+
+    @Test("With the password the email changes; a wrong one changes nothing")
+    func identifyingFieldsWithThePassword() async throws {
+        let store = usersStore(try emptyDatabase())
+        let ada = try await store.register(validForm(email: "ada@example.com", password: "correct horse"))
+        await #expect(throws: AuthenticationError.wrongPassword) {
+            try await store.updateProfile(
+                id: ada.id, with: ProfileChanges(email: "mallory@example.com"), password: "wrong horse")
+        }
+        #expect(try await store.user(id: ada.id) == ada)
+        let updated = try await store.updateProfile(
+            id: ada.id, with: ProfileChanges(email: "ada@lovelace.example"), password: "correct horse")
+        #expect(updated.email == "ada@lovelace.example")
     }
 
     @Test("Users list by name or newest first; deleting removes one")

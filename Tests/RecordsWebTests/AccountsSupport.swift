@@ -68,3 +68,31 @@ extension WebClient {
     /// The session cookie the client holds.
     var sessionToken: String? { cookies[WebApp.sessionCookie] }
 }
+
+/// A hasher that counts its hashes, then makes them with the cheap
+/// parameters.
+final class CountingWebHasher: PasswordHashingService, @unchecked Sendable {
+    private let lock = NSLock()
+    private var hashes = 0
+
+    var hashCount: Int { lock.withLock { hashes } }
+    func reset() { lock.withLock { hashes = 0 } }
+
+    func hash(_ password: String) throws -> String {
+        lock.withLock { hashes += 1 }
+        return try cheapWebHasher.hash(password)
+    }
+
+    func hash(passwordBytes: [UInt8]) throws -> String {
+        lock.withLock { hashes += 1 }
+        return try cheapWebHasher.hash(passwordBytes: passwordBytes)
+    }
+
+    func verify(_ password: String, against storedHash: String) throws -> Bool {
+        try cheapWebHasher.verify(password, against: storedHash)
+    }
+
+    func needsRehash(_ storedHash: String) throws -> Bool { try cheapWebHasher.needsRehash(storedHash) }
+
+    func performDummyVerification(_ password: String) { cheapWebHasher.performDummyVerification(password) }
+}

@@ -404,7 +404,9 @@ struct AccountsWebTests {
         #expect(!refused.body.contains("id=\"field-city-error\""))
         #expect(refused.body.contains("value=\"12ab\"") && refused.body.contains("value=\"Oxford\""))
         let taken = try await client.post(
-            "/account/edit", registrationFields(email: "BOB@example.com").filter { !$0.0.hasPrefix("password") })
+            "/account/edit",
+            registrationFields(email: "BOB@example.com").filter { !$0.0.hasPrefix("password") }
+                + [("currentPassword", "correct horse")])
         #expect(taken.status == 422)
         #expect(taken.body.contains("<p class=\"error\" id=\"field-email-error\">email is already registered</p>"))
         #expect(taken.body.contains("value=\"BOB@example.com\""))

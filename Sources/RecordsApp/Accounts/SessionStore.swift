@@ -275,6 +275,40 @@ public struct SessionStore: Sendable {
         }
     }
 
+    /// Which of `ids` name sessions that are valid now: not revoked, not
+    /// expired, their user not deleted. Unlike ``signedIn(token:)`` it
+    /// only reads, so asking is no use of a session (it keeps none from
+    /// going idle). The web app asks it for its live pages' event
+    /// streams, which end with their session.
+    public func openSessionIDs(among ids: Set<Int64>) async throws -> Set<Int64> {
+        guard !ids.isEmpty else { return [] }
+        let cutoffs = self.cutoffs(at: Self.timestamp(now()))
+        let list = ids.sorted()
+        let open = try await database.read(for: .users) { db in
+            try db.fetchAll(
+                Int64.self,
+                """
+                SELECT SID FROM User_Session
+                WHERE SID IN \(list) AND SESSION_LAST_SEEN > \(cutoffs.idle) AND SESSION_CREATED > \(cutoffs.absolute)
+                """)
+        }
+        return Set(open)
+    }
+
+    /// Calls `onChange` after every committed transaction that changed the
+    /// sessions (a log-in, a log-out, a revocation, a password change that
+    /// ended sessions), whoever committed it, as
+    /// ``AppDatabase/observeChanges(of:onError:onChange:)`` does for an
+    /// app's table: this database's writes at once, another process's
+    /// within the library's polling interval.
+    ///
+    /// - Returns: The observation; keep it to keep observing.
+    public func observeChanges(
+        onError: @escaping @Sendable (any Error) -> Void, onChange: @escaping @Sendable () -> Void
+    ) -> AppChangesObservation {
+        database.observeChanges(ofTable: SessionSchema.tableName, of: .users, onError: onError, onChange: onChange)
+    }
+
     /// Ends the session a token opens (log-out).
     ///
     /// - Returns: Whether there was one.

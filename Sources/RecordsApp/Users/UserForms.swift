@@ -33,6 +33,15 @@ public enum UserField: String, Sendable, CaseIterable {
     case imageName = "image name"
 }
 
+extension UserField {
+    /// The profile fields that identify the account or reach its owner:
+    /// the email, which is the log-in name, and the mobile number. A
+    /// signed-in session changes them only with the user's password (see
+    /// ``UsersStore/updateProfile(id:with:password:)``); the name, the
+    /// address and the rest describe the user and change without it.
+    public static let identifying: Set<UserField> = [.email, .mobile]
+}
+
 /// The rules for a user's fields.
 public enum UserRules {
     /// The longest first or last name, in characters (the original tutorial's `VARCHAR(30)`).

@@ -69,10 +69,12 @@ public struct UsersStore: RecordStore {
     // MARK: - Registering and logging in
 
     /// Registers a user: validates every field, hashes the password, saves.
-    /// The hash is made before the write, outside any database access.
+    /// The hash is made before the write, outside any database access,
+    /// and before the email is looked up: a taken email costs as much time
+    /// as a free one, so timing tells no one which emails are registered.
     ///
     /// - Throws: ``ValidationError`` with one message per field at fault,
-    ///   including "email is already registered" (nothing is written); a
+    ///   or "email is already registered" (nothing is written); a
     ///   database or hashing error.
     @discardableResult
     public func register(_ form: RegistrationForm) async throws -> User {
@@ -116,25 +118,24 @@ public struct UsersStore: RecordStore {
 
     private func register(_ form: RegistrationForm, onlyIfNoUsers: Bool) async throws -> User {
         let (profile, password) = try form.validatedWithPassword(today: today())
-        // Checked before the slow hash, and again by the unique index. Only
-        // whether the address is taken: the owner's row need not be readable.
-        let email = profile.email
-        let taken = try await database.read(for: .users) { db in
-            try db.fetchOne(Int.self, "SELECT 1 FROM User_Master WHERE USER_EMAIL = ?", arguments: [email])
-        }
-        if taken != nil { throw Self.emailTaken }
+        // Hashed before the email is looked up, taken or not: a taken email
+        // then costs what a free one does, and the time of the answer does
+        // not tell which emails are registered.
         let hasher = self.hasher
         let hash = try await PasswordWork.run { try hasher.hash(password) }
-        if !onlyIfNoUsers {
-            return try await Self.mappingDuplicateEmail {
-                try await table.insert(User(id: 0, profile: profile), extraColumns: [("USER_PASS", .text(hash))])
-            }
-        }
+        let email = profile.email
         let row = NewRow(record: User(id: 0, profile: profile), extraColumns: [("USER_PASS", .text(hash))])
         return try await Self.mappingDuplicateEmail {
             try await database.write(for: .users) { db in
-                if try db.fetchOne(Int.self, "SELECT 1 FROM User_Master LIMIT 1") != nil {
+                if onlyIfNoUsers, try db.fetchOne(Int.self, "SELECT 1 FROM User_Master LIMIT 1") != nil {
                     throw RegistrationClosedError(policy: .firstUser)
+                }
+                // Checked here and again by the unique index. Only whether the
+                // address is taken: the owner's row need not be readable.
+                if try db.fetchOne(Int.self, "SELECT 1 FROM User_Master WHERE USER_EMAIL = ?", arguments: [email])
+                    != nil
+                {
+                    throw Self.emailTaken
                 }
                 var row = row
                 try row.insert(db)
@@ -258,8 +259,45 @@ public struct UsersStore: RecordStore {
     ///   database error. Nothing is written on any error.
     @discardableResult
     public func updateProfile(id: Int64, with changes: ProfileChanges) async throws -> User {
+        try await update(id: id, with: try changes.validated(today: today()), passwordHash: nil, anyField: true)
+    }
+
+    /// Changes the given profile fields as a signed-in session would (the
+    /// web app's profile form): the fields that identify the account
+    /// (``UserField/identifying``: the email and the mobile number) change
+    /// only with the user's password, so that a session alone, such as a
+    /// stolen cookie, cannot move the account to someone else's address.
+    /// The other fields change without it.
+    ///
+    /// - Parameter password: The user's password, or nil. When given, it
+    ///   is checked whatever changes (after the fields are validated,
+    ///   outside any database access).
+    /// - Throws: ``ValidationError`` (checked first);
+    ///   ``AuthenticationError/passwordRequired`` when no password is given
+    ///   and an identifying field would change (compared with what is
+    ///   stored, in the transaction that writes);
+    ///   ``AuthenticationError/wrongPassword``; what
+    ///   ``updateProfile(id:with:)`` throws. Nothing is written on any
+    ///   error.
+    @discardableResult
+    public func updateProfile(id: Int64, with changes: ProfileChanges, password: String?) async throws -> User {
         let valid = try changes.validated(today: today())
-        return try await Self.mappingDuplicateEmail {
+        guard let password else { return try await update(id: id, with: valid, passwordHash: nil, anyField: false) }
+        let stored = try await checkPassword(id: id, password, wrongPassword: .wrongPassword)
+        return try await update(id: id, with: valid, passwordHash: stored, anyField: true)
+    }
+
+    /// Writes validated changes in one transaction.
+    ///
+    /// - Parameters:
+    ///   - passwordHash: The hash a password was checked against: the
+    ///     write is refused if it changed meanwhile.
+    ///   - anyField: Whether the identifying fields may change; if not,
+    ///     the write is refused when they would.
+    private func update(id: Int64, with valid: ValidProfileChanges, passwordHash: String?, anyField: Bool)
+        async throws -> User
+    {
+        try await Self.mappingDuplicateEmail {
             try await table.update(
                 id: id,
                 setting: [
@@ -270,6 +308,13 @@ public struct UsersStore: RecordStore {
                     ("USER_IMAGENAME", valid.imageName),
                 ],
                 check: { db in
+                    if let passwordHash, try Self.passwordHash(db, id: id) != passwordHash {
+                        // Changed since it was checked: the password given is no longer the user's.
+                        throw AuthenticationError.wrongPassword
+                    }
+                    if !anyField, try Self.changesIdentity(db, id: id, valid) {
+                        throw AuthenticationError.passwordRequired
+                    }
                     guard let email = valid.email else { return }
                     let owner = try db.fetchOne(
                         Int64.self, "SELECT UID FROM User_Master WHERE USER_EMAIL = ? AND UID <> ?",
@@ -277,6 +322,24 @@ public struct UsersStore: RecordStore {
                     if owner != nil { throw Self.emailTaken }
                 })
         }
+    }
+
+    /// Whether `valid` gives a field of ``UserField/identifying`` a value
+    /// other than the stored one (compared exactly: even a change of case
+    /// in the email counts).
+    private static func changesIdentity(_ db: Database, id: Int64, _ valid: ValidProfileChanges) throws -> Bool {
+        let email = valid.email
+        let mobile = valid.mobile
+        guard email != nil || mobile != nil else { return false }
+        // Nil when the user is not there: the update reports that.
+        let unchanged = try db.fetchOne(
+            Int.self,
+            """
+            SELECT (\(email) IS NULL OR USER_EMAIL = \(email) COLLATE BINARY)
+                AND (\(mobile) IS NULL OR USER_MOBILE = \(mobile))
+            FROM User_Master WHERE UID = \(id)
+            """)
+        return unchanged == 0
     }
 
     /// Changes the given profile fields of a user whose password this is,
@@ -371,12 +434,16 @@ public enum AuthenticationError: Error, Sendable, Equatable, CustomStringConvert
     case wrongCurrentPassword
     /// The password given to edit or delete a user is wrong.
     case wrongPassword
+    /// A field that identifies the account (``UserField/identifying``)
+    /// changes only with the user's password, and none was given.
+    case passwordRequired
 
     public var description: String {
         switch self {
         case .invalidCredentials: "invalid email or password"
         case .wrongCurrentPassword: "the current password is wrong"
         case .wrongPassword: "the password is wrong"
+        case .passwordRequired: "the password is needed to change the email or the mobile number"
         }
     }
 }

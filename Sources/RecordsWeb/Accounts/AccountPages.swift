@@ -8,10 +8,10 @@ import RecordsApp
 /// | route | who | what |
 /// | --- | --- | --- |
 /// | `GET /login`, `POST /login` | anyone | log in; `next` leads back to the page asked for |
-/// | `GET /register`, `POST /register` | anyone, by the registration policy | a new account, signed in at once |
+/// | `GET /register`, `POST /register` | anyone, by the registration policy | a new account, signed in; throttled |
 /// | `POST /logout` | signed in | ends the session on the server |
 /// | `GET /account` | signed in | the profile and the sessions |
-/// | `GET /account/edit`, `POST /account/edit` | signed in | edit the profile |
+/// | `GET /account/edit`, `POST /account/edit` | signed in | edit the profile (email, mobile: with the password) |
 /// | `GET /account/password`, `POST /account/password` | signed in | change the password |
 /// | `POST /account/sessions/:id/revoke` | signed in | end one of one's sessions |
 enum AccountPages {
@@ -219,6 +219,11 @@ struct AccountPageHandlers: Sendable {
                 """)
     }
 
+    /// Registers an account. Each attempt counts against the log-in
+    /// throttle, for the email typed and for the client's address, until
+    /// it succeeds; and the password is hashed whether or not the email is
+    /// taken. So the answer "email is already registered" cannot be used
+    /// to test which emails have accounts any faster than logging in.
     func register(_ request: Request) async throws -> Response {
         let form = request.form
         let registration = RegistrationForm(
@@ -227,16 +232,33 @@ struct AccountPageHandlers: Sendable {
             mobile: form.text("mobile"), state: form.text("state"), city: form.text("city"),
             pincode: form.text("pincode"), address: form.text("address"), gender: form.text("gender"),
             dateOfBirth: form.text("dateOfBirth"), imageName: form.text("imageName"))
+        let (users, policy) = (self.users, accounts.registration)
+        guard try await users.acceptsRegistration(under: policy) else { return closedPage(request) }
+        // Refused before anything is counted or hashed: a typing mistake is no probe.
+        do {
+            _ = try registration.validated(today: users.currentDate)
+        } catch let error as ValidationError {
+            return registrationPage(request, values: form.fields, errors: UserFormField.errors(error), status: 422)
+        }
+        let (email, client) = (registration.email, request.clientAddress)
+        // Counted before the attempt, so that parallel probes get no more tries than serial ones.
+        if case .locked(let wait) = accounts.throttle.beginAttempt(email: email, client: client) {
+            return tooManyAttempts(
+                registrationPage(
+                    request, values: form.fields, errors: [:], summary: Self.lockedMessage(wait), status: 429), wait)
+        }
         let user: User
         do {
-            let (users, policy) = (self.users, accounts.registration)
             user = try await accounts.passwordGate.run { try await users.register(registration, policy: policy) }
         } catch let error as ValidationError {
+            // The email is taken: counted, as a failed log-in is.
             return registrationPage(
                 request, values: form.fields, errors: UserFormField.errors(error), status: 422)
         } catch is RegistrationClosedError {
+            accounts.throttle.cancelAttempt(email: email, client: client)
             return closedPage(request)
         }
+        accounts.throttle.attemptSucceeded(email: email, client: client)
         let greeting =
             user.firstName.isEmpty ? "Your account is ready." : "Welcome, \(user.firstName). Your account is ready."
         return try await signIn(user, request: request, to: "/", flash: greeting)
@@ -327,12 +349,18 @@ struct AccountPageHandlers: Sendable {
                 <form method="post" action="/account/edit" class="card" id="profile-form">
                 \(Layout.csrfField(request))
                 \(UserFormField.profile.map { field($0, values: values, errors: errors) })
+                \(Field.input("currentPassword", label: "Current password", error: errors["currentPassword"], type: "password", autocomplete: "current-password", hint: "Needed only to change your email or mobile number."))
                 <div class="actions"><button type="submit" id="profile-submit">Save</button>
                 <a href="/account">Cancel</a></div>
                 </form>
                 """)
     }
 
+    /// Saves the profile. The email and the mobile number (the fields that
+    /// identify the account) change only with the current password, so
+    /// that a stolen session cookie cannot take the account over; a
+    /// password typed is checked, and a wrong one counts as a failed
+    /// log-in (as does an email that is taken: see below).
     func saveProfile(_ request: Request) async throws -> Response {
         guard let session = request.session else { throw HTTPError.notFound }
         let form = request.form
@@ -341,11 +369,49 @@ struct AccountPageHandlers: Sendable {
             firstName: form["firstName"], lastName: form["lastName"], email: form["email"], mobile: form["mobile"],
             state: form["state"], city: form["city"], pincode: form["pincode"], address: form["address"],
             gender: form["gender"], dateOfBirth: form["dateOfBirth"], imageName: form["imageName"])
+        // Refused before any password is looked at: a typing mistake is no guess.
         do {
-            try await users.updateProfile(id: session.userID, with: changes)
+            _ = try changes.validated(today: users.currentDate)
         } catch let error as ValidationError {
             return profilePage(request, values: form.fields, errors: UserFormField.errors(error), status: 422)
         }
+        let password = form.text("currentPassword")
+        let users = self.users
+        if password.isEmpty {
+            do {
+                try await users.updateProfile(id: session.userID, with: changes, password: nil)
+            } catch let error as ValidationError {
+                return profilePage(request, values: form.fields, errors: UserFormField.errors(error), status: 422)
+            } catch AuthenticationError.passwordRequired {
+                return profilePage(
+                    request, values: form.fields,
+                    errors: ["currentPassword": "Enter your current password to change your email or mobile number."],
+                    status: 422)
+            }
+            return Layout.redirect(to: "/account", flash: "Profile saved.", request: request)
+        }
+        let client = request.clientAddress
+        // Guessing the password through a stolen session is throttled like logging in.
+        if case .locked(let wait) = accounts.throttle.beginAttempt(email: session.email, client: client) {
+            return tooManyAttempts(
+                profilePage(
+                    request, values: form.fields, errors: [:], summary: Self.lockedMessage(wait), status: 429), wait)
+        }
+        do {
+            _ = try await accounts.passwordGate.run {
+                try await users.updateProfile(id: session.userID, with: changes, password: password)
+            }
+        } catch let error as ValidationError {
+            // An email taken (the password was right) stays counted, so that
+            // the form cannot test which emails are registered any faster
+            // than logging in can.
+            return profilePage(request, values: form.fields, errors: UserFormField.errors(error), status: 422)
+        } catch AuthenticationError.wrongPassword {
+            return profilePage(
+                request, values: form.fields, errors: ["currentPassword": "The current password is wrong."],
+                status: 422)
+        }
+        accounts.throttle.attemptSucceeded(email: session.email, client: client)
         return Layout.redirect(to: "/account", flash: "Profile saved.", request: request)
     }
 

@@ -70,4 +70,19 @@ public struct AccountsAuthenticator: SessionAuthenticator {
             return nil
         }
     }
+
+    public func openSessions(among sessionIDs: Set<Int64>) async -> Set<Int64>? {
+        do {
+            return try await accounts.sessions.openSessionIDs(among: sessionIDs)
+        } catch {
+            log("error: checking the sessions of live pages: \(error)")
+            return nil
+        }
+    }
+
+    public func observeSessionChanges(_ onChange: @escaping @Sendable () -> Void) -> (@Sendable () -> Void)? {
+        // A failed observation leaves the regular checks.
+        let observation = accounts.sessions.observeChanges(onError: { _ in }, onChange: onChange)
+        return { observation.cancel() }
+    }
 }

@@ -25,16 +25,45 @@ import RecordsApp
 /// started with the first stream that follows it and stopped with the
 /// last. A stream holds its connection's thread but no database
 /// connection while it waits.
+///
+/// A stream lasts as long as the session it was opened with. The sessions
+/// of the open streams are checked after each change of the sessions
+/// table (whoever made it), every `sessionCheck` in any case (for
+/// expiry; one read for all of them), and before each change is
+/// announced: a stream whose session ended (log-out, revocation, a
+/// password change, expiry; by this server or another program) ends at
+/// once, without the changes pending for it, and so announces no change
+/// committed after its session ended.
 public final class LiveUpdates: Sendable {
     private let database: AppDatabase
     private let heartbeat: Duration
     private let retry: Duration
+    private let sessions: (any SessionAuthenticator)?
+    private let sessionCheck: Duration
     private let state = PThreadLocked(State())
 
     private struct State {
         var streams: [ObjectIdentifier: EventStream] = [:]
         var observations: [AppDatabase.App: AppChangesObservation] = [:]
         var isStopped = false
+        /// The topics that changed and are not announced yet.
+        var changed: Set<AppDatabase.App> = []
+        /// The checks of the streams' sessions, while streams are open.
+        var watch: Watch?
+    }
+
+    /// Announces changes and checks sessions, one round at a time, on
+    /// each wake-up: a change, or the next session check.
+    private struct Watch {
+        let wake: AsyncStream<Void>.Continuation
+        let rounds: Task<Void, Never>
+        let ticks: Task<Void, Never>
+
+        func cancel() {
+            wake.finish()
+            rounds.cancel()
+            ticks.cancel()
+        }
     }
 
     /// The live updates over `database`.
@@ -43,10 +72,18 @@ public final class LiveUpdates: Sendable {
     ///   - heartbeat: How long a stream stays silent before it sends a
     ///     comment line (which finds clients that went away).
     ///   - retry: How long the browser waits before reconnecting.
-    public init(database: AppDatabase, heartbeat: Duration, retry: Duration) {
+    ///   - sessions: Tells which sessions are still valid; nil keeps every
+    ///     stream open as long as its client.
+    ///   - sessionCheck: How often the streams' sessions are checked.
+    public init(
+        database: AppDatabase, heartbeat: Duration, retry: Duration, sessions: (any SessionAuthenticator)? = nil,
+        sessionCheck: Duration = .seconds(1)
+    ) {
         self.database = database
         self.heartbeat = heartbeat
         self.retry = retry
+        self.sessions = sessions
+        self.sessionCheck = max(sessionCheck, .milliseconds(10))
     }
 
     /// The streams open now.
@@ -60,24 +97,29 @@ public final class LiveUpdates: Sendable {
     /// next server) and stops the observations. Streams opened afterwards
     /// end at once. Called when the server stops.
     public func stop() {
-        let (streams, observations) = state.withLock { state in
+        let (streams, observations, watch) = state.withLock { state in
             state.isStopped = true
             defer {
                 state.streams = [:]
                 state.observations = [:]
+                state.watch = nil
             }
-            return (Array(state.streams.values), Array(state.observations.values))
+            return (Array(state.streams.values), Array(state.observations.values), state.watch)
         }
+        watch?.cancel()
         for observation in observations { observation.cancel() }
         for stream in streams { stream.end() }
     }
 
-    /// A new stream following `topics`.
-    func open(topics: Set<AppDatabase.App>) -> EventStream {
-        let stream = EventStream(topics: topics, heartbeat: heartbeat, retry: retry, hub: self)
+    /// A new stream following `topics`, for as long as the session
+    /// `sessionID` lasts (nil: as long as its client).
+    func open(topics: Set<AppDatabase.App>, sessionID: Int64?) -> EventStream {
+        let stream = EventStream(
+            topics: topics, sessionID: sessionID, heartbeat: heartbeat, retry: retry, hub: self)
         let (stopped, newTopics) = state.withLock { state -> (Bool, [AppDatabase.App]) in
             guard !state.isStopped else { return (true, []) }
             state.streams[ObjectIdentifier(stream)] = stream
+            if state.watch == nil { state.watch = startWatch() }
             let missing = topics.filter { state.observations[$0] == nil }
             return (false, Array(missing))
         }
@@ -87,6 +129,58 @@ public final class LiveUpdates: Sendable {
         }
         for topic in newTopics { startObserving(topic) }
         return stream
+    }
+
+    /// Starts the rounds that announce changes and check sessions, and
+    /// the ticks and the observation of the sessions that wake them for
+    /// the session checks.
+    private func startWatch() -> Watch {
+        let (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let rounds = Task { [weak self] in
+            for await _ in wakes {
+                guard let self else { return }
+                await self.round()
+            }
+        }
+        let (interval, sessions) = (sessionCheck, self.sessions)
+        let ticks = Task {
+            // Started here, not under the lock that starts the watch; it ends with the ticks.
+            let stopObserving = sessions?.observeSessionChanges { wake.yield() }
+            defer { stopObserving?() }
+            // A session that ended before the observation began is found by a check now.
+            wake.yield()
+            while (try? await Task.sleep(for: interval)) != nil { wake.yield() }
+        }
+        return Watch(wake: wake, rounds: rounds, ticks: ticks)
+    }
+
+    /// Ends the streams whose session ended, then announces the pending
+    /// changes to the others.
+    private func round() async {
+        // The changes are taken before the check: each was committed before
+        // it, so none committed after a session ended reaches that
+        // session's stream. Changes that come during the check wake the
+        // next round.
+        let (streams, changed) = state.withLock { state in
+            defer { state.changed = [] }
+            return (Array(state.streams.values), state.changed)
+        }
+        let ids = Set(streams.compactMap(\.sessionID))
+        var open: Set<Int64>? = ids
+        if let sessions, !ids.isEmpty {
+            // A failed check ends the streams (their pages reconnect and are asked to log in again if need be).
+            open = await sessions.openSessions(among: ids)
+        }
+        var ended: Set<ObjectIdentifier> = []
+        for stream in streams {
+            guard let id = stream.sessionID, open?.contains(id) != true else { continue }
+            stream.sessionEnded()
+            ended.insert(ObjectIdentifier(stream))
+        }
+        guard !changed.isEmpty else { return }
+        for stream in streams where !ended.contains(ObjectIdentifier(stream)) {
+            for topic in changed.intersection(stream.topics) { stream.signal(topic) }
+        }
     }
 
     /// Starts the observation of `topic`'s table unless one runs (another
@@ -108,20 +202,34 @@ public final class LiveUpdates: Sendable {
 
     /// A stream is over: the observations no stream follows any more stop.
     func closed(_ stream: EventStream) {
-        let unused = state.withLock { state -> [AppChangesObservation] in
-            guard state.streams.removeValue(forKey: ObjectIdentifier(stream)) != nil else { return [] }
+        let (unused, watch) = state.withLock { state -> ([AppChangesObservation], Watch?) in
+            guard state.streams.removeValue(forKey: ObjectIdentifier(stream)) != nil else { return ([], nil) }
             var unused: [AppChangesObservation] = []
             for topic in stream.topics where !state.streams.values.contains(where: { $0.topics.contains(topic) }) {
                 if let observation = state.observations.removeValue(forKey: topic) { unused.append(observation) }
             }
-            return unused
+            guard state.streams.isEmpty else { return (unused, nil) }
+            defer {
+                state.watch = nil
+                state.changed = []
+            }
+            return (unused, state.watch)
         }
+        watch?.cancel()
         for observation in unused { observation.cancel() }
     }
 
+    /// Whether the session checks run now (for tests): while streams are
+    /// open.
+    var isWatching: Bool { state.withLock { $0.watch != nil } }
+
     private func changed(_ topic: AppDatabase.App) {
-        let streams = state.withLock { state in state.streams.values.filter { $0.topics.contains(topic) } }
-        for stream in streams { stream.signal(topic) }
+        let wake = state.withLock { state -> AsyncStream<Void>.Continuation? in
+            guard let watch = state.watch else { return nil }
+            state.changed.insert(topic)
+            return watch.wake
+        }
+        wake?.yield()
     }
 
     /// The table cannot be observed (the app is unavailable in this
@@ -169,7 +277,8 @@ public final class LiveUpdates: Sendable {
                     ("X-Accel-Buffering", "no"),
                 ]
                 if request.isHead { return Response(status: 200, headers: headers) }
-                return Response(status: 200, headers: headers, body: .stream(length: nil, open(topics: topics)))
+                let stream = open(topics: topics, sessionID: request.session?.sessionID)
+                return Response(status: 200, headers: headers, body: .stream(length: nil, stream))
             }
         ]
     }
@@ -179,6 +288,8 @@ public final class LiveUpdates: Sendable {
 /// of its topics, the heartbeat, or the end.
 final class EventStream: ResponseStream, @unchecked Sendable {
     let topics: Set<AppDatabase.App>
+    /// The session it was opened with; it ends with it.
+    let sessionID: Int64?
     private let heartbeat: Duration
     private let retry: Duration
     private weak var hub: LiveUpdates?
@@ -186,11 +297,13 @@ final class EventStream: ResponseStream, @unchecked Sendable {
     private let condition = NSCondition()
     private var changed: Set<AppDatabase.App> = []
     private var ended = false
+    private var sessionIsOver = false
     private var started = false
     private var isClosed = false
 
-    init(topics: Set<AppDatabase.App>, heartbeat: Duration, retry: Duration, hub: LiveUpdates) {
+    init(topics: Set<AppDatabase.App>, sessionID: Int64?, heartbeat: Duration, retry: Duration, hub: LiveUpdates) {
         self.topics = topics
+        self.sessionID = sessionID
         self.heartbeat = heartbeat
         self.retry = retry
         self.hub = hub
@@ -212,8 +325,18 @@ final class EventStream: ResponseStream, @unchecked Sendable {
         }
     }
 
+    /// Its session ended: the stream ends now, and what is pending is
+    /// not sent.
+    func sessionEnded() {
+        condition.withLock {
+            sessionIsOver = true
+            condition.signal()
+        }
+    }
+
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         let text: String? = condition.withLock {
+            if sessionIsOver { return nil }
             if !started {
                 started = true
                 // The browser reconnects this soon after losing the stream;
@@ -221,9 +344,10 @@ final class EventStream: ResponseStream, @unchecked Sendable {
                 return "retry: \(Self.milliseconds(retry))\n: open\n\n"
             }
             let deadline = Date().addingTimeInterval(Self.seconds(heartbeat))
-            while changed.isEmpty && !ended {
+            while changed.isEmpty && !ended && !sessionIsOver {
                 if !condition.wait(until: deadline) { break }
             }
+            if sessionIsOver { return nil }
             if !changed.isEmpty {
                 let names = changed.map(\.rawValue).sorted().joined(separator: ",")
                 changed = []

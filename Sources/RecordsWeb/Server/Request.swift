@@ -137,4 +137,25 @@ public protocol SessionAuthenticator: Sendable {
     /// The session for `token`, or nil when the token is unknown, revoked
     /// or expired.
     func session(forToken token: String, request: Request) async -> WebSession?
+
+    /// Which of `sessionIDs` are still valid now (not ended, not
+    /// expired), without counting as a use of them; nil when that cannot
+    /// be told (the database failed). A live page's event stream ends
+    /// when the session it was opened with is not among them.
+    func openSessions(among sessionIDs: Set<Int64>) async -> Set<Int64>?
+
+    /// Calls `onChange` after each change of the sessions (some may have
+    /// ended) until the function returned is called, which stops it; nil
+    /// when there is nothing to observe. The live pages' event streams
+    /// then check their sessions at once, not only at the next regular
+    /// check.
+    func observeSessionChanges(_ onChange: @escaping @Sendable () -> Void) -> (@Sendable () -> Void)?
+}
+
+extension SessionAuthenticator {
+    /// Nothing to observe: streams check their sessions at the regular
+    /// checks only.
+    public func observeSessionChanges(_ onChange: @escaping @Sendable () -> Void) -> (@Sendable () -> Void)? {
+        nil
+    }
 }

@@ -162,6 +162,10 @@ struct FixedSessions: SessionAuthenticator {
 
     func session(forToken token: String, request: Request) async -> WebSession? { sessions[token] }
 
+    func openSessions(among sessionIDs: Set<Int64>) async -> Set<Int64>? {
+        sessionIDs.intersection(sessions.values.map(\.sessionID))
+    }
+
     /// One user, Ada, with the token `ada-token`.
     static let ada = FixedSessions(sessions: [
         "ada-token": WebSession(
