@@ -68,7 +68,7 @@ let package = Package(
             name: "SQLiteStoreAppSupport",
             dependencies: ["SQLiteStore"]
         ),
-        // The seeds' apps as UI-independent logic. The sample database is
+        // The original tutorials' apps as UI-independent logic. The sample database is
         // built from Resources/sampledb.sql by scripts/make-sample-database.sh.
         .target(
             name: "RecordsApp",

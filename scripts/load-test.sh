@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `records serve` under load, side by side with Datasette on the same
-# database file (issue 16, "Under load").
+# database file (docs/WEB.md, "Under load").
 #
 #   scripts/load-test.sh [--quick] [--seconds N] [--people N] [--no-build]
 #

@@ -4,9 +4,8 @@ import Testing
 
 @testable import RecordsApp
 
-/// Issue 10, item 11: another application's SQLite file is never taken over
-/// unless the user asks; issue 10, item 12: one app's refused table never
-/// blocks the other apps.
+/// Another application's SQLite file is never taken over unless the user
+/// asks; one app's refused table never blocks the other apps.
 @Suite("Whose database it is")
 struct ForeignDatabaseTests {
     /// A database file made by `sql`, as another application left it.

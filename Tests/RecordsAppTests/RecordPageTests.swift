@@ -4,7 +4,7 @@ import Testing
 
 @testable import RecordsApp
 
-/// The web app's list pages (issue 15): one page of a sorted list or of a
+/// The web app's list pages: one page of a sorted list or of a
 /// search, read without the rest, and whether another follows.
 @Suite("Record pages: People")
 struct PeoplePageTests {

@@ -4,7 +4,7 @@ import Testing
 
 @testable import RecordsApp
 
-/// Issue 10, item 12: one stored value the app cannot read never blocks a
+/// One stored value the app cannot read never blocks a
 /// list, an app or the other apps; it is named by row and column, and can
 /// be mended or deleted through the app.
 @Suite("Unreadable rows: People")

@@ -5,7 +5,7 @@ import Testing
 
 @testable import RecordsApp
 
-/// Databases made by seed 004's app, with its exact `CREATE TABLE` and
+/// Databases made by the original Users tutorial's app, with its exact `CREATE TABLE` and
 /// plain-text passwords, taken over by the Users migration.
 @Suite("Users: importing the seed's table")
 struct UsersImportTests {
@@ -72,7 +72,7 @@ struct UsersImportTests {
             ] {
                 #expect(try old[column] as SQLiteValue == new[column] as SQLiteValue, "\(column)")
             }
-            // The seed's INTEGER columns become the same digits as text.
+            // The original tutorial's INTEGER columns become the same digits as text.
             #expect(try new["USER_MOBILE"] as SQLiteValue == .text(String(try old["USER_MOBILE"] as Int64)))
             #expect(try new["USER_PINCODE"] as SQLiteValue == .text(String(try old["USER_PINCODE"] as Int64)))
             let plain: String = try old["USER_PASS"]

@@ -122,7 +122,8 @@ final class FailingHasher: PasswordHashingService {
     func performDummyVerification(_ password: String) { cheapHasher.performDummyVerification(password) }
 }
 
-/// Seed 004's `createTables` statement, exactly as its DBManager.m has it.
+/// The original Users tutorial's `createTables` statement, exactly as its
+/// DBManager.m has it.
 let seedCreateTableSQL = """
     CREATE TABLE IF NOT EXISTS User_Master (UID INTEGER PRIMARY KEY AUTOINCREMENT,USER_IMAGENAME TEXT NOT NULL, \
     USER_FNAME VARCHAR(30) NOT NULL,USER_LNAME VARCHAR(30) NOT NULL,USER_EMAIL VARCHAR(255) NOT NULL,\
@@ -131,7 +132,8 @@ let seedCreateTableSQL = """
     USER_GENDER INT(1) NOT NULL,USER_DOB DATE NOT NULL)
     """
 
-/// One user as the seed app stored it: the password twice, in plain text.
+/// One user as the original tutorial's app stored it: the password twice,
+/// in plain text.
 struct SeedUser {
     var image = "IMG_0001.png"
     var first: String
@@ -147,9 +149,10 @@ struct SeedUser {
     var dob = "10/12/1990"
 }
 
-/// Builds a database file as the seed app left it: its `CREATE TABLE` and
-/// its `INSERT` (values as the seed's `stringWithFormat` quoted them,
-/// which SQLite's column affinities then converted).
+/// Builds a database file as the original tutorial's app left it: its
+/// `CREATE TABLE` and its `INSERT` (values as the tutorial's
+/// `stringWithFormat` quoted them, which SQLite's column affinities then
+/// converted).
 func makeSeedDatabase(at url: URL, users: [SeedUser]) throws {
     let db = try Database(path: url.path)
     defer { db.close() }
@@ -168,7 +171,8 @@ func makeSeedDatabase(at url: URL, users: [SeedUser]) throws {
     }
 }
 
-/// Three seed users, with the kinds of values the seed's form produced.
+/// Three users of the original tutorial, with the kinds of values its form
+/// produced.
 let seedUsers = [
     SeedUser(first: "Asha", last: "Rao", email: "asha@example.in", password: "plain-Secret-1"),
     SeedUser(

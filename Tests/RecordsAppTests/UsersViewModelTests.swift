@@ -93,7 +93,7 @@ struct UsersViewModelTests {
         let database = try emptyDatabase()
         let store = usersStore(database)
         let ada = try await store.register(validForm())
-        // A date the seed app wrote, in its own format, must survive an edit
+        // A date the original tutorial's app wrote, in its own format, must survive an edit
         // of another field.
         try database.write { db in
             try db.execute("UPDATE User_Master SET USER_DOB = '10/12/1990' WHERE UID = ?", arguments: [ada.id])

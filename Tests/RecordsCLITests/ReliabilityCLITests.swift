@@ -2,7 +2,7 @@ import Foundation
 import SQLiteStore
 import Testing
 
-/// Issue 10, items 11 and 12 end to end: another application's database is
+/// End to end: another application's database is
 /// never taken over without `--adopt`; one odd row or table blocks nothing.
 @Suite("records: foreign databases and unreadable rows")
 struct ReliabilityCLITests {
@@ -41,7 +41,7 @@ struct ReliabilityCLITests {
         db.close()
     }
 
-    // MARK: - Item 11
+    // MARK: - Another application's database
 
     @Test(
         "--database on another application's file is refused with status 1, the file and its directory unchanged",
@@ -85,7 +85,7 @@ struct ReliabilityCLITests {
         #expect(run.stdout.contains("another application's SQLite file"))
     }
 
-    // MARK: - Item 12
+    // MARK: - Rows and tables the app cannot read
 
     @Test("A person with text in the age: list shows the others, names the row on stderr, exits 1; edit mends it")
     func peopleOddRow() throws {

@@ -5,7 +5,7 @@ import Testing
 
 @testable import RecordsApp
 
-/// The Contacts screen (issue 15): the original tutorial's form that saves
+/// The Contacts screen: the original tutorial's form that saves
 /// ("Contact added" / "Failed to add contact") or finds by name, filling
 /// the fields ("Match found" / "Match not found"); the list ("address |
 /// contact"), sorted, paged and searched; edit and delete.

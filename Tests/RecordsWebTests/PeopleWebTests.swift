@@ -5,7 +5,7 @@ import Testing
 
 @testable import RecordsApp
 
-/// The People pages (issue 15): the list, sorted and paged, with search;
+/// The People pages: the list, sorted and paged, with search;
 /// a person's page; the add and edit forms; delete with confirmation.
 @Suite("People pages")
 struct PeopleWebTests {

@@ -4,7 +4,7 @@ import Testing
 
 @testable import SQLiteStoreAppSupport
 
-/// The seed's sample database: the peopleInfo table with two people.
+/// The original tutorial's sample database: the peopleInfo table with two people.
 func makePeopleTemplate(at path: String) throws {
     let db = try Database(path: path)
     try db.execute(

@@ -4,7 +4,7 @@ import Testing
 @testable import SQLiteStore
 
 /// A migration that disables foreign keys reports a failure to turn them
-/// back on instead of silently leaving them off (issue 11).
+/// back on instead of silently leaving them off.
 @Suite("Foreign keys after a migration")
 struct ForeignKeysRestoreTests {
     /// Denies `PRAGMA foreign_keys = ...` from now on, as a stand-in for any

@@ -14,7 +14,7 @@ private let writesInsideRead = [
 ]
 
 /// Reads are read-only for real: no statement that writes runs inside one,
-/// on a queue and on a pool reader (issue 11).
+/// on a queue and on a pool reader.
 @Suite("Read accesses cannot write")
 struct ReadOnlyReadTests {
     private func setUp(_ writer: some DatabaseWriter) throws {

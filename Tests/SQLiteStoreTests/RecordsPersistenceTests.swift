@@ -11,7 +11,7 @@ import Testing
 
 // MARK: - Record types used by the tests
 
-/// The seeds' people, with columns listed by hand.
+/// The original tutorials' people, with columns listed by hand.
 private struct Person: FetchableRecord, PersistableRecord, Equatable {
     static let tableName = "peopleInfo"
     static let primaryKey = "peopleInfoID"

@@ -3,7 +3,7 @@ import Testing
 
 @testable import SQLiteStore
 
-/// Column names of cached statements follow schema changes (issue 11).
+/// Column names of cached statements follow schema changes.
 @Suite("Column names after a schema change")
 struct StaleColumnNamesTests {
     /// The column names `SELECT * FROM t` reports through a cursor run to

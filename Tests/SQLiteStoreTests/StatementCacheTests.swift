@@ -3,7 +3,7 @@ import Testing
 
 @testable import SQLiteStore
 
-/// The statement cache evicts the least recently used statement (issue 11).
+/// The statement cache evicts the least recently used statement.
 @Suite("Statement cache")
 struct StatementCacheTests {
     private func database(capacity: Int) throws -> Database {
@@ -51,8 +51,7 @@ struct StatementCacheTests {
     }
 }
 
-/// `case .constraint` in a pattern matches every extended constraint code
-/// (issue 11).
+/// `case .constraint` in a pattern matches every extended constraint code.
 @Suite("Result code patterns")
 struct ResultCodePatternTests {
     private func uniqueViolation() throws -> SQLiteError {

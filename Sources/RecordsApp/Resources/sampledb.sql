@@ -1,5 +1,6 @@
--- The sample database that ships with records: the seeds' own tables with a
--- few records, so that a first `records people list` shows something.
+-- The sample database that ships with records: the original tutorials' own
+-- tables with a few records, so that a first `records people list` shows
+-- something.
 --
 -- Sources/RecordsApp/Resources/sampledb.sqlite is built from this file by
 -- scripts/make-sample-database.sh; a test checks that the two agree. Edit
@@ -7,7 +8,7 @@
 -- installed database needs: those are migrations (AppDatabase.swift), since
 -- a database installed from an older template is never copied again.
 
--- Seed 000, "SQLite 3 Demo".
+-- The original tutorial "SQLite 3 Demo".
 CREATE TABLE peopleInfo (
     peopleInfoID INTEGER PRIMARY KEY AUTOINCREMENT,
     firstname TEXT,
@@ -23,7 +24,7 @@ INSERT INTO peopleInfo (firstname, lastname, age) VALUES
     ('Seán', 'O''Brien', 29),
     ('Zoë', 'Åkesson', NULL);
 
--- Seed 003, "Contacts".
+-- The original tutorial "Contacts".
 CREATE TABLE CONTACTS (
     ID INTEGER PRIMARY KEY AUTOINCREMENT,
     NAME TEXT,
@@ -36,7 +37,7 @@ INSERT INTO CONTACTS (NAME, ADDRESS, CONTACT) VALUES
     ('Marco Rossi', 'Via Roma 1, Milano', 'marco@example.com'),
     ('Isle of Skye Weather', 'Elgol, Isle of Skye', 'http://www.isleofskyeweather.org.uk/24elgol/clientraw.txt');
 
--- Seed 001, "Coffee": the seed's columns, with prices as exact decimal text
+-- The original tutorial "Coffee": its columns, with prices as exact decimal text
 -- instead of REAL and the picture column last: the table of the first
 -- Coffee migration. The next migration turns the prices into whole
 -- millionths on install, as it does for any database of that version (see

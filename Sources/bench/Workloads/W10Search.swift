@@ -9,7 +9,7 @@ import SQLiteStore
 
 extension Workloads {
     /// W10: the search bar. `--rows` generated people (100,000 by default;
-    /// the 1,000,000 with `bench --filter W10 --rows 1000000`,
+    /// a million with `bench --filter W10 --rows 1000000`,
     /// where each scan takes seconds) searched for "grace hop", as a person
     /// types it.
     ///
