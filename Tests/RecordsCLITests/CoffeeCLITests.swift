@@ -1,29 +1,30 @@
 import Foundation
 import SQLiteStore
+import TestSupport
 import Testing
 
 /// A PNG signature followed by `count - 8` pattern bytes, written a
 /// mebibyte at a time so that large test pictures never sit in memory.
+///
+/// The bytes come from TestSupport's `PatternBytes`, eight at a time
+/// through a pointer: made a byte at a time, a 30 MB picture took a debug
+/// build seconds of a cooperative thread, many times that on a loaded
+/// machine, and other tests waited for the thread.
 func writePicture(_ path: String, count: Int, seed: UInt8 = 1) throws {
     guard FileManager.default.createFile(atPath: path, contents: nil),
         let handle = FileHandle(forWritingAtPath: path)
     else { throw CocoaError(.fileWriteUnknown) }
     defer { try? handle.close() }
-    let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+    let signature = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
+    var generator = PatternBytes(seed: UInt64(seed))
+    var chunk = Data(count: 1 << 20)
     var written = 0
-    var state = UInt32(seed) | 1
     while written < count {
-        var chunk = [UInt8](repeating: 0, count: min(1 << 20, count - written))
-        for index in chunk.indices {
-            if written + index < signature.count {
-                chunk[index] = signature[written + index]
-            } else {
-                state = state &* 1_664_525 &+ 1_013_904_223
-                chunk[index] = UInt8(truncatingIfNeeded: state >> 24)
-            }
-        }
-        try handle.write(contentsOf: chunk)
-        written += chunk.count
+        let size = min(chunk.count, count - written)
+        chunk.withUnsafeMutableBytes { generator.fill(UnsafeMutableRawBufferPointer(rebasing: $0[0..<size])) }
+        if written == 0 { chunk.replaceSubrange(0..<min(signature.count, size), with: signature.prefix(size)) }
+        try handle.write(contentsOf: chunk.prefix(size))
+        written += size
     }
 }
 
