@@ -108,13 +108,15 @@ let package = Package(
         ),
         .testTarget(
             name: "SQLiteStoreAppSupportTests",
-            dependencies: ["SQLiteStoreAppSupport", "SQLiteStore"]
+            dependencies: ["SQLiteStoreAppSupport", "SQLiteStore", "TestSupport"]
         ),
         .testTarget(
             name: "PasswordHashingTests",
             dependencies: ["PasswordHashing"]
         ),
-        // Test data shared by the test targets (no tests of its own).
+        // Test data and helpers shared by the test targets (no tests of its
+        // own): patterned bytes, and child processes awaited without holding
+        // a cooperative thread.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(
             name: "RecordsAppTests",

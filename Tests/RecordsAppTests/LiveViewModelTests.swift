@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import RecordsApp
@@ -40,17 +41,13 @@ struct FileDatabase {
 
 /// Runs `sql` with the `sqlite3` command in a child process; returns false
 /// when the command is not installed.
-func runSQLite3(_ path: String, _ sql: String) throws -> Bool {
+func runSQLite3(_ path: String, _ sql: String) async throws -> Bool {
     let candidates = ["/usr/bin/sqlite3", "/usr/local/bin/sqlite3", "/opt/homebrew/bin/sqlite3"]
     guard let tool = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
         return false
     }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: tool)
-    process.arguments = ["-bail", "-cmd", ".timeout 10000", path, sql]
-    try process.run()
-    process.waitUntilExit()
-    #expect(process.terminationStatus == 0)
+    let run = try await ChildProcess.run(URL(fileURLWithPath: tool), ["-bail", "-cmd", ".timeout 10000", path, sql])
+    #expect(run.status == 0, "\(run)")
     return true
 }
 
@@ -117,7 +114,7 @@ struct LivePeopleTests {
         #expect(await eventually { model.observations.isObserving })
 
         #expect(
-            try runSQLite3(
+            try await runSQLite3(
                 file.url.path, "INSERT INTO peopleInfo (firstname, lastname, age) VALUES ('Edsger', 'Dijkstra', 72);"))
         #expect(await eventually { model.people.map(\.lastName) == ["Dijkstra"] })
     }
@@ -268,7 +265,7 @@ struct LiveContactsTests {
         defer { screen.cancel() }
         #expect(await eventually { model.contacts.count == 2 })
 
-        #expect(try runSQLite3(file.url.path, "DELETE FROM CONTACTS WHERE ID = \(gone.id);"))
+        #expect(try await runSQLite3(file.url.path, "DELETE FROM CONTACTS WHERE ID = \(gone.id);"))
         #expect(await eventually { model.contacts.map(\.id) == [kept.id] })
     }
 
@@ -418,7 +415,7 @@ struct LiveCoffeeTests {
         defer { screen.cancel() }
         #expect(await eventually { detail.coffee.price == 3 })
 
-        #expect(try runSQLite3(file.url.path, "DELETE FROM coffee WHERE coffeeID = \(latte.id);"))
+        #expect(try await runSQLite3(file.url.path, "DELETE FROM coffee WHERE coffeeID = \(latte.id);"))
         #expect(await eventually { detail.isDeleted })
     }
 
@@ -571,7 +568,8 @@ struct LiveUsersTests {
         defer { screen.cancel() }
         #expect(await eventually { model.user != nil })
 
-        #expect(try runSQLite3(file.url.path, "UPDATE User_Master SET USER_CITY = 'Oxford' WHERE UID = \(ada.id);"))
+        #expect(
+            try await runSQLite3(file.url.path, "UPDATE User_Master SET USER_CITY = 'Oxford' WHERE UID = \(ada.id);"))
         #expect(await eventually { model.user?.city == "Oxford" })
     }
 

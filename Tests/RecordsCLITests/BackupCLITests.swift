@@ -17,12 +17,12 @@ private func fileBytes(_ path: String) throws -> Data {
 @Suite("records backup")
 struct BackupCLITests {
     @Test("backup FILE writes a copy that holds the same rows and passes the integrity check")
-    func backupWritesCheckedCopy() throws {
+    func backupWritesCheckedCopy() async throws {
         let sandbox = try Sandbox()
-        try sandbox.run("people", "add", "--first", "Grace", "--last", "O'Hopper", "--age", "85")
+        try await sandbox.run("people", "add", "--first", "Grace", "--last", "O'Hopper", "--age", "85")
         let copy = sandbox.path("copy.sqlite")
 
-        let run = try sandbox.run("backup", copy)
+        let run = try await sandbox.run("backup", copy)
 
         #expect(run.status == 0, "\(run)")
         #expect(run.stdout.hasPrefix("Backed up \(sandbox.database) to \(copy): "))
@@ -36,12 +36,12 @@ struct BackupCLITests {
     }
 
     @Test("An existing FILE is refused with status 1, named, and left as it was")
-    func existingFileIsRefused() throws {
+    func existingFileIsRefused() async throws {
         let sandbox = try Sandbox()
         let copy = sandbox.path("copy.sqlite")
         try Data("keep me".utf8).write(to: URL(fileURLWithPath: copy))
 
-        let run = try sandbox.run("backup", copy)
+        let run = try await sandbox.run("backup", copy)
 
         #expect(run.status == 1, "\(run)")
         #expect(run.stderr.contains("records: error: cannot back up to \(copy): a file is already there"))
@@ -51,24 +51,24 @@ struct BackupCLITests {
     }
 
     @Test("--force replaces an existing FILE with the copy")
-    func forceReplaces() throws {
+    func forceReplaces() async throws {
         let sandbox = try Sandbox()
-        try sandbox.run("people", "list")
+        try await sandbox.run("people", "list")
         let copy = sandbox.path("copy.sqlite")
         try Data("old".utf8).write(to: URL(fileURLWithPath: copy))
 
-        let run = try sandbox.run("backup", "--force", copy)
+        let run = try await sandbox.run("backup", "--force", copy)
 
         #expect(run.status == 0, "\(run)")
         #expect(try people(in: copy) == people(in: sandbox.database))
     }
 
     @Test("A FILE in a missing directory fails with status 1, naming the directory, and writes nothing")
-    func missingDirectory() throws {
+    func missingDirectory() async throws {
         let sandbox = try Sandbox()
         let copy = sandbox.path("missing/copy.sqlite")
 
-        let run = try sandbox.run("backup", copy)
+        let run = try await sandbox.run("backup", copy)
 
         #expect(run.status == 1, "\(run)")
         #expect(
@@ -77,7 +77,7 @@ struct BackupCLITests {
     }
 
     @Test("A missing, empty or '-' FILE, or an extra argument, is a usage error with status 2")
-    func usageErrors() throws {
+    func usageErrors() async throws {
         let sandbox = try Sandbox()
         for (arguments, message) in [
             (["backup"], "missing FILE"),
@@ -86,7 +86,7 @@ struct BackupCLITests {
             (["backup", "a.sqlite", "b.sqlite"], "unexpected argument 'b.sqlite'"),
             (["backup", "--replace", "a.sqlite"], "unknown option '--replace'"),
         ] {
-            let run = try sandbox.runRaw(["--database", sandbox.database] + arguments)
+            let run = try await sandbox.runRaw(["--database", sandbox.database] + arguments)
             #expect(run.status == 2, "\(arguments): \(run)")
             #expect(run.stderr.contains(message), "\(arguments): \(run)")
             #expect(run.stderr.contains("Run 'records backup --help' for usage."))
@@ -95,15 +95,15 @@ struct BackupCLITests {
     }
 
     @Test("backup --help and help backup describe the command; records --help lists it")
-    func help() throws {
+    func help() async throws {
         let sandbox = try Sandbox()
         for arguments in [["backup", "--help"], ["help", "backup"]] {
-            let run = try sandbox.runRaw(arguments)
+            let run = try await sandbox.runRaw(arguments)
             #expect(run.status == 0, "\(run)")
             #expect(run.stdout.contains("Usage: records [global options] backup FILE [--force]"))
             #expect(run.stdout.contains("--force"))
         }
-        let main = try sandbox.runRaw(["--help"])
+        let main = try await sandbox.runRaw(["--help"])
         #expect(main.stdout.contains("backup "))
     }
 }

@@ -8,8 +8,8 @@ struct CLITests {
     // MARK: - Help and version
 
     @Test("--help describes every command of every app")
-    func mainHelp() throws {
-        let run = try Sandbox().runRaw(["--help"])
+    func mainHelp() async throws {
+        let run = try await Sandbox().runRaw(["--help"])
         #expect(run.status == 0, "\(run)")
         for command in [
             "people list", "people add", "people show", "people edit", "people delete", "people search",
@@ -23,39 +23,39 @@ struct CLITests {
     }
 
     @Test("people --help gives each command's synopsis")
-    func familyHelp() throws {
-        let run = try Sandbox().runRaw(["people", "--help"])
+    func familyHelp() async throws {
+        let run = try await Sandbox().runRaw(["people", "--help"])
         #expect(run.status == 0)
         #expect(run.stdout.contains("list [--sort name|age|newest] [--limit N] [--offset N] [--json]"))
         #expect(run.stdout.contains("add --first NAME --last NAME [--age N] [--json]"))
         #expect(run.stdout.contains("search TEXT... [--limit N] [--offset N] [--json]"))
-        let contacts = try Sandbox().runRaw(["contacts", "--help"])
+        let contacts = try await Sandbox().runRaw(["contacts", "--help"])
         #expect(contacts.stdout.contains("find NAME... [--json]"))
     }
 
     @Test("A command's help lists its options and examples; 'help' is the same")
-    func commandHelp() throws {
+    func commandHelp() async throws {
         let sandbox = try Sandbox()
-        let run = try sandbox.runRaw(["people", "add", "--help"])
+        let run = try await sandbox.runRaw(["people", "add", "--help"])
         #expect(run.status == 0)
         #expect(run.stdout.contains("--first NAME"))
         #expect(run.stdout.contains("Examples:"))
-        #expect(try sandbox.runRaw(["help", "people", "add"]).stdout == run.stdout)
+        #expect(try await sandbox.runRaw(["help", "people", "add"]).stdout == run.stdout)
         // Help never touches the database.
         #expect(!FileManager.default.fileExists(atPath: sandbox.defaultDatabase))
     }
 
     @Test("records alone prints help on stderr with status 2")
-    func bareCommand() throws {
-        let run = try Sandbox().runRaw([])
+    func bareCommand() async throws {
+        let run = try await Sandbox().runRaw([])
         #expect(run.status == 2)
         #expect(run.stderr.contains("Usage: records"))
         #expect(run.stderr.contains("records: error: missing app"))
     }
 
     @Test("--version prints the version and SQLite's")
-    func version() throws {
-        let run = try Sandbox().runRaw(["--version"])
+    func version() async throws {
+        let run = try await Sandbox().runRaw(["--version"])
         #expect(run.status == 0)
         #expect(run.stdout.hasPrefix("records "))
         #expect(run.stdout.contains("SQLite 3."))
@@ -64,23 +64,23 @@ struct CLITests {
     // MARK: - Database location
 
     @Test("The first run installs the sample database in $XDG_DATA_HOME/records")
-    func defaultLocation() throws {
+    func defaultLocation() async throws {
         let sandbox = try Sandbox()
-        let run = try sandbox.runRaw(["people", "list"])
+        let run = try await sandbox.runRaw(["people", "list"])
         #expect(run.status == 0, "\(run)")
         #expect(run.stdout.contains("Lovelace"))
         #expect(FileManager.default.fileExists(atPath: sandbox.defaultDatabase))
     }
 
     @Test("RECORDS_DATABASE chooses the database; --database overrides it")
-    func overrides() throws {
+    func overrides() async throws {
         let sandbox = try Sandbox()
-        let fromEnvironment = try sandbox.runRaw(
+        let fromEnvironment = try await sandbox.runRaw(
             ["people", "add", "--first", "Env", "--last", "Var", "--age", "1"],
             environment: ["RECORDS_DATABASE": sandbox.path("env.sqlite")])
         #expect(fromEnvironment.status == 0, "\(fromEnvironment)")
         #expect(FileManager.default.fileExists(atPath: sandbox.path("env.sqlite")))
-        let option = try sandbox.runRaw(
+        let option = try await sandbox.runRaw(
             ["--database", sandbox.path("option.sqlite"), "people", "list", "--json"],
             environment: ["RECORDS_DATABASE": sandbox.path("env.sqlite")])
         #expect(option.status == 0)
@@ -90,49 +90,50 @@ struct CLITests {
     }
 
     @Test("--database may also come after the command, and as --database=PATH")
-    func databaseOptionAnywhere() throws {
+    func databaseOptionAnywhere() async throws {
         let sandbox = try Sandbox()
-        let run = try sandbox.runRaw(["people", "list", "--database=\(sandbox.database)"])
+        let run = try await sandbox.runRaw(["people", "list", "--database=\(sandbox.database)"])
         #expect(run.status == 0)
         #expect(FileManager.default.fileExists(atPath: sandbox.database))
     }
 
     @Test("A database in a missing directory, or a file that is not one, is a runtime error")
-    func unusableDatabase() throws {
+    func unusableDatabase() async throws {
         let sandbox = try Sandbox()
-        let missing = try sandbox.runRaw(["--database", sandbox.path("no/such/dir/x.sqlite"), "people", "list"])
+        let missing = try await sandbox.runRaw(["--database", sandbox.path("no/such/dir/x.sqlite"), "people", "list"])
         #expect(missing.status == 1)
         #expect(missing.stderr.hasPrefix("records: error: "))
         #expect(missing.stderr.contains("does not exist"))
         try Data(repeating: 0x41, count: 4096).write(to: URL(fileURLWithPath: sandbox.path("text.txt")))
-        let notDatabase = try sandbox.runRaw(["--database", sandbox.path("text.txt"), "people", "list"])
+        let notDatabase = try await sandbox.runRaw(["--database", sandbox.path("text.txt"), "people", "list"])
         #expect(notDatabase.status == 1)
         #expect(notDatabase.stderr.contains("not a database"))
     }
 
     @Test("An empty file left at the location gets the sample installed over it")
-    func emptyFileAtLocation() throws {
+    func emptyFileAtLocation() async throws {
         let sandbox = try Sandbox()
         #expect(FileManager.default.createFile(atPath: sandbox.database, contents: Data()))
-        let run = try sandbox.run("people", "list")
+        let run = try await sandbox.run("people", "list")
         #expect(run.status == 0)
         #expect(run.stdout.contains("Lovelace"))
     }
 
     @Test("A binary without its sample fails cleanly on a fresh location, yet opens an existing database")
-    func missingSample() throws {
+    func missingSample() async throws {
         let sandbox = try Sandbox()
         // A copy of the binary alone, without the resource bundle beside it.
         let lonely = URL(fileURLWithPath: sandbox.path("bin/records"))
         try FileManager.default.createDirectory(
             at: lonely.deletingLastPathComponent(), withIntermediateDirectories: true)
         try FileManager.default.copyItem(at: try recordsBinary(), to: lonely)
-        let fresh = try sandbox.runRaw(["people", "list"], binary: lonely)
+        let fresh = try await sandbox.runRaw(["people", "list"], binary: lonely)
         #expect(fresh.status == 1)
         #expect(fresh.stderr.contains("sample database that ships with records is missing"))
         #expect(!FileManager.default.fileExists(atPath: sandbox.defaultDatabase))
-        #expect(try sandbox.run("people", "list").status == 0)
-        let existing = try sandbox.runRaw(["--database", sandbox.database, "people", "list", "--json"], binary: lonely)
+        #expect(try await sandbox.run("people", "list").status == 0)
+        let existing = try await sandbox.runRaw(
+            ["--database", sandbox.database, "people", "list", "--json"], binary: lonely)
         #expect(existing.status == 0, "\(existing)")
         #expect((try existing.json() as? [Any])?.count == 6)
     }
@@ -140,8 +141,8 @@ struct CLITests {
     // MARK: - People
 
     @Test("people list prints an aligned table of the sample people")
-    func peopleTable() throws {
-        let run = try Sandbox().run("people", "list")
+    func peopleTable() async throws {
+        let run = try await Sandbox().run("people", "list")
         #expect(run.status == 0)
         let lines = run.lines
         #expect(lines.first?.hasPrefix("ID  FIRST NAME") == true)
@@ -152,8 +153,8 @@ struct CLITests {
     }
 
     @Test("people list --json is parseable, with null for an unknown age")
-    func peopleJSON() throws {
-        let run = try Sandbox().run("people", "list", "--json")
+    func peopleJSON() async throws {
+        let run = try await Sandbox().run("people", "list", "--json")
         let people = try #require(try run.json() as? [[String: Any]])
         #expect(people.count == 6)
         #expect(people.first?["lastName"] as? String == "Åkesson")
@@ -162,43 +163,43 @@ struct CLITests {
     }
 
     @Test("people list sorts by age and newest; a bad sort is a usage error")
-    func peopleSort() throws {
+    func peopleSort() async throws {
         let sandbox = try Sandbox()
         let byAge = try #require(
-            try sandbox.run("people", "list", "--sort", "age", "--json").json() as? [[String: Any]])
+            try await sandbox.run("people", "list", "--sort", "age", "--json").json() as? [[String: Any]])
         #expect(byAge.compactMap { $0["age"] as? Int } == [29, 36, 41, 85, 101])
         let newest = try #require(
-            try sandbox.run("people", "list", "--sort=newest", "--json").json() as? [[String: Any]])
+            try await sandbox.run("people", "list", "--sort=newest", "--json").json() as? [[String: Any]])
         #expect(newest.compactMap { $0["id"] as? Int } == [6, 5, 4, 3, 2, 1])
-        let bad = try sandbox.run("people", "list", "--sort", "height")
+        let bad = try await sandbox.run("people", "list", "--sort", "height")
         #expect(bad.status == 2)
         #expect(bad.stderr.contains("choose name, age, newest"))
     }
 
     @Test("people add, show, edit, delete: the seed's whole flow")
-    func peopleFlow() throws {
+    func peopleFlow() async throws {
         let sandbox = try Sandbox()
-        let add = try sandbox.run("people", "add", "--first", "Grace", "--last", "O'Hopper", "--age", "85")
+        let add = try await sandbox.run("people", "add", "--first", "Grace", "--last", "O'Hopper", "--age", "85")
         #expect(add.status == 0, "\(add)")
         #expect(add.stdout == "Added Grace O'Hopper (ID 7, age 85).\n")
-        let shown = try #require(try sandbox.run("people", "show", "7", "--json").json() as? [String: Any])
+        let shown = try #require(try await sandbox.run("people", "show", "7", "--json").json() as? [String: Any])
         #expect(shown["lastName"] as? String == "O'Hopper")
-        let text = try sandbox.run("people", "show", "7")
+        let text = try await sandbox.run("people", "show", "7")
         #expect(text.stdout.contains("Last name:   O'Hopper"))
-        let edit = try sandbox.run("people", "edit", "7", "--age", "86", "--json")
+        let edit = try await sandbox.run("people", "edit", "7", "--age", "86", "--json")
         #expect(try (edit.json() as? [String: Any])?["age"] as? Int == 86)
-        let delete = try sandbox.run("people", "delete", "7")
+        let delete = try await sandbox.run("people", "delete", "7")
         #expect(delete.status == 0)
         #expect(delete.stdout.contains("Deleted Grace O'Hopper"))
-        let gone = try sandbox.run("people", "show", "7")
+        let gone = try await sandbox.run("people", "show", "7")
         #expect(gone.status == 1)
         #expect(gone.stderr == "records: error: no person with ID 7\n")
     }
 
     @Test("Invalid people are refused with every problem, status 2, and nothing written")
-    func peopleValidation() throws {
+    func peopleValidation() async throws {
         let sandbox = try Sandbox()
-        let run = try sandbox.runRaw(["people", "add", "--first", " ", "--last", "", "--age", "151"])
+        let run = try await sandbox.runRaw(["people", "add", "--first", " ", "--last", "", "--age", "151"])
         #expect(run.status == 2)
         #expect(
             run.stderr
@@ -206,118 +207,119 @@ struct CLITests {
         )
         // Not even the database was created.
         #expect(!FileManager.default.fileExists(atPath: sandbox.defaultDatabase))
-        let age = try sandbox.run("people", "add", "--first", "A", "--last", "B", "--age", "forty")
+        let age = try await sandbox.run("people", "add", "--first", "A", "--last", "B", "--age", "forty")
         #expect(age.status == 2)
-        let long = try sandbox.run(
+        let long = try await sandbox.run(
             "people", "add", "--first", String(repeating: "x", count: 101), "--last", "B", "--age", "4")
         #expect(long.stderr.contains("at most 100 characters"))
-        #expect((try sandbox.run("people", "list", "--json").json() as? [Any])?.count == 6)
+        #expect((try await sandbox.run("people", "list", "--json").json() as? [Any])?.count == 6)
     }
 
     @Test("people edit needs an existing ID and at least one change")
-    func peopleEditErrors() throws {
+    func peopleEditErrors() async throws {
         let sandbox = try Sandbox()
-        #expect(try sandbox.run("people", "edit", "1").status == 2)
-        #expect(try sandbox.run("people", "edit", "99", "--age", "3").status == 1)
-        #expect(try sandbox.run("people", "edit", "abc", "--age", "3").status == 2)
-        #expect(try sandbox.run("people", "edit", "-1", "--age", "3").stderr.contains("positive whole number"))
-        #expect(try sandbox.run("people", "edit", "1", "--first", "").status == 2)
-        let unchanged = try #require(try sandbox.run("people", "show", "1", "--json").json() as? [String: Any])
+        #expect(try await sandbox.run("people", "edit", "1").status == 2)
+        #expect(try await sandbox.run("people", "edit", "99", "--age", "3").status == 1)
+        #expect(try await sandbox.run("people", "edit", "abc", "--age", "3").status == 2)
+        #expect(try await sandbox.run("people", "edit", "-1", "--age", "3").stderr.contains("positive whole number"))
+        #expect(try await sandbox.run("people", "edit", "1", "--first", "").status == 2)
+        let unchanged = try #require(try await sandbox.run("people", "show", "1", "--json").json() as? [String: Any])
         #expect(unchanged["firstName"] as? String == "Ada")
     }
 
     @Test("people search matches the start of names, ignoring case and accents; no match is not an error")
-    func peopleSearch() throws {
+    func peopleSearch() async throws {
         let sandbox = try Sandbox()
-        let found = try #require(try sandbox.run("people", "search", "O", "--json").json() as? [[String: Any]])
+        let found = try #require(try await sandbox.run("people", "search", "O", "--json").json() as? [[String: Any]])
         #expect(found.compactMap { $0["firstName"] as? String } == ["Seán"])
-        let accents = try sandbox.run("people", "search", "sean", "o'brien")
+        let accents = try await sandbox.run("people", "search", "sean", "o'brien")
         #expect(accents.status == 0)
         #expect(accents.stdout.contains("O'Brien"))
-        let zoe = try #require(try sandbox.run("people", "search", "ZOE", "--json").json() as? [[String: Any]])
+        let zoe = try #require(try await sandbox.run("people", "search", "ZOE", "--json").json() as? [[String: Any]])
         #expect(zoe.count == 1)
-        let prefix = try #require(try sandbox.run("people", "search", "a", "--json").json() as? [[String: Any]])
+        let prefix = try #require(try await sandbox.run("people", "search", "a", "--json").json() as? [[String: Any]])
         #expect(Set(prefix.compactMap { $0["firstName"] as? String }) == ["Ada", "Alan", "Zoë"])
-        let none = try sandbox.run("people", "search", "nobody")
+        let none = try await sandbox.run("people", "search", "nobody")
         #expect(none.status == 0)
         #expect(none.stdout.contains("No one matches"))
-        #expect(try sandbox.run("people", "search").status == 2)
+        #expect(try await sandbox.run("people", "search").status == 2)
     }
 
     // MARK: - Contacts
 
     @Test("contacts list shows name and \"address | contact\"")
-    func contactsList() throws {
-        let run = try Sandbox().run("contacts", "list")
+    func contactsList() async throws {
+        let run = try await Sandbox().run("contacts", "list")
         #expect(run.status == 0)
         #expect(run.lines.first == "ID  NAME                  ADDRESS | CONTACT")
         #expect(run.stdout.contains("Jane Doe              12 Main Street, Springfield | +1 555 0100"))
-        let json = try #require(try Sandbox().run("contacts", "list", "--json").json() as? [[String: Any]])
+        let json = try #require(try await Sandbox().run("contacts", "list", "--json").json() as? [[String: Any]])
         #expect(json.count == 3)
     }
 
     @Test("contacts add says \"Added\"; find says \"Match found\" with the fields")
-    func contactsAddAndFind() throws {
+    func contactsAddAndFind() async throws {
         let sandbox = try Sandbox()
         let url = "http://example.com/a:b?c=d"
-        let add = try sandbox.run(
+        let add = try await sandbox.run(
             "contacts", "add", "--name", "Bob O'Neil", "--address", "1 High St; Room 2", "--contact", url)
         #expect(add.status == 0, "\(add)")
         #expect(add.stdout == "Added Bob O'Neil (ID 4).\n")
-        let find = try sandbox.run("contacts", "find", "bob", "o'neil")
+        let find = try await sandbox.run("contacts", "find", "bob", "o'neil")
         #expect(find.status == 0)
         #expect(find.lines.first == "Match found")
         #expect(find.stdout.contains("Contact:  \(url)"))
-        let json = try #require(try sandbox.run("contacts", "find", "BOB O'NEIL", "--json").json() as? [[String: Any]])
+        let json = try #require(
+            try await sandbox.run("contacts", "find", "BOB O'NEIL", "--json").json() as? [[String: Any]])
         #expect(json.first?["address"] as? String == "1 High St; Room 2")
     }
 
     @Test("contacts find with no match says \"Match not found\" and exits 1")
-    func contactsNotFound() throws {
+    func contactsNotFound() async throws {
         let sandbox = try Sandbox()
-        let run = try sandbox.run("contacts", "find", "Nobody")
+        let run = try await sandbox.run("contacts", "find", "Nobody")
         #expect(run.status == 1)
         #expect(run.stdout.isEmpty)
         #expect(run.stderr.contains("Match not found"))
-        let json = try sandbox.run("contacts", "find", "Nobody", "--json")
+        let json = try await sandbox.run("contacts", "find", "Nobody", "--json")
         #expect(json.status == 1)
         #expect((try json.json() as? [Any])?.isEmpty == true)
     }
 
     @Test("contacts show, edit and delete")
-    func contactsShowEditDelete() throws {
+    func contactsShowEditDelete() async throws {
         let sandbox = try Sandbox()
-        #expect(try sandbox.run("contacts", "show", "1").stdout.contains("Name:     Jane Doe"))
-        let edit = try sandbox.run("contacts", "edit", "1", "--address", "14 Main St", "--json")
+        #expect(try await sandbox.run("contacts", "show", "1").stdout.contains("Name:     Jane Doe"))
+        let edit = try await sandbox.run("contacts", "edit", "1", "--address", "14 Main St", "--json")
         #expect((try edit.json() as? [String: Any])?["address"] as? String == "14 Main St")
-        #expect(try sandbox.run("contacts", "edit", "1").status == 2)
-        #expect(try sandbox.run("contacts", "delete", "1").stdout == "Deleted Jane Doe (ID 1).\n")
-        #expect(try sandbox.run("contacts", "show", "1").status == 1)
-        #expect(try sandbox.run("contacts", "delete", "1").status == 1)
+        #expect(try await sandbox.run("contacts", "edit", "1").status == 2)
+        #expect(try await sandbox.run("contacts", "delete", "1").stdout == "Deleted Jane Doe (ID 1).\n")
+        #expect(try await sandbox.run("contacts", "show", "1").status == 1)
+        #expect(try await sandbox.run("contacts", "delete", "1").status == 1)
     }
 
     @Test("Invalid contacts are refused with status 2 and nothing written")
-    func contactsValidation() throws {
+    func contactsValidation() async throws {
         let sandbox = try Sandbox()
-        let run = try sandbox.run("contacts", "add", "--name", "", "--address", "a", "--contact", "c")
+        let run = try await sandbox.run("contacts", "add", "--name", "", "--address", "a", "--contact", "c")
         #expect(run.status == 2)
         #expect(run.stderr == "records: error: name must not be empty\n")
-        let missing = try sandbox.run("contacts", "add", "--name", "X", "--address", "a")
+        let missing = try await sandbox.run("contacts", "add", "--name", "X", "--address", "a")
         #expect(missing.status == 2)
         #expect(missing.stderr.contains("missing required option '--contact CONTACT'"))
-        #expect((try sandbox.run("contacts", "list", "--json").json() as? [Any])?.count == 3)
+        #expect((try await sandbox.run("contacts", "list", "--json").json() as? [Any])?.count == 3)
     }
 
     @Test("Control characters in stored data are shown escaped, never sent to the terminal")
-    func controlCharactersEscaped() throws {
+    func controlCharactersEscaped() async throws {
         let sandbox = try Sandbox()
-        #expect(try sandbox.run("contacts", "list").status == 0)
+        #expect(try await sandbox.run("contacts", "list").status == 0)
         let db = try Database(path: sandbox.database)
         try db.execute(
             "INSERT INTO CONTACTS (NAME, ADDRESS, CONTACT) VALUES (?, ?, ?)",
             arguments: ["Evil\u{1B}[2J", "Two\nlines", "x"])
         db.close()
-        let run = try sandbox.run("contacts", "list")
+        let run = try await sandbox.run("contacts", "list")
         #expect(!run.stdout.contains("\u{1B}"))
         #expect(run.stdout.contains("Evil\\u{1B}[2J"))
         #expect(run.stdout.contains("Two\\nlines | x"))
@@ -340,9 +342,9 @@ struct CLITests {
             (["people", "list", "--json=yes"], "takes no value"),
             (["--database"], "needs a value"),
         ])
-    func usageErrors(arguments: [String], message: String) throws {
+    func usageErrors(arguments: [String], message: String) async throws {
         let sandbox = try Sandbox()
-        let run = try sandbox.runRaw(arguments)
+        let run = try await sandbox.runRaw(arguments)
         #expect(run.status == 2, "\(run)")
         #expect(run.stderr.contains("records: error: "))
         #expect(run.stderr.contains(message), "\(run)")
@@ -353,8 +355,9 @@ struct CLITests {
     // MARK: - Debug log and concurrency
 
     @Test("--debug logs every statement to stderr, never the values")
-    func debugLog() throws {
-        let run = try Sandbox().run("--debug", "people", "add", "--first", "Secret", "--last", "Name", "--age", "5")
+    func debugLog() async throws {
+        let run = try await Sandbox().run(
+            "--debug", "people", "add", "--first", "Secret", "--last", "Name", "--age", "5")
         #expect(run.status == 0)
         #expect(run.stderr.contains(#"records: debug: SQL: INSERT INTO "peopleInfo""#), "\(run)")
         #expect(!run.stderr.contains("Secret"))
@@ -366,7 +369,7 @@ struct CLITests {
         let runs = try await withThrowingTaskGroup(of: (Int32, String).self) { group in
             for index in 0..<4 {
                 group.addTask {
-                    let run = try sandbox.runRaw(
+                    let run = try await sandbox.runRaw(
                         ["people", "add", "--first", "P\(index)", "--last", "Q", "--age", "\(index)"])
                     return (run.status, run.stderr)
                 }
@@ -374,7 +377,7 @@ struct CLITests {
             return try await group.reduce(into: [(Int32, String)]()) { $0.append($1) }
         }
         #expect(runs.map(\.0) == [0, 0, 0, 0], "\(runs.map(\.1))")
-        let people = try #require(try sandbox.runRaw(["people", "list", "--json"]).json() as? [[String: Any]])
+        let people = try #require(try await sandbox.runRaw(["people", "list", "--json"]).json() as? [[String: Any]])
         #expect(people.count == 10)
     }
 }

@@ -1,29 +1,30 @@
 import Foundation
 import SQLiteStore
+import TestSupport
 import Testing
 
 /// A PNG signature followed by `count - 8` pattern bytes, written a
 /// mebibyte at a time so that large test pictures never sit in memory.
+///
+/// The bytes come from TestSupport's `PatternBytes`, eight at a time
+/// through a pointer: made a byte at a time, a 30 MB picture took a debug
+/// build seconds of a cooperative thread, many times that on a loaded
+/// machine, and other tests waited for the thread.
 func writePicture(_ path: String, count: Int, seed: UInt8 = 1) throws {
     guard FileManager.default.createFile(atPath: path, contents: nil),
         let handle = FileHandle(forWritingAtPath: path)
     else { throw CocoaError(.fileWriteUnknown) }
     defer { try? handle.close() }
-    let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+    let signature = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
+    var generator = PatternBytes(seed: UInt64(seed))
+    var chunk = Data(count: 1 << 20)
     var written = 0
-    var state = UInt32(seed) | 1
     while written < count {
-        var chunk = [UInt8](repeating: 0, count: min(1 << 20, count - written))
-        for index in chunk.indices {
-            if written + index < signature.count {
-                chunk[index] = signature[written + index]
-            } else {
-                state = state &* 1_664_525 &+ 1_013_904_223
-                chunk[index] = UInt8(truncatingIfNeeded: state >> 24)
-            }
-        }
-        try handle.write(contentsOf: chunk)
-        written += chunk.count
+        let size = min(chunk.count, count - written)
+        chunk.withUnsafeMutableBytes { generator.fill(UnsafeMutableRawBufferPointer(rebasing: $0[0..<size])) }
+        if written == 0 { chunk.replaceSubrange(0..<min(signature.count, size), with: signature.prefix(size)) }
+        try handle.write(contentsOf: chunk.prefix(size))
+        written += size
     }
 }
 
@@ -54,9 +55,9 @@ struct CoffeeCLITests {
     // MARK: - Help
 
     @Test("Help gives the coffee commands with the issue's synopsis")
-    func help() throws {
+    func help() async throws {
         let sandbox = try Sandbox()
-        let main = try sandbox.runRaw(["--help"])
+        let main = try await sandbox.runRaw(["--help"])
         for command in [
             "coffee list", "coffee add", "coffee picture set", "coffee picture get", "coffee picture remove",
         ] {
@@ -64,7 +65,7 @@ struct CoffeeCLITests {
         }
         // Help is at most 100 columns wide: the list's synopsis continues on
         // a second line.
-        let family = try sandbox.runRaw(["coffee", "--help"], environment: ["COLUMNS": "100"])
+        let family = try await sandbox.runRaw(["coffee", "--help"], environment: ["COLUMNS": "100"])
         #expect(family.status == 0)
         let synopses = [
             "list [--sort name|newest|price] [--min-price PRICE] [--max-price PRICE] [--limit N] [--offset N]\n    [--json]",
@@ -77,16 +78,16 @@ struct CoffeeCLITests {
         for synopsis in synopses {
             #expect(family.stdout.contains("  " + synopsis), "missing \(synopsis)")
         }
-        let group = try sandbox.runRaw(["coffee", "picture", "--help"])
+        let group = try await sandbox.runRaw(["coffee", "picture", "--help"])
         #expect(group.status == 0)
         #expect(group.stdout.contains("picture get ID FILE"))
         #expect(!group.stdout.contains("  list"))
-        let command = try sandbox.runRaw(["coffee", "picture", "set", "--help"])
+        let command = try await sandbox.runRaw(["coffee", "picture", "set", "--help"])
         #expect(command.stdout.contains("Usage: records [global options] coffee picture set ID FILE"))
         // Help is wrapped to the width: the sentence may span lines.
         #expect(command.stdout.replacingOccurrences(of: "\n", with: " ").contains("Pictures are limited to 64 MiB."))
-        #expect(try sandbox.runRaw(["help", "coffee", "picture", "set"]).stdout == command.stdout)
-        #expect(try sandbox.runRaw(["help", "coffee", "picture"]).stdout == group.stdout)
+        #expect(try await sandbox.runRaw(["help", "coffee", "picture", "set"]).stdout == command.stdout)
+        #expect(try await sandbox.runRaw(["help", "coffee", "picture"]).stdout == group.stdout)
         #expect(!FileManager.default.fileExists(atPath: sandbox.defaultDatabase))
     }
 
@@ -111,9 +112,9 @@ struct CoffeeCLITests {
                 "the minimum price must not be above the maximum price"
             ),
         ])
-    func usageErrors(arguments: [String], message: String) throws {
+    func usageErrors(arguments: [String], message: String) async throws {
         let sandbox = try Sandbox()
-        let run = try sandbox.runRaw(arguments)
+        let run = try await sandbox.runRaw(arguments)
         #expect(run.status == 2, "\(run)")
         #expect(run.stderr.contains("records: error: "), "\(run)")
         #expect(run.stderr.contains(message), "\(run)")
@@ -124,74 +125,74 @@ struct CoffeeCLITests {
     // MARK: - Records
 
     @Test("list shows the sample coffees' IDs and names; --json has nothing else")
-    func list() throws {
+    func list() async throws {
         let sandbox = try Sandbox()
-        let run = try sandbox.run("coffee", "list")
+        let run = try await sandbox.run("coffee", "list")
         #expect(run.status == 0)
         #expect(run.lines.first == "ID  NAME")
         #expect(run.lines.count == 7)
         #expect(run.lines.contains(" 1  Espresso"))
-        let json = try #require(try sandbox.run("coffee", "list", "--json").json() as? [[String: Any]])
+        let json = try #require(try await sandbox.run("coffee", "list", "--json").json() as? [[String: Any]])
         #expect(json.count == 6)
         #expect(json.allSatisfy { Set($0.keys) == ["id", "name"] })
         let newest = try #require(
-            try sandbox.run("coffee", "list", "--sort", "newest", "--json").json() as? [[String: Any]])
+            try await sandbox.run("coffee", "list", "--sort", "newest", "--json").json() as? [[String: Any]])
         #expect(newest.compactMap { $0["id"] as? Int } == [6, 5, 4, 3, 2, 1])
     }
 
     @Test("list --sort price is numeric (0.1, 9.50, 10, 100) and --min-price 5 takes in 9.50")
-    func listByPrice() throws {
+    func listByPrice() async throws {
         let sandbox = try Sandbox()
         for (name, price) in [("Tenth", "0.1"), ("Ten", "10"), ("Hundred", "100"), ("Nine fifty", "9.50")] {
-            #expect(try sandbox.run("coffee", "add", "--name", name, "--price", price).status == 0)
+            #expect(try await sandbox.run("coffee", "add", "--name", name, "--price", price).status == 0)
         }
         let sorted = try #require(
-            try sandbox.run("coffee", "list", "--sort", "price", "--json").json() as? [[String: Any]])
+            try await sandbox.run("coffee", "list", "--sort", "price", "--json").json() as? [[String: Any]])
         #expect(sorted.compactMap { $0["id"] as? Int } == [7, 1, 5, 2, 3, 4, 6, 10, 8, 9])
-        let above = try sandbox.run("coffee", "list", "--sort", "price", "--min-price", "5")
+        let above = try await sandbox.run("coffee", "list", "--sort", "price", "--min-price", "5")
         #expect(above.status == 0)
         #expect(above.lines == ["ID  NAME", "10  Nine fifty", " 8  Ten", " 9  Hundred"])
-        let between = try sandbox.run("coffee", "list", "--min-price", "3.45", "--max-price", "3.60")
+        let between = try await sandbox.run("coffee", "list", "--min-price", "3.45", "--max-price", "3.60")
         #expect(between.lines == ["ID  NAME", " 3  Caffè Latte", " 4  Flat White"])
-        let none = try sandbox.run("coffee", "list", "--min-price", "500")
+        let none = try await sandbox.run("coffee", "list", "--min-price", "500")
         #expect(none.status == 0 && none.stdout == "No coffee has a price in that range.\n")
     }
 
     @Test("total adds prices exactly, in text and JSON, within a range")
-    func total() throws {
+    func total() async throws {
         let sandbox = try Sandbox()
-        let sample = try sandbox.run("coffee", "total")
+        let sample = try await sandbox.run("coffee", "total")
         #expect(sample.status == 0)
         #expect(sample.stdout == "Total of 6 coffees: 19.50.\n")
         for price in ["0.1", "0.2"] {
-            #expect(try sandbox.run("coffee", "add", "--name", "Small", "--price", price).status == 0)
+            #expect(try await sandbox.run("coffee", "add", "--name", "Small", "--price", price).status == 0)
         }
         let small = try #require(
-            try sandbox.run("coffee", "total", "--max-price", "0.2", "--json").json() as? [String: Any])
+            try await sandbox.run("coffee", "total", "--max-price", "0.2", "--json").json() as? [String: Any])
         #expect(small["total"] as? String == "0.30")
         #expect(small["count"] as? Int == 2)
         #expect(small["withoutPrice"] as? Int == 0)
         let db = try Database(path: sandbox.database)
         try db.execute("UPDATE coffee SET priceMicros = 'cheap' WHERE coffeeID = 1")
         db.close()
-        let flagged = try sandbox.run("coffee", "total")
+        let flagged = try await sandbox.run("coffee", "total")
         #expect(flagged.stdout == "Total of 7 coffees: 17.30. 1 coffee has no readable price and is not counted.\n")
     }
 
     @Test("add confirms with the name and new ID; show has the exact price and the picture's format and size")
-    func addAndShow() throws {
+    func addAndShow() async throws {
         let sandbox = try Sandbox()
-        let add = try sandbox.run("coffee", "add", "--name", "Cortado", "--price", "3.10")
+        let add = try await sandbox.run("coffee", "add", "--name", "Cortado", "--price", "3.10")
         #expect(add.status == 0, "\(add)")
         #expect(add.stdout == "Added Cortado (ID 7).\n")
-        let show = try sandbox.run("coffee", "show", "7")
+        let show = try await sandbox.run("coffee", "show", "7")
         #expect(show.stdout == "ID:       7\nName:     Cortado\nPrice:    3.10\nPicture:  none\n")
-        let espresso = try sandbox.run("coffee", "show", "1")
+        let espresso = try await sandbox.run("coffee", "show", "1")
         #expect(espresso.stdout.contains("Picture:  PNG, 135 bytes"))
-        let json = try #require(try sandbox.run("coffee", "show", "1", "--json").json() as? [String: Any])
+        let json = try #require(try await sandbox.run("coffee", "show", "1", "--json").json() as? [String: Any])
         #expect(json["price"] as? String == "2.50")
         #expect((json["picture"] as? [String: Any])?["type"] as? String == "image/png")
-        let missing = try sandbox.run("coffee", "show", "99")
+        let missing = try await sandbox.run("coffee", "show", "99")
         #expect(missing.status == 1)
         #expect(missing.stderr == "records: error: no coffee with ID 99\n")
     }
@@ -199,15 +200,15 @@ struct CoffeeCLITests {
     @Test(
         "Prices round-trip exactly through the command line",
         arguments: [("0.1", 100_000), ("19.99", 19_990_000), ("1234567.891", 1_234_567_891_000)])
-    func priceRoundTrip(price: String, micros: Int64) throws {
+    func priceRoundTrip(price: String, micros: Int64) async throws {
         let sandbox = try Sandbox()
         let added = try #require(
-            try sandbox.run("coffee", "add", "--name", "P", "--price", price, "--json").json() as? [String: Any])
+            try await sandbox.run("coffee", "add", "--name", "P", "--price", price, "--json").json() as? [String: Any])
         let id = try #require(added["id"] as? Int)
-        let shown = try #require(try sandbox.run("coffee", "show", "\(id)", "--json").json() as? [String: Any])
+        let shown = try #require(try await sandbox.run("coffee", "show", "\(id)", "--json").json() as? [String: Any])
         #expect(jsonDecimal(shown["price"]) == jsonDecimal(price))
-        #expect(try sandbox.run("coffee", "edit", "1", "--price", price).status == 0)
-        let edited = try #require(try sandbox.run("coffee", "show", "1", "--json").json() as? [String: Any])
+        #expect(try await sandbox.run("coffee", "edit", "1", "--price", price).status == 0)
+        let edited = try #require(try await sandbox.run("coffee", "show", "1", "--json").json() as? [String: Any])
         #expect(jsonDecimal(edited["price"]) == jsonDecimal(price))
         let db = try Database(path: sandbox.database)
         #expect(
@@ -216,51 +217,51 @@ struct CoffeeCLITests {
     }
 
     @Test("edit writes only what differs, and says so when nothing does")
-    func edit() throws {
+    func edit() async throws {
         let sandbox = try Sandbox()
-        let same = try sandbox.run("coffee", "edit", "1", "--price", "2.50", "--name", "Espresso")
+        let same = try await sandbox.run("coffee", "edit", "1", "--price", "2.50", "--name", "Espresso")
         #expect(same.status == 0)
         #expect(same.stdout == "Espresso (ID 1) already has that name and price; nothing was written.\n")
-        let debug = try sandbox.run("--debug", "coffee", "edit", "1", "--price", "2.70")
+        let debug = try await sandbox.run("--debug", "coffee", "edit", "1", "--price", "2.70")
         #expect(debug.stdout == "Updated Espresso (ID 1): price 2.50 → 2.70.\n")
         #expect(debug.stderr.contains("SQL: UPDATE coffee SET priceMicros = :price WHERE coffeeID = :id"))
-        let both = try sandbox.run("coffee", "edit", "2", "--name", "Cappuccino Grande", "--price", "4", "--json")
+        let both = try await sandbox.run("coffee", "edit", "2", "--name", "Cappuccino Grande", "--price", "4", "--json")
         let json = try #require(try both.json() as? [String: Any])
         #expect(json["name"] as? String == "Cappuccino Grande")
         #expect(json["price"] as? String == "4.00")
-        let missing = try sandbox.run("coffee", "edit", "99", "--price", "1")
+        let missing = try await sandbox.run("coffee", "edit", "99", "--price", "1")
         #expect(missing.status == 1)
         #expect(missing.stderr.contains("no coffee with ID 99"))
     }
 
     @Test("delete, and search by name ignoring case and accents")
-    func deleteAndSearch() throws {
+    func deleteAndSearch() async throws {
         let sandbox = try Sandbox()
-        let found = try #require(try sandbox.run("coffee", "search", "CAFE", "--json").json() as? [[String: Any]])
+        let found = try #require(try await sandbox.run("coffee", "search", "CAFE", "--json").json() as? [[String: Any]])
         #expect(found.compactMap { $0["name"] as? String } == ["Café Mocha"])
         // Equal ranks come in the order the coffees were added.
-        let prefix = try sandbox.run("coffee", "search", "caf")
+        let prefix = try await sandbox.run("coffee", "search", "caf")
         #expect(prefix.lines == ["ID  NAME", " 3  Caffè Latte", " 6  Café Mocha"])
-        #expect(try sandbox.run("coffee", "search", "tea").stdout == "No coffee matches \"tea\".\n")
-        let delete = try sandbox.run("coffee", "delete", "1")
+        #expect(try await sandbox.run("coffee", "search", "tea").stdout == "No coffee matches \"tea\".\n")
+        let delete = try await sandbox.run("coffee", "delete", "1")
         #expect(delete.stdout == "Deleted Espresso (ID 1) and its picture.\n")
-        #expect(try sandbox.run("coffee", "delete", "1").status == 1)
-        #expect((try sandbox.run("coffee", "list", "--json").json() as? [Any])?.count == 5)
+        #expect(try await sandbox.run("coffee", "delete", "1").status == 1)
+        #expect((try await sandbox.run("coffee", "list", "--json").json() as? [Any])?.count == 5)
     }
 
     // MARK: - Pictures
 
     @Test("A small picture goes in and comes back byte for byte, through files and pipes")
-    func smallPicture() throws {
+    func smallPicture() async throws {
         let sandbox = try Sandbox()
         let input = sandbox.path("latte.png")
         try writePicture(input, count: 5000)
-        let set = try sandbox.run("coffee", "picture", "set", "3", input)
+        let set = try await sandbox.run("coffee", "picture", "set", "3", input)
         #expect(set.status == 0, "\(set)")
         #expect(set.stdout == "Stored \(input) as the picture of Caffè Latte (ID 3): PNG, 4.9 KiB (5,000 bytes).\n")
-        #expect(try sandbox.run("coffee", "show", "3").stdout.contains("Picture:  PNG, 4.9 KiB (5,000 bytes)"))
+        #expect(try await sandbox.run("coffee", "show", "3").stdout.contains("Picture:  PNG, 4.9 KiB (5,000 bytes)"))
         let output = sandbox.path("out.png")
-        let get = try sandbox.run("coffee", "picture", "get", "3", output)
+        let get = try await sandbox.run("coffee", "picture", "get", "3", output)
         #expect(get.stdout == "Wrote the picture of Caffè Latte (ID 3) to \(output): PNG, 4.9 KiB (5,000 bytes).\n")
         #expect(try sameBytes(input, output))
 
@@ -268,7 +269,7 @@ struct CoffeeCLITests {
         let script =
             "\"$0\" --database \"$1\" coffee picture get 3 - | \"$0\" --database \"$1\" coffee picture set 4 - && "
             + "\"$0\" --database \"$1\" coffee picture get 4 \"$2\""
-        let shell = try sandbox.runRaw(
+        let shell = try await sandbox.runRaw(
             ["-c", script, try recordsBinary().path, sandbox.database, sandbox.path("via-pipe.png")],
             binary: URL(fileURLWithPath: "/bin/sh"))
         #expect(shell.status == 0, "\(shell)")
@@ -277,59 +278,59 @@ struct CoffeeCLITests {
     }
 
     @Test("A file that is not a PNG, JPEG, GIF or WebP is invalid input (status 2); the old picture stays")
-    func wrongType() throws {
+    func wrongType() async throws {
         let sandbox = try Sandbox()
         let notes = sandbox.path("notes.png")
         try Data("just some text".utf8).write(to: URL(fileURLWithPath: notes))
-        let run = try sandbox.run("coffee", "picture", "set", "1", notes)
+        let run = try await sandbox.run("coffee", "picture", "set", "1", notes)
         #expect(run.status == 2)
         let expected =
             "records: error: \(notes) is not a PNG, JPEG, GIF or WebP picture "
             + "(it starts with 6A 75 73 74 20 73 6F 6D); nothing was stored\n"
         #expect(run.stderr == expected)
-        #expect(try sandbox.run("coffee", "show", "1").stdout.contains("Picture:  PNG, 135 bytes"))
+        #expect(try await sandbox.run("coffee", "show", "1").stdout.contains("Picture:  PNG, 135 bytes"))
         try Data().write(to: URL(fileURLWithPath: sandbox.path("empty.png")))
-        let empty = try sandbox.run("coffee", "picture", "set", "1", sandbox.path("empty.png"))
+        let empty = try await sandbox.run("coffee", "picture", "set", "1", sandbox.path("empty.png"))
         #expect(empty.status == 2)
         #expect(empty.stderr.contains("is empty"))
     }
 
     @Test("A missing file is a clear error, and the coffee is unchanged")
-    func missingFile() throws {
+    func missingFile() async throws {
         let sandbox = try Sandbox()
-        let run = try sandbox.run("coffee", "picture", "set", "2", "no-such-file.png")
+        let run = try await sandbox.run("coffee", "picture", "set", "2", "no-such-file.png")
         #expect(run.status == 1)
         #expect(run.stderr == "records: error: cannot read no-such-file.png: No such file or directory\n")
-        #expect(try sandbox.run("coffee", "show", "2").stdout.contains("Picture:  none"))
-        let noCoffee = try sandbox.run("coffee", "picture", "set", "99", "no-such-file.png")
+        #expect(try await sandbox.run("coffee", "show", "2").stdout.contains("Picture:  none"))
+        let noCoffee = try await sandbox.run("coffee", "picture", "set", "99", "no-such-file.png")
         #expect(noCoffee.stderr == "records: error: no coffee with ID 99\n")
     }
 
     @Test("An unwritable output path is a clear error and creates nothing")
-    func unwritableOutput() throws {
+    func unwritableOutput() async throws {
         let sandbox = try Sandbox()
         let inMissing = sandbox.path("missing/dir/out.png")
-        let run = try sandbox.run("coffee", "picture", "get", "1", inMissing)
+        let run = try await sandbox.run("coffee", "picture", "get", "1", inMissing)
         #expect(run.status == 1)
         let expected =
             "records: error: cannot write \(inMissing): the directory \(sandbox.path("missing/dir")) does not exist\n"
         #expect(run.stderr == expected)
         let file = sandbox.path("a-file")
         try Data("keep".utf8).write(to: URL(fileURLWithPath: file))
-        let underFile = try sandbox.run("coffee", "picture", "get", "1", file + "/out.png")
+        let underFile = try await sandbox.run("coffee", "picture", "get", "1", file + "/out.png")
         #expect(underFile.status == 1)
         #expect(underFile.stderr.contains("\(file) is not a directory"))
-        let directory = try sandbox.run("coffee", "picture", "get", "1", sandbox.root.path)
+        let directory = try await sandbox.run("coffee", "picture", "get", "1", sandbox.root.path)
         #expect(directory.stderr.contains("it is a directory"))
         #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == Data("keep".utf8))
-        let none = try sandbox.run("coffee", "picture", "get", "2", sandbox.path("none.png"))
+        let none = try await sandbox.run("coffee", "picture", "get", "2", sandbox.path("none.png"))
         #expect(none.status == 1)
         #expect(none.stderr == "records: error: coffee 2 has no picture\n")
         #expect(!FileManager.default.fileExists(atPath: sandbox.path("none.png")))
     }
 
     @Test("A picture over 64 MiB is invalid input (status 2), refused before anything is written")
-    func tooLarge() throws {
+    func tooLarge() async throws {
         let sandbox = try Sandbox()
         // Sparse: 64 MiB and 1 byte that take no disk space; only the first
         // bytes are ever read.
@@ -338,9 +339,9 @@ struct CoffeeCLITests {
         let handle = try #require(FileHandle(forWritingAtPath: big))
         try handle.truncate(atOffset: UInt64(64 << 20) + 1)
         try handle.close()
-        #expect(try sandbox.run("coffee", "list").status == 0)
+        #expect(try await sandbox.run("coffee", "list").status == 0)
         let size = try FileManager.default.attributesOfItem(atPath: sandbox.database)[.size] as? Int
-        let run = try sandbox.run("--debug", "coffee", "picture", "set", "2", big)
+        let run = try await sandbox.run("--debug", "coffee", "picture", "set", "2", big)
         #expect(run.status == 2)
         let expected =
             "records: error: \(big) is 64.0 MiB (67,108,865 bytes), over the picture limit of "
@@ -348,33 +349,33 @@ struct CoffeeCLITests {
         #expect(run.stderr.contains(expected), "\(run)")
         #expect(!run.stderr.contains("zeroblob"))
         #expect(try FileManager.default.attributesOfItem(atPath: sandbox.database)[.size] as? Int == size)
-        #expect(try sandbox.run("coffee", "show", "2").stdout.contains("Picture:  none"))
+        #expect(try await sandbox.run("coffee", "show", "2").stdout.contains("Picture:  none"))
     }
 
     @Test("remove clears the picture; removing none is an error")
-    func remove() throws {
+    func remove() async throws {
         let sandbox = try Sandbox()
-        let run = try sandbox.run("coffee", "picture", "remove", "1")
+        let run = try await sandbox.run("coffee", "picture", "remove", "1")
         #expect(run.stdout == "Removed the picture of Espresso (ID 1) (PNG, 135 bytes).\n")
-        #expect(try sandbox.run("coffee", "show", "1").stdout.contains("Picture:  none"))
-        let again = try sandbox.run("coffee", "picture", "remove", "1")
+        #expect(try await sandbox.run("coffee", "show", "1").stdout.contains("Picture:  none"))
+        let again = try await sandbox.run("coffee", "picture", "remove", "1")
         #expect(again.status == 1)
         #expect(again.stderr == "records: error: coffee 1 has no picture\n")
     }
 
     @Test("A picture written under another format's extension gets a note")
-    func extensionNote() throws {
+    func extensionNote() async throws {
         let sandbox = try Sandbox()
-        let run = try sandbox.run("coffee", "picture", "get", "1", sandbox.path("espresso.jpg"))
+        let run = try await sandbox.run("coffee", "picture", "get", "1", sandbox.path("espresso.jpg"))
         #expect(run.status == 0)
         #expect(run.stderr == "records: note: the picture is a PNG, though the file name ends in .jpg\n")
-        #expect(try sandbox.run("coffee", "picture", "get", "1", sandbox.path("espresso.bin")).stderr.isEmpty)
+        #expect(try await sandbox.run("coffee", "picture", "get", "1", sandbox.path("espresso.bin")).stderr.isEmpty)
     }
 
     @Test(
         "A 30 MB picture round-trips byte for byte with peak memory far below its size",
         .enabled(if: ChildMemory.isAvailable, "reads the child's peak memory from /proc"))
-    func largePictureMemory() throws {
+    func largePictureMemory() async throws {
         let sandbox = try Sandbox()
         let size = 30 * 1024 * 1024
         let input = sandbox.path("large.png")
@@ -384,26 +385,26 @@ struct CoffeeCLITests {
         // same database (installed by a first run), a detail read.
         // Its peak is sampled while it runs, and a run this short can end
         // before the sample that sees it: the highest of five is the baseline.
-        #expect(try sandbox.run("coffee", "list").status == 0)
-        var baseline = try sandbox.runMeasuringMemory("coffee", "show", "1")
+        #expect(try await sandbox.run("coffee", "list").status == 0)
+        var baseline = try await sandbox.runMeasuringMemory("coffee", "show", "1")
         for _ in 1..<5 {
-            let again = try sandbox.runMeasuringMemory("coffee", "show", "1")
+            let again = try await sandbox.runMeasuringMemory("coffee", "show", "1")
             if again.peakResidentBytes > baseline.peakResidentBytes { baseline = again }
         }
         #expect(baseline.run.status == 0, "\(baseline.run)")
-        let set = try sandbox.runMeasuringMemory("coffee", "picture", "set", "2", input)
+        let set = try await sandbox.runMeasuringMemory("coffee", "picture", "set", "2", input)
         #expect(set.run.status == 0, "\(set.run)")
-        let show = try sandbox.runMeasuringMemory("coffee", "show", "2")
+        let show = try await sandbox.runMeasuringMemory("coffee", "show", "2")
         #expect(show.run.stdout.contains("Picture:  PNG, 30.0 MiB (31,457,280 bytes)"))
         let output = sandbox.path("large-copy.png")
-        let get = try sandbox.runMeasuringMemory("coffee", "picture", "get", "2", output)
+        let get = try await sandbox.runMeasuringMemory("coffee", "picture", "get", "2", output)
         #expect(get.run.status == 0, "\(get.run)")
         #expect(try sameBytes(input, output))
 
         // The measure sees a process that holds the picture whole: dd
         // copying it as one block (and syncing it, so that it holds it long
         // enough to be seen).
-        let whole = try sandbox.runMeasuringMemory(
+        let whole = try await sandbox.runMeasuringMemory(
             binary: URL(fileURLWithPath: "/bin/dd"),
             ["if=\(input)", "of=\(sandbox.path("dd-copy.png"))", "bs=\(size)", "count=1", "conv=fsync"])
         #expect(whole.run.status == 0, "\(whole.run)")

@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import Testing
 
@@ -11,23 +10,17 @@ struct ConcurrentWritersCLITests {
     static let pictureWrites = 8
     static let readerCount = 2
 
-    /// Runs each body on a thread of its own and waits for all of them.
-    private func runConcurrently(_ bodies: [@Sendable () -> Void]) {
-        let group = DispatchGroup()
-        for body in bodies {
-            group.enter()
-            Thread {
-                body()
-                group.leave()
-            }.start()
+    /// Runs the bodies side by side and waits for all of them.
+    private func runConcurrently(_ bodies: [@Sendable () async -> Void]) async {
+        await withTaskGroup(of: Void.self) { group in
+            for body in bodies { group.addTask { await body() } }
         }
-        group.wait()
     }
 
     @Test("Every add succeeds and is stored while a 30 MB picture is written and lists run, all as processes")
-    func sustainedWrites() throws {
+    func sustainedWrites() async throws {
         let sandbox = try Sandbox()
-        let first = try sandbox.run("people", "list", "--json")
+        let first = try await sandbox.run("people", "list", "--json")
         #expect(first.status == 0, "\(first)")
         let before = try #require(try first.json() as? [[String: Any]]).count
         let picture = sandbox.path("large.png")
@@ -39,19 +32,19 @@ struct ConcurrentWritersCLITests {
         let record: @Sendable (String, RecordsRun) -> Void = { what, run in
             if run.status != 0 { failures.withLock { $0.append("\(what): \(run)") } }
         }
-        let runOrRecord: @Sendable (String, [String]) -> Void = { what, arguments in
+        let runOrRecord: @Sendable (String, [String]) async -> Void = { what, arguments in
             do {
-                record(what, try sandbox.runRaw(["--database", sandbox.database] + arguments))
+                record(what, try await sandbox.runRaw(["--database", sandbox.database] + arguments))
             } catch {
                 failures.withLock { $0.append("\(what): \(error)") }
             }
         }
 
-        var bodies: [@Sendable () -> Void] = []
+        var bodies: [@Sendable () async -> Void] = []
         for writer in 1...Self.writerCount {
             bodies.append {
                 for add in 1...Self.addsPerWriter {
-                    runOrRecord(
+                    await runOrRecord(
                         "writer \(writer) add \(add)",
                         ["people", "add", "--first", "Writer \(writer)", "--last", "Add \(add)", "--age", "\(writer)"])
                 }
@@ -60,7 +53,7 @@ struct ConcurrentWritersCLITests {
         }
         bodies.append {
             for index in 1...Self.pictureWrites {
-                runOrRecord("picture set \(index)", ["coffee", "picture", "set", "1", picture])
+                await runOrRecord("picture set \(index)", ["coffee", "picture", "set", "1", picture])
             }
             writersLeft.withLock { $0 -= 1 }
         }
@@ -69,16 +62,16 @@ struct ConcurrentWritersCLITests {
                 var index = 0
                 while writersLeft.withLock({ $0 }) > 0 {
                     index += 1
-                    runOrRecord("reader \(reader) list \(index)", ["people", "list"])
+                    await runOrRecord("reader \(reader) list \(index)", ["people", "list"])
                 }
             }
         }
-        runConcurrently(bodies)
+        await runConcurrently(bodies)
 
         let failed = failures.withLock { $0 }
         #expect(failed.isEmpty, "\(failed.count) commands failed:\n\(failed.prefix(5).joined(separator: "\n"))")
 
-        let list = try sandbox.run("people", "list", "--json")
+        let list = try await sandbox.run("people", "list", "--json")
         let people = try #require(try list.json() as? [[String: Any]])
         #expect(people.count == before + Self.writerCount * Self.addsPerWriter)
         let added = Set(
@@ -91,7 +84,7 @@ struct ConcurrentWritersCLITests {
                 (1...Self.addsPerWriter).map { add in "Writer \(writer)/Add \(add)" }
             })
         #expect(added == expected)
-        let show = try sandbox.run("coffee", "show", "1")
+        let show = try await sandbox.run("coffee", "show", "1")
         #expect(show.stdout.contains("30.0 MiB (31,457,280 bytes)"), "\(show)")
     }
 }

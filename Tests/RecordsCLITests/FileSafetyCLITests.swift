@@ -1,5 +1,8 @@
 import Foundation
+import TestSupport
 import Testing
+
+@testable import SQLiteStore
 
 // What `records` does with the files it is pointed at (`--database`, the
 // FILE of `coffee picture get`), and what an interrupted run leaves. Device
@@ -76,7 +79,7 @@ private func hasFileOpen(in directory: String, pid: Int32) -> Bool {
 
 /// Waits, a bounded number of times, until `pid` is writing in `directory`
 /// (a file open there, or a new entry); false if it ended first.
-private func waitForCopy(in directory: String, process: Process) -> Bool {
+private func waitForCopy(in directory: String, process: ChildProcess) -> Bool {
     for _ in 0..<20_000 where process.isRunning {
         if hasFileOpen(in: directory, pid: process.processIdentifier) || !entries(directory).isEmpty { return true }
         usleep(500)
@@ -89,72 +92,74 @@ struct FileSafetyCLITests {
     @Test(
         "--database naming a character device is refused; the device stays",
         .enabled(if: runsAsRoot, "mknod needs root"))
-    func databaseIsDevice() throws {
+    func databaseIsDevice() async throws {
         let sandbox = try Sandbox()
         let null = sandbox.path("null")
         try Node.makeNull(at: null)
-        let run = try sandbox.runRaw(["--database", null, "people", "list"])
+        let run = try await sandbox.runRaw(["--database", null, "people", "list"])
         #expect(run.status == 1)
         #expect(run.stderr.contains("cannot install the database at \(null): it is a character device"))
         #expect(Node.type(null) == mode_t(S_IFCHR))
     }
 
     @Test("--database naming a FIFO is refused; the FIFO stays")
-    func databaseIsFIFO() throws {
+    func databaseIsFIFO() async throws {
         let sandbox = try Sandbox()
         let fifo = sandbox.path("fifo")
         try Node.makeFIFO(at: fifo)
-        let run = try sandbox.runRaw(["--database", fifo, "people", "list"])
+        let run = try await sandbox.runRaw(["--database", fifo, "people", "list"])
         #expect(run.status == 1)
         #expect(run.stderr.contains("cannot install the database at \(fifo): it is a FIFO (named pipe)"))
         #expect(Node.type(fifo) == mode_t(S_IFIFO))
     }
 
     @Test("--database naming a dangling symbolic link creates the database where it points")
-    func databaseIsDanglingLink() throws {
+    func databaseIsDanglingLink() async throws {
         let sandbox = try Sandbox()
         let link = sandbox.path("link.sqlite")
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "real.sqlite")
-        let run = try sandbox.runRaw(["--database", link, "people", "list"])
+        let run = try await sandbox.runRaw(["--database", link, "people", "list"])
         #expect(run.status == 0, "\(run)")
         #expect(!run.stderr.contains("keeps changing"))
         #expect(Node.type(link) == mode_t(S_IFLNK))
         #expect(Node.type(sandbox.path("real.sqlite")) == mode_t(S_IFREG))
-        #expect(try sandbox.runRaw(["--database", sandbox.path("real.sqlite"), "people", "list"]).stdout == run.stdout)
+        #expect(
+            try await sandbox.runRaw(["--database", sandbox.path("real.sqlite"), "people", "list"]).stdout == run.stdout
+        )
     }
 
     @Test("--database ending in / names a directory: refused, and no file of that name appears")
-    func databaseWithTrailingSlash() throws {
+    func databaseWithTrailingSlash() async throws {
         let sandbox = try Sandbox()
-        let run = try sandbox.runRaw(["--database", sandbox.path("dir") + "/", "people", "list"])
+        let run = try await sandbox.runRaw(["--database", sandbox.path("dir") + "/", "people", "list"])
         #expect(run.status == 1)
         #expect(run.stderr.contains("the path names a directory, not a file"))
         #expect(!FileManager.default.fileExists(atPath: sandbox.path("dir")))
     }
 
     @Test("--database with a name or a path too long says which, not that the folder is the problem")
-    func databasePathTooLong() throws {
+    func databasePathTooLong() async throws {
         let sandbox = try Sandbox()
-        let longName = try sandbox.runRaw([
+        let longName = try await sandbox.runRaw([
             "--database", sandbox.path(String(repeating: "n", count: 300)), "people", "list",
         ])
         #expect(longName.status == 1)
         #expect(longName.stderr.contains("is 300 bytes long, over the limit of 255 bytes for one name"))
         #expect(!longName.stderr.contains("cannot write in the directory"))
         let deep = sandbox.path(Array(repeating: "deep", count: 1100).joined(separator: "/"))
-        let longPath = try sandbox.runRaw(["--database", deep, "people", "list"])
+        let longPath = try await sandbox.runRaw(["--database", deep, "people", "list"])
         #expect(longPath.status == 1)
         #expect(longPath.stderr.contains("the path is \(deep.utf8.count) bytes long, over the limit of 4095 bytes"))
         #expect(!longPath.stderr.contains("does not exist"))
     }
 
     @Test("--database naming an empty 0600 file installs the sample there and keeps 0600")
-    func databaseIsEmptyPrivateFile() throws {
+    func databaseIsEmptyPrivateFile() async throws {
         let sandbox = try Sandbox()
         #expect(
             FileManager.default.createFile(
                 atPath: sandbox.database, contents: Data(), attributes: [.posixPermissions: 0o600]))
-        let run = try sandbox.run("people", "list")
+        let run = try await sandbox.run("people", "list")
         #expect(run.status == 0, "\(run)")
         #expect(Node.permissions(sandbox.database) == 0o600)
     }
@@ -162,17 +167,17 @@ struct FileSafetyCLITests {
     @Test(
         "picture get into a character device writes into it; the device stays",
         .enabled(if: runsAsRoot, "mknod needs root"))
-    func pictureIntoDevice() throws {
+    func pictureIntoDevice() async throws {
         let sandbox = try Sandbox()
         let null = sandbox.path("null")
         try Node.makeNull(at: null)
-        let run = try sandbox.run("coffee", "picture", "get", "1", null)
+        let run = try await sandbox.run("coffee", "picture", "get", "1", null)
         #expect(run.status == 0, "\(run)")
         #expect(Node.type(null) == mode_t(S_IFCHR))
     }
 
     @Test("picture get into a FIFO writes the picture to its reader; the FIFO stays")
-    func pictureIntoFIFO() throws {
+    func pictureIntoFIFO() async throws {
         let sandbox = try Sandbox()
         let fifo = sandbox.path("fifo")
         try Node.makeFIFO(at: fifo)
@@ -181,7 +186,7 @@ struct FileSafetyCLITests {
         // a writer forever.
         #expect(link(fifo, sandbox.path("fifo-kept")) == 0)
         let reader = FIFOReader(fifo)
-        let run = try sandbox.run("coffee", "picture", "get", "1", fifo)
+        let run = try await sandbox.run("coffee", "picture", "get", "1", fifo)
         close(open(sandbox.path("fifo-kept"), O_WRONLY | O_NONBLOCK))
         let received = reader.received()
         #expect(run.status == 0, "\(run)")
@@ -191,14 +196,14 @@ struct FileSafetyCLITests {
     }
 
     @Test("picture get --force through a symbolic link replaces the file it points to; the link stays")
-    func pictureThroughLink() throws {
+    func pictureThroughLink() async throws {
         let sandbox = try Sandbox()
         let real = sandbox.path("real.png")
         #expect(
             FileManager.default.createFile(
                 atPath: real, contents: Data("old".utf8), attributes: [.posixPermissions: 0o640]))
         try FileManager.default.createSymbolicLink(atPath: sandbox.path("link.png"), withDestinationPath: "real.png")
-        let run = try sandbox.run("coffee", "picture", "get", "1", sandbox.path("link.png"), "--force")
+        let run = try await sandbox.run("coffee", "picture", "get", "1", sandbox.path("link.png"), "--force")
         #expect(run.status == 0, "\(run)")
         #expect(Node.type(sandbox.path("link.png")) == mode_t(S_IFLNK))
         #expect(fileSize(real) == 135)
@@ -210,11 +215,11 @@ struct FileSafetyCLITests {
 struct InterruptedRunCLITests {
     /// A sandbox whose coffee 1 has a 20 MiB picture, and an empty
     /// directory to copy it into.
-    private func sandboxWithLargePicture() throws -> (Sandbox, picture: String, output: String) {
+    private func sandboxWithLargePicture() async throws -> (Sandbox, picture: String, output: String) {
         let sandbox = try Sandbox()
         let picture = sandbox.path("large.png")
         try writePicture(picture, count: 20 << 20)
-        let set = try sandbox.run("coffee", "picture", "set", "1", picture)
+        let set = try await sandbox.run("coffee", "picture", "set", "1", picture)
         try #require(set.status == 0, "\(set)")
         let output = sandbox.path("out")
         try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: false)
@@ -224,18 +229,20 @@ struct InterruptedRunCLITests {
     @Test(
         "picture get killed (SIGKILL or SIGINT) during the copy leaves nothing in the directory",
         arguments: [SIGKILL, SIGINT])
-    func interruptedPictureGet(signal: Int32) throws {
-        let (sandbox, picture, output) = try sandboxWithLargePicture()
+    func interruptedPictureGet(signal: Int32) async throws {
+        let (sandbox, picture, output) = try await sandboxWithLargePicture()
         let copy = output + "/copy.png"
         var interrupted = 0
         for _ in 0..<3 {
-            var process: Process?
-            _ = try sandbox.runRaw(["--database", sandbox.database, "coffee", "picture", "get", "1", copy]) { running in
-                process = running
+            let started = Locked<ChildProcess?>(nil)
+            let arguments = ["--database", sandbox.database, "coffee", "picture", "get", "1", copy]
+            _ = try await sandbox.runRaw(arguments) { running in
+                started.withLock { $0 = running }
                 if waitForCopy(in: output, process: running) {
-                    kill(running.processIdentifier, signal)
+                    running.send(signal)
                 }
             }
+            let process = started.withLock { $0 }
             if process?.terminationReason == .uncaughtSignal {
                 interrupted += 1
                 #expect(process?.terminationStatus == signal)
@@ -250,20 +257,20 @@ struct InterruptedRunCLITests {
     }
 
     @Test("A first run killed at any moment leaves no temporary file, and the next run works")
-    func killedFirstRun() throws {
+    func killedFirstRun() async throws {
         let allowed: Set<String> = [
             "records.sqlite", "records.sqlite-journal", "records.sqlite-wal", "records.sqlite-shm",
         ]
         // A few kills at different moments of start-up, install and migration.
         for delay: useconds_t in [0, 3_000, 10_000, 30_000, 80_000] {
             let sandbox = try Sandbox()
-            _ = try sandbox.runRaw(["people", "list"]) { process in
+            _ = try await sandbox.runRaw(["people", "list"]) { process in
                 usleep(delay)
-                kill(process.processIdentifier, SIGKILL)
+                process.send(SIGKILL)
             }
             let left = Set(entries(sandbox.path("xdg/records")))
             #expect(left.isSubset(of: allowed), "after a kill at \(delay) µs: \(left.sorted())")
-            let next = try sandbox.runRaw(["people", "list"])
+            let next = try await sandbox.runRaw(["people", "list"])
             #expect(next.status == 0, "after a kill at \(delay) µs: \(next)")
             #expect(Set(entries(sandbox.path("xdg/records"))) == ["records.sqlite"])
         }

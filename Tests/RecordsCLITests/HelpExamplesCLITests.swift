@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import records
@@ -22,7 +23,7 @@ private let newPassword = "battery staple 2"
 /// A shell's output and status, the shell run on a pseudo-terminal by
 /// `script` so that password prompts work, each prompt answered as a
 /// person would once it shows.
-private func runOnTerminal(_ command: String, in directory: URL, environment: [String: String]) throws -> (
+private func runOnTerminal(_ command: String, in directory: URL, environment: [String: String]) async throws -> (
     status: Int32, output: String
 ) {
     let process = Process()
@@ -36,34 +37,39 @@ private func runOnTerminal(_ command: String, in directory: URL, environment: [S
     process.standardInput = input
     process.standardOutput = output
     process.standardError = output
-    try process.run()
-    var text = ""
-    var answered = 0
-    let prompt = #/(Current password|New password confirmation|New password|Password confirmation|Password): /#
-    while true {
-        let data = output.fileHandleForReading.availableData
-        if data.isEmpty { break }
-        text += String(decoding: data, as: UTF8.self)
-        let prompts = text.matches(of: prompt).map { String($0.output.1) }
-        while answered < prompts.count {
-            let answer = prompts[answered].hasPrefix("New") ? newPassword : examplePassword
-            input.fileHandleForWriting.write(Data((answer + "\n").utf8))
-            answered += 1
+    let child = try ChildProcess(starting: process)
+    let (reading, writing) = (output.fileHandleForReading, input.fileHandleForWriting)
+    // The conversation blocks on reads: a thread of its own holds it.
+    let text = await onOwnThread {
+        var text = ""
+        var answered = 0
+        let prompt = #/(Current password|New password confirmation|New password|Password confirmation|Password): /#
+        while true {
+            let data = reading.availableData
+            if data.isEmpty { break }
+            text += String(decoding: data, as: UTF8.self)
+            let prompts = text.matches(of: prompt).map { String($0.output.1) }
+            while answered < prompts.count {
+                let answer = prompts[answered].hasPrefix("New") ? newPassword : examplePassword
+                writing.write(Data((answer + "\n").utf8))
+                answered += 1
+            }
         }
+        return text
     }
-    process.waitUntilExit()
-    try? input.fileHandleForWriting.close()
-    return (process.terminationStatus, text.replacingOccurrences(of: "\r", with: ""))
+    let status = await child.exited()
+    try? writing.close()
+    return (status, text.replacingOccurrences(of: "\r", with: ""))
 }
 
 @Suite("records: the help's examples run")
 struct HelpExamplesCLITests {
     @Test("Every command has examples, and its --help shows each of them whole")
     @MainActor
-    func helpShowsEveryExample() throws {
+    func helpShowsEveryExample() async throws {
         let sandbox = try Sandbox()
         for (path, example) in allExamples() {
-            let help = try sandbox.runRaw(path + ["--help"], environment: ["COLUMNS": "100"])
+            let help = try await sandbox.runRaw(path + ["--help"], environment: ["COLUMNS": "100"])
             // Long examples are continued on the next line after " \".
             let joined = help.stdout.replacingOccurrences(of: #" \\\n +"#, with: " ", options: .regularExpression)
             #expect(joined.contains("  " + example), "\(path): \(example)")
@@ -75,7 +81,7 @@ struct HelpExamplesCLITests {
 
     @Test("Every example in every --help runs, with status 0, on a fresh database")
     @MainActor
-    func examplesRun() throws {
+    func examplesRun() async throws {
         let records = try recordsBinary()
         // `records serve` runs until stopped: ServeCLITests runs its
         // examples with a signal to end them.
@@ -92,7 +98,7 @@ struct HelpExamplesCLITests {
             try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
             try FileManager.default.createSymbolicLink(atPath: bin + "/records", withDestinationPath: records.path)
             if path.first == "users" && path.last != "register" {
-                let registered = try sandbox.run(
+                let registered = try await sandbox.run(
                     input: "\(examplePassword)\n\(examplePassword)\n", userRegistration + ["--password-stdin"])
                 try #require(registered.status == 0, "\(registered)")
             }
@@ -104,7 +110,7 @@ struct HelpExamplesCLITests {
                 // A pager would wait for a key on the terminal (records man | man -l -).
                 "PAGER": "cat", "MANPAGER": "cat",
             ]
-            let run = try runOnTerminal(example, in: sandbox.root, environment: environment)
+            let run = try await runOnTerminal(example, in: sandbox.root, environment: environment)
             #expect(run.status == 0, "\(example)\n\(run.output)")
         }
     }

@@ -1,5 +1,7 @@
 import Foundation
 
+@testable import SQLiteStore
+
 /// One run of `records` with the peak resident memory of its process.
 struct MeasuredRun {
     let run: RecordsRun
@@ -34,20 +36,22 @@ enum ChildMemory {
 extension Sandbox {
     /// Runs `records --database <sandbox db> arguments...`, reading the
     /// child's `VmHWM` every half millisecond until it exits.
-    func runMeasuringMemory(_ arguments: String...) throws -> MeasuredRun {
-        try runMeasuringMemory(binary: try recordsBinary(), ["--database", database] + arguments)
+    func runMeasuringMemory(_ arguments: String...) async throws -> MeasuredRun {
+        try await runMeasuringMemory(binary: try recordsBinary(), ["--database", database] + arguments)
     }
 
     /// Runs `binary` with `arguments`, reading its `VmHWM` every half
     /// millisecond until it exits.
-    func runMeasuringMemory(binary: URL, _ arguments: [String]) throws -> MeasuredRun {
-        var peak = 0
-        let run = try runRaw(arguments, binary: binary) { process in
+    func runMeasuringMemory(binary: URL, _ arguments: [String]) async throws -> MeasuredRun {
+        let peak = Locked(0)
+        let run = try await runRaw(arguments, binary: binary) { process in
+            var highest = 0
             while process.isRunning {
-                if let now = ChildMemory.peak(of: process.processIdentifier) { peak = max(peak, now) }
+                if let now = ChildMemory.peak(of: process.processIdentifier) { highest = max(highest, now) }
                 usleep(500)
             }
+            peak.withLock { $0 = highest }
         }
-        return MeasuredRun(run: run, peakResidentBytes: peak)
+        return MeasuredRun(run: run, peakResidentBytes: peak.withLock { $0 })
     }
 }

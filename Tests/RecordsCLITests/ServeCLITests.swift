@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -6,36 +7,47 @@ import Testing
 #endif
 
 /// A `records serve` process: started, read until it prints its address,
-/// and stopped with a signal.
-final class ServeProcess {
-    let process = Process()
+/// and stopped with a signal. Its reads and waits hold no cooperative
+/// thread.
+final class ServeProcess: Sendable {
+    let child: ChildProcess
     let url: String
-    private let stdout = Pipe()
-    private let stderr = Pipe()
+    private let stderr: FileHandle
 
-    /// Starts `records --database DB serve ARGUMENTS` and waits (up to a
-    /// minute) for its "Serving … at URL" line.
-    init(sandbox: Sandbox, _ arguments: [String]) throws {
+    /// The server's process.
+    var process: Process { child.process }
+
+    /// Starts `records --database DB serve ARGUMENTS` and waits for its
+    /// "Serving … at URL" line.
+    init(sandbox: Sandbox, _ arguments: [String]) async throws {
+        let process = Process()
         process.executableURL = try recordsBinary()
         process.arguments = ["--database", sandbox.database, "serve"] + arguments
         process.environment = ["HOME": sandbox.path("home"), "LANG": "C.UTF-8", "PATH": "/usr/bin:/bin"]
+        let stdout = Pipe()
+        let stderr = Pipe()
         process.standardOutput = stdout
         process.standardError = stderr
         process.standardInput = FileHandle.nullDevice
-        try process.run()
-        var seen = Data()
+        child = try ChildProcess(starting: process)
+        let errorHandle = stderr.fileHandleForReading
+        self.stderr = errorHandle
         let handle = stdout.fileHandleForReading
-        while !seen.contains(UInt8(ascii: "\n")) {
-            let chunk = handle.availableData
-            if chunk.isEmpty { break }
-            seen.append(chunk)
+        let seen = await onOwnThread {
+            var seen = Data()
+            while !seen.contains(UInt8(ascii: "\n")) {
+                let chunk = handle.availableData
+                if chunk.isEmpty { break }
+                seen.append(chunk)
+            }
+            return seen
         }
         let line = String(decoding: seen, as: UTF8.self)
         guard let match = line.firstMatch(of: /(https?:\/\/[^ ]+\/)/) else {
-            process.terminate()
-            process.waitUntilExit()
-            let errors = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            throw ServeFailure(output: line + errors, status: process.terminationStatus)
+            child.send(SIGTERM)
+            let status = await child.exited()
+            let errors = await onOwnThread { errorHandle.readDataToEndOfFile() }
+            throw ServeFailure(output: line + String(decoding: errors, as: UTF8.self), status: status)
         }
         url = String(match.1)
     }
@@ -50,39 +62,29 @@ final class ServeProcess {
     ///
     /// A server still running a minute after the signal is a failure (it
     /// is then killed, so the suite goes on).
-    func stop(_ signal: Int32 = SIGTERM) -> (status: Int32, stderr: String) {
-        kill(process.processIdentifier, signal)
-        let deadline = Date().addingTimeInterval(60)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning {
+    func stop(_ signal: Int32 = SIGTERM) async -> (status: Int32, stderr: String) {
+        child.send(signal)
+        if !(await child.exited(within: .seconds(60))) {
             Issue.record("records serve was still running a minute after signal \(signal)")
-            kill(process.processIdentifier, SIGKILL)
+            child.send(SIGKILL)
         }
-        process.waitUntilExit()
-        let errors = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        return (process.terminationStatus, errors)
+        let status = await child.exited()
+        let errors = await onOwnThread { [stderr] in stderr.readDataToEndOfFile() }
+        return (status, String(decoding: errors, as: UTF8.self))
     }
 
+    /// A server left running (its test failed before `stop`) is ended;
+    /// Foundation reaps it.
     deinit {
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
+        if child.isRunning { child.send(SIGTERM) }
     }
 }
 
-/// Runs a program (curl, openssl) and returns its exit status and output.
-private func runTool(_ path: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = arguments
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = output
-    try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+/// Runs a program (curl, openssl) and returns its exit status and output
+/// (standard output and error together).
+private func runTool(_ path: String, _ arguments: [String]) async throws -> (status: Int32, output: String) {
+    let run = try await ChildProcess.run(URL(fileURLWithPath: path), arguments, mergingStandardError: true)
+    return (run.status, run.output)
 }
 
 /// A throwaway self-signed certificate and its key, made with openssl in
@@ -103,17 +105,18 @@ private func makeCertificate(_ sandbox: Sandbox, name: String = "cert") throws -
 @Suite("records serve: starts, serves, stops cleanly")
 struct ServeCLITests {
     @Test("It prints its address, serves pages, and on SIGTERM or SIGINT exits 0 with the database closed")
-    func servesAndStops() throws {
+    func servesAndStops() async throws {
         for signal in [SIGTERM, SIGINT] {
             let sandbox = try Sandbox()
-            let server = try ServeProcess(sandbox: sandbox, ["--listen", "127.0.0.1:0"])
+            let server = try await ServeProcess(sandbox: sandbox, ["--listen", "127.0.0.1:0"])
             #expect(server.url.hasPrefix("http://127.0.0.1:"))
-            let fetched = try runTool(
+            let fetched = try await runTool(
                 "/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", server.url + "login"])
             #expect(fetched.output == "200" || fetched.output == "404")
-            let icon = try runTool("/usr/bin/curl", ["-s", "-w", "\n%{http_code}", server.url + "static/icon.svg"])
+            let icon = try await runTool(
+                "/usr/bin/curl", ["-s", "-w", "\n%{http_code}", server.url + "static/icon.svg"])
             #expect(icon.output.hasSuffix("\n200"))
-            let stopped = server.stop(signal)
+            let stopped = await server.stop(signal)
             #expect(stopped.status == 0, "\(stopped.stderr)")
             #expect(stopped.stderr.contains("stopping"))
             // The database was closed: SQLite removed its WAL files.
@@ -145,7 +148,7 @@ struct ServeCLITests {
     }
 
     @Test("A wrong --listen or a lone TLS option is a usage error")
-    func usageErrors() throws {
+    func usageErrors() async throws {
         let sandbox = try Sandbox()
         for arguments in [
             ["--listen", "8080"], ["--listen", "127.0.0.1:99999"], ["--listen", "127.0.0.1:http"],
@@ -153,34 +156,34 @@ struct ServeCLITests {
             ["--max-connections-per-client", "0"], ["--max-connections-per-client", "1537"],
             ["--max-connections-per-client", "many"],
         ] {
-            let run = try sandbox.run(["serve"] + arguments)
+            let run = try await sandbox.run(["serve"] + arguments)
             #expect(run.status == 2, "\(arguments): \(run)")
         }
-        let badHost = try sandbox.run("serve", "--listen", "example.com:8080")
+        let badHost = try await sandbox.run("serve", "--listen", "example.com:8080")
         #expect(badHost.status == 1)
         #expect(badHost.stderr.contains("not an IP address"))
-        let missing = try sandbox.run(
+        let missing = try await sandbox.run(
             "serve", "--tls-cert", sandbox.path("nope.pem"), "--tls-key", sandbox.path("nope.key"))
         #expect(missing.status == 1)
         #expect(missing.stderr.contains("cannot read the TLS certificate"))
     }
 
     @Test("A port already in use is a clear error")
-    func portInUse() throws {
+    func portInUse() async throws {
         let sandbox = try Sandbox()
-        let first = try ServeProcess(sandbox: sandbox, ["--listen", "127.0.0.1:0"])
+        let first = try await ServeProcess(sandbox: sandbox, ["--listen", "127.0.0.1:0"])
         let port = try #require(first.url.split(separator: ":").last?.dropLast())
-        let second = try sandbox.run("serve", "--listen", "127.0.0.1:\(port)")
+        let second = try await sandbox.run("serve", "--listen", "127.0.0.1:\(port)")
         #expect(second.status == 1)
         #expect(second.stderr.contains("cannot listen on 127.0.0.1:\(port)"))
-        #expect(first.stop().status == 0)
+        #expect(await first.stop().status == 0)
     }
 
     @Test("Listening beyond loopback without TLS prints a warning")
-    func warnsWithoutTLS() throws {
+    func warnsWithoutTLS() async throws {
         let sandbox = try Sandbox()
-        let server = try ServeProcess(sandbox: sandbox, ["--listen", "0.0.0.0:0"])
-        let stopped = server.stop()
+        let server = try await ServeProcess(sandbox: sandbox, ["--listen", "0.0.0.0:0"])
+        let stopped = await server.stop()
         #expect(stopped.status == 0)
         #expect(stopped.stderr.contains("without TLS"))
     }
@@ -224,33 +227,34 @@ struct ServeCLITests {
     }
 
     @Test("With --tls-cert and --tls-key it serves HTTPS, and its cookies are Secure")
-    func servesHTTPS() throws {
+    func servesHTTPS() async throws {
         let sandbox = try Sandbox()
         let certificate = sandbox.path("cert.pem")
         let key = sandbox.path("key.pem")
-        let made = try runTool(
+        let made = try await runTool(
             "/usr/bin/openssl",
             [
                 "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-days", "1",
                 "-keyout", key, "-out", certificate,
             ])
         try #require(made.status == 0, "\(made.output)")
-        let server = try ServeProcess(
+        let server = try await ServeProcess(
             sandbox: sandbox, ["--listen", "127.0.0.1:0", "--tls-cert", certificate, "--tls-key", key])
         #expect(server.url.hasPrefix("https://127.0.0.1:"))
-        let page = try runTool("/usr/bin/curl", ["-sk", "-D", "-", "-o", "/dev/null", server.url + "no-such-page"])
+        let page = try await runTool(
+            "/usr/bin/curl", ["-sk", "-D", "-", "-o", "/dev/null", server.url + "no-such-page"])
         #expect(page.output.contains("HTTP/1.1 404"))
         let cookie = page.output.split(separator: "\r\n").first { $0.lowercased().hasPrefix("set-cookie:") }
         #expect(cookie?.contains("Secure") == true, "\(page.output)")
         #expect(cookie?.contains("HttpOnly") == true)
-        let plain = try runTool(
+        let plain = try await runTool(
             "/usr/bin/curl",
             [
                 "-s", "-o", "/dev/null", "-w", "%{http_code}",
                 "http://127.0.0.1:" + (server.url.split(separator: ":").last.map(String.init) ?? ""),
             ])
         #expect(plain.output != "200")
-        let stopped = server.stop()
+        let stopped = await server.stop()
         #expect(stopped.status == 0, "\(stopped.stderr)")
         #expect(!stopped.stderr.contains("without TLS"))
     }

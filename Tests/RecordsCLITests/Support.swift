@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// What one run of the `records` binary did.
@@ -72,79 +73,51 @@ final class Sandbox: Sendable {
 
     /// Runs `records --database <sandbox db> arguments...`.
     @discardableResult
-    func run(_ arguments: String...) throws -> RecordsRun {
-        try runRaw(["--database", database] + arguments)
+    func run(_ arguments: String...) async throws -> RecordsRun {
+        try await runRaw(["--database", database] + arguments)
     }
 
     /// Runs `records --database <sandbox db>` with these arguments.
     @discardableResult
-    func run(_ arguments: [String]) throws -> RecordsRun {
-        try runRaw(["--database", database] + arguments)
+    func run(_ arguments: [String]) async throws -> RecordsRun {
+        try await runRaw(["--database", database] + arguments)
     }
 
     /// Runs `records --database <sandbox db>` with these arguments and
     /// `input` as standard input.
     @discardableResult
-    func run(input: String, _ arguments: [String]) throws -> RecordsRun {
-        try runRaw(["--database", database] + arguments, input: Data(input.utf8))
+    func run(input: String, _ arguments: [String]) async throws -> RecordsRun {
+        try await runRaw(["--database", database] + arguments, input: Data(input.utf8))
     }
 
     /// Runs `records --database <sandbox db> arguments...` with `input` as
     /// its standard input.
     @discardableResult
-    func run(input: String, _ arguments: String...) throws -> RecordsRun {
-        try runRaw(["--database", database] + arguments, input: Data(input.utf8))
+    func run(input: String, _ arguments: String...) async throws -> RecordsRun {
+        try await runRaw(["--database", database] + arguments, input: Data(input.utf8))
     }
 
     /// Runs `records` with exactly these arguments, and a clean environment
     /// whose data directory is inside the sandbox. Standard input is `input`,
     /// or empty.
     ///
-    /// - Parameter whileRunning: Called once the process has started, on
-    ///   this thread; the run waits for the process after it returns.
+    /// The run suspends while the child runs, holding none of the
+    /// cooperative threads that the other tests need.
+    ///
+    /// - Parameter whileRunning: Called once the process has started, on a
+    ///   thread of its own; the run waits for it to return and for the
+    ///   process to exit.
     func runRaw(
         _ arguments: [String], environment extra: [String: String] = [:], binary: URL? = nil, input: Data? = nil,
-        whileRunning: (Process) -> Void = { _ in }
-    ) throws -> RecordsRun {
-        let process = Process()
-        process.executableURL = try binary ?? recordsBinary()
-        process.arguments = arguments
+        whileRunning: (@Sendable (ChildProcess) -> Void)? = nil
+    ) async throws -> RecordsRun {
         var environment = [
             "HOME": path("home"), "XDG_DATA_HOME": path("xdg"), "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8",
         ]
         environment.merge(extra) { $1 }
-        process.environment = environment
-        // Files, not pipes: a full pipe cannot block the child.
-        let outURL = root.appendingPathComponent("stdout-\(UUID().uuidString)")
-        let errURL = root.appendingPathComponent("stderr-\(UUID().uuidString)")
-        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        let out = try FileHandle(forWritingTo: outURL)
-        let err = try FileHandle(forWritingTo: errURL)
-        process.standardOutput = out
-        process.standardError = err
-        var inputHandle: FileHandle?
-        if let input {
-            let inURL = root.appendingPathComponent("stdin-\(UUID().uuidString)")
-            try input.write(to: inURL)
-            inputHandle = try FileHandle(forReadingFrom: inURL)
-            process.standardInput = inputHandle
-        } else {
-            process.standardInput = FileHandle.nullDevice
-        }
-        defer { try? inputHandle?.close() }
-        try process.run()
-        whileRunning(process)
-        process.waitUntilExit()
-        try out.close()
-        try err.close()
-        defer {
-            try? FileManager.default.removeItem(at: outURL)
-            try? FileManager.default.removeItem(at: errURL)
-        }
-        return RecordsRun(
-            status: process.terminationStatus,
-            stdout: String(decoding: try Data(contentsOf: outURL), as: UTF8.self),
-            stderr: String(decoding: try Data(contentsOf: errURL), as: UTF8.self))
+        let run = try await ChildProcess.run(
+            try binary ?? recordsBinary(), arguments, environment: environment, input: input,
+            whileRunning: whileRunning)
+        return RecordsRun(status: run.status, stdout: run.output, stderr: run.errors)
     }
 }

@@ -20,8 +20,8 @@ extension Sandbox {
     func register(
         email: String = "ada@example.com", password: String = "correct horse", _ changes: [String: String] = [:],
         extra: [String] = []
-    ) throws -> RecordsRun {
-        try runRaw(
+    ) async throws -> RecordsRun {
+        try await runRaw(
             ["--database", database] + registration(email: email, changes) + ["--password-stdin"] + extra,
             input: Data("\(password)\n\(password)\n".utf8))
     }
@@ -39,13 +39,13 @@ extension Sandbox {
 @Suite("records users")
 struct UsersCLITests {
     @Test("Help lists the users commands with their options; no option takes a password")
-    func help() throws {
+    func help() async throws {
         let sandbox = try Sandbox()
-        let main = try sandbox.runRaw(["--help"])
+        let main = try await sandbox.runRaw(["--help"])
         for command in ["users register", "users login", "users list", "users show", "users edit", "users delete"] {
             #expect(main.stdout.contains(command), "missing \(command)")
         }
-        let register = try sandbox.runRaw(["users", "register", "--help"])
+        let register = try await sandbox.runRaw(["users", "register", "--help"])
         #expect(register.status == 0)
         for option in [
             "--first NAME", "--last NAME", "--email EMAIL", "--mobile NUMBER", "--state STATE", "--city CITY",
@@ -54,15 +54,15 @@ struct UsersCLITests {
         ] {
             #expect(register.stdout.contains(option), "missing \(option)")
         }
-        let password = try sandbox.runRaw(registration() + ["--password", "hunter22"])
+        let password = try await sandbox.runRaw(registration() + ["--password", "hunter22"])
         #expect(password.status == 2)
         #expect(password.stderr.contains("unknown option '--password'; did you mean '--password-stdin'?"))
     }
 
     @Test("register with --password-stdin saves the user with a hashed password")
-    func register() throws {
+    func register() async throws {
         let sandbox = try Sandbox()
-        let run = try sandbox.register(password: "correct horse")
+        let run = try await sandbox.register(password: "correct horse")
         #expect(run.status == 0, "\(run)")
         #expect(run.stdout == "Registered Ada Lovelace <ada@example.com> (ID 1).\n")
         #expect(run.stderr.isEmpty)
@@ -75,30 +75,31 @@ struct UsersCLITests {
     }
 
     @Test("Two users with the same password are stored with different hashes")
-    func differentHashes() throws {
+    func differentHashes() async throws {
         let sandbox = try Sandbox()
-        try sandbox.register(email: "ada@example.com", password: "same password")
-        try sandbox.register(email: "bob@example.com", password: "same password")
+        try await sandbox.register(email: "ada@example.com", password: "same password")
+        try await sandbox.register(email: "bob@example.com", password: "same password")
         let hashes = try sandbox.userRows().map { try $0["USER_PASS"] as String }
         #expect(hashes.count == 2)
         #expect(hashes[0] != hashes[1])
     }
 
     @Test("Lines may end in CRLF, and the last needs no newline")
-    func lineEndings() throws {
+    func lineEndings() async throws {
         let sandbox = try Sandbox()
-        let run = try sandbox.runRaw(
+        let run = try await sandbox.runRaw(
             ["--database", sandbox.database] + registration() + ["--password-stdin"],
             input: Data("correct horse\r\ncorrect horse".utf8))
         #expect(run.status == 0, "\(run)")
-        let login = try sandbox.run(input: "correct horse", "users", "login", "ada@example.com", "--password-stdin")
+        let login = try await sandbox.run(
+            input: "correct horse", "users", "login", "ada@example.com", "--password-stdin")
         #expect(login.status == 0, "\(login)")
     }
 
     @Test("Every invalid field gets its message; nothing is written, not even a database file")
-    func invalidFields() throws {
+    func invalidFields() async throws {
         let sandbox = try Sandbox()
-        let run = try sandbox.runRaw(
+        let run = try await sandbox.runRaw(
             ["--database", sandbox.database]
                 + registration(
                     email: "ada@",
@@ -119,23 +120,23 @@ struct UsersCLITests {
     }
 
     @Test("A mismatched confirmation or a control character is refused")
-    func passwordRules() throws {
+    func passwordRules() async throws {
         let sandbox = try Sandbox()
-        let mismatch = try sandbox.runRaw(
+        let mismatch = try await sandbox.runRaw(
             ["--database", sandbox.database] + registration() + ["--password-stdin"],
             input: Data("correct horse\ncorrect horsE\n".utf8))
         #expect(mismatch.status == 2)
         #expect(mismatch.stderr == "records: error: password confirmation does not match the password\n")
-        let tab = try sandbox.register(password: "correct\thorse")
+        let tab = try await sandbox.register(password: "correct\thorse")
         #expect(tab.status == 2)
         #expect(tab.stderr.contains("password must not contain control characters"))
         #expect(!FileManager.default.fileExists(atPath: sandbox.database))
     }
 
     @Test("Too few lines, bad UTF-8 or no terminal: a usage error, nothing written")
-    func passwordInputErrors() throws {
+    func passwordInputErrors() async throws {
         let sandbox = try Sandbox()
-        let one = try sandbox.runRaw(
+        let one = try await sandbox.runRaw(
             ["--database", sandbox.database] + registration() + ["--password-stdin"],
             input: Data("correct horse\n".utf8))
         #expect(one.status == 2)
@@ -143,21 +144,21 @@ struct UsersCLITests {
             one.stderr.hasPrefix(
                 "records: error: --password-stdin needs 2 lines on standard input (the password and the password confirmation); it had 1"
             ))
-        let none = try sandbox.runRaw(
+        let none = try await sandbox.runRaw(
             ["--database", sandbox.database] + registration() + ["--password-stdin"], input: Data())
         #expect(none.status == 2)
         #expect(none.stderr.contains("it had 0"))
         // Standard input is /dev/null here: there is no terminal to ask on.
-        let noTerminal = try sandbox.runRaw(["--database", sandbox.database] + registration())
+        let noTerminal = try await sandbox.runRaw(["--database", sandbox.database] + registration())
         #expect(noTerminal.status == 2)
         #expect(noTerminal.stderr.contains("standard input is not a terminal to type the password on"))
-        let login = try sandbox.run("users", "login", "ada@example.com")
+        let login = try await sandbox.run("users", "login", "ada@example.com")
         #expect(login.status == 2)
         #expect(login.stderr.contains("--password-stdin"))
         #expect(!FileManager.default.fileExists(atPath: sandbox.database))
 
-        try sandbox.register()
-        let bad = try sandbox.runRaw(
+        try await sandbox.register()
+        let bad = try await sandbox.runRaw(
             ["--database", sandbox.database, "users", "login", "ada@example.com", "--password-stdin"],
             input: Data([0x63, 0x6F, 0x72, 0xE9, 0x0A]))
         #expect(bad.status == 2)
@@ -165,28 +166,30 @@ struct UsersCLITests {
     }
 
     @Test("An email taken in any case is refused")
-    func duplicateEmail() throws {
+    func duplicateEmail() async throws {
         let sandbox = try Sandbox()
-        try sandbox.register(email: "Ada@Example.com")
-        let run = try sandbox.register(email: "ADA@EXAMPLE.COM")
+        try await sandbox.register(email: "Ada@Example.com")
+        let run = try await sandbox.register(email: "ADA@EXAMPLE.COM")
         #expect(run.status == 2)
         #expect(run.stderr == "records: error: email is already registered\n")
         #expect(try sandbox.userRows().count == 1)
     }
 
     @Test("login: 0 for the right password; the same message and status for a wrong one and an unknown email")
-    func login() throws {
+    func login() async throws {
         let sandbox = try Sandbox()
-        try sandbox.register(email: "ada@example.com", password: "correct horse")
-        let ok = try sandbox.run(input: "correct horse\n", "users", "login", "ADA@example.com", "--password-stdin")
+        try await sandbox.register(email: "ada@example.com", password: "correct horse")
+        let ok = try await sandbox.run(
+            input: "correct horse\n", "users", "login", "ADA@example.com", "--password-stdin")
         #expect(ok.status == 0, "\(ok)")
         #expect(ok.stdout == "Logged in as Ada Lovelace <ada@example.com> (ID 1).\n")
-        let json = try sandbox.run(
+        let json = try await sandbox.run(
             input: "correct horse\n", "users", "login", "ada@example.com", "--password-stdin", "--json")
         #expect((try json.json() as? [String: Any])?["email"] as? String == "ada@example.com")
 
-        let wrong = try sandbox.run(input: "wrong horse\n", "users", "login", "ada@example.com", "--password-stdin")
-        let unknown = try sandbox.run(
+        let wrong = try await sandbox.run(
+            input: "wrong horse\n", "users", "login", "ada@example.com", "--password-stdin")
+        let unknown = try await sandbox.run(
             input: "correct horse\n", "users", "login", "nobody@example.com", "--password-stdin")
         #expect(wrong.status == 1)
         #expect(wrong.stderr == "records: error: invalid email or password\n")
@@ -196,11 +199,12 @@ struct UsersCLITests {
     }
 
     @Test("list, show and --json show the profile, never the hash")
-    func listAndShow() throws {
+    func listAndShow() async throws {
         let sandbox = try Sandbox()
-        try sandbox.register(email: "ada@example.com")
-        try sandbox.register(email: "grace@example.com", ["first": "Grace", "last": "Hopper", "city": "New York"])
-        let list = try sandbox.run("users", "list")
+        try await sandbox.register(email: "ada@example.com")
+        try await sandbox.register(
+            email: "grace@example.com", ["first": "Grace", "last": "Hopper", "city": "New York"])
+        let list = try await sandbox.run("users", "list")
         #expect(list.status == 0)
         #expect(
             list.lines == [
@@ -208,51 +212,51 @@ struct UsersCLITests {
                 " 2  Grace Hopper  grace@example.com  9876543210  New York",
                 " 1  Ada Lovelace  ada@example.com    9876543210  London",
             ])
-        let show = try sandbox.run("users", "show", "1")
+        let show = try await sandbox.run("users", "show", "1")
         #expect(show.lines.contains("Email:          ada@example.com"))
         #expect(show.lines.contains("Date of birth:  1990-12-10"))
         let json = try #require(
-            try sandbox.run("users", "list", "--json", "--sort", "newest").json() as? [[String: Any]])
+            try await sandbox.run("users", "list", "--json", "--sort", "newest").json() as? [[String: Any]])
         #expect(json.map { $0["id"] as? Int } == [2, 1])
         #expect(
             Set(json[0].keys) == [
                 "id", "firstName", "lastName", "email", "mobile", "state", "city", "pincode", "address", "gender",
                 "dateOfBirth", "imageName",
             ])
-        let all = try sandbox.run("users", "list", "--json").stdout + show.stdout
+        let all = try await sandbox.run("users", "list", "--json").stdout + show.stdout
         #expect(!all.contains("scrypt"))
-        let missing = try sandbox.run("users", "show", "9")
+        let missing = try await sandbox.run("users", "show", "9")
         #expect(missing.status == 1)
         #expect(missing.stderr == "records: error: no user with ID 9\n")
     }
 
     @Test("edit changes profile fields; a bad field or a taken email changes nothing")
-    func editProfile() throws {
+    func editProfile() async throws {
         let sandbox = try Sandbox()
-        try sandbox.register(email: "ada@example.com")
-        try sandbox.register(email: "bob@example.com")
-        let edit = try sandbox.run(
+        try await sandbox.register(email: "ada@example.com")
+        try await sandbox.register(email: "bob@example.com")
+        let edit = try await sandbox.run(
             input: "correct horse\n", "users", "edit", "1", "--city", "Cambridge", "--mobile", "+441223000000",
             "--password-stdin")
         #expect(edit.status == 0, "\(edit)")
         #expect(edit.stdout == "Updated Ada Lovelace <ada@example.com> (ID 1).\n")
-        let shown = try #require(try sandbox.run("users", "show", "1", "--json").json() as? [String: Any])
+        let shown = try #require(try await sandbox.run("users", "show", "1", "--json").json() as? [String: Any])
         #expect(shown["city"] as? String == "Cambridge")
         #expect(shown["mobile"] as? String == "+441223000000")
 
-        let bad = try sandbox.run(
+        let bad = try await sandbox.run(
             input: "correct horse\n", "users", "edit", "1", "--city", "Oxford", "--dob", "2999-01-01",
             "--password-stdin")
         #expect(bad.status == 2)
         #expect(bad.stderr == "records: error: date of birth must be in the past\n")
-        let taken = try sandbox.run(
+        let taken = try await sandbox.run(
             input: "correct horse\n", "users", "edit", "2", "--email", "ADA@example.com", "--password-stdin")
         #expect(taken.status == 2)
         #expect(taken.stderr == "records: error: email is already registered\n")
-        let nothing = try sandbox.run("users", "edit", "1")
+        let nothing = try await sandbox.run("users", "edit", "1")
         #expect(nothing.status == 2)
         #expect(nothing.stderr.contains("nothing to change"))
-        let wrong = try sandbox.run(input: "x\n", "users", "edit", "1", "--city", "Oxford", "--password-stdin")
+        let wrong = try await sandbox.run(input: "x\n", "users", "edit", "1", "--city", "Oxford", "--password-stdin")
         #expect(wrong.status == 1)
         #expect(wrong.stderr == "records: error: the password is wrong\n")
         let rows = try sandbox.userRows()
@@ -261,56 +265,56 @@ struct UsersCLITests {
     }
 
     @Test("edit --change-password needs the current password; a wrong one changes nothing at all")
-    func changePassword() throws {
+    func changePassword() async throws {
         let sandbox = try Sandbox()
-        try sandbox.register(password: "correct horse")
-        let wrong = try sandbox.run(
+        try await sandbox.register(password: "correct horse")
+        let wrong = try await sandbox.run(
             input: "wrong horse\nbattery staple\nbattery staple\n",
             "users", "edit", "1", "--change-password", "--password-stdin", "--city", "Oxford")
         #expect(wrong.status == 1)
         #expect(wrong.stderr == "records: error: the current password is wrong\n")
         #expect(try sandbox.userRows()[0]["USER_CITY"] as String == "London")
 
-        let short = try sandbox.run(
+        let short = try await sandbox.run(
             input: "correct horse\nshort\nshort\n", "users", "edit", "1", "--change-password", "--password-stdin")
         #expect(short.status == 2)
         #expect(short.stderr.contains("password must be at least 8 characters"))
 
-        let two = try sandbox.run(
+        let two = try await sandbox.run(
             input: "correct horse\nbattery staple\n", "users", "edit", "1", "--change-password", "--password-stdin")
         #expect(two.status == 2)
         #expect(two.stderr.contains("needs 3 lines"))
 
-        let ok = try sandbox.run(
+        let ok = try await sandbox.run(
             input: "correct horse\nbattery staple\nbattery staple\n",
             "users", "edit", "1", "--change-password", "--password-stdin", "--city", "Oxford")
         #expect(ok.status == 0, "\(ok)")
         #expect(try sandbox.userRows()[0]["USER_CITY"] as String == "Oxford")
-        let newLogin = try sandbox.run(
+        let newLogin = try await sandbox.run(
             input: "battery staple\n", "users", "login", "ada@example.com", "--password-stdin")
         #expect(newLogin.status == 0)
-        let oldLogin = try sandbox.run(
+        let oldLogin = try await sandbox.run(
             input: "correct horse\n", "users", "login", "ada@example.com", "--password-stdin")
         #expect(oldLogin.status == 1)
     }
 
     @Test("delete removes a user; an unknown ID is an error")
-    func delete() throws {
+    func delete() async throws {
         let sandbox = try Sandbox()
-        try sandbox.register()
-        let run = try sandbox.run(input: "correct horse\n", "users", "delete", "1", "--password-stdin")
+        try await sandbox.register()
+        let run = try await sandbox.run(input: "correct horse\n", "users", "delete", "1", "--password-stdin")
         #expect(run.status == 0)
         #expect(run.stdout == "Deleted Ada Lovelace <ada@example.com> (ID 1).\n")
         #expect(try sandbox.userRows().isEmpty)
-        let again = try sandbox.run(input: "correct horse\n", "users", "delete", "1", "--password-stdin")
+        let again = try await sandbox.run(input: "correct horse\n", "users", "delete", "1", "--password-stdin")
         #expect(again.status == 1)
         #expect(again.stderr == "records: error: no user with ID 1\n")
-        let list = try sandbox.run("users", "list")
+        let list = try await sandbox.run("users", "list")
         #expect(list.stdout.hasPrefix("No users yet."))
     }
 
     @Test("A database made by the seed app is imported on first use; its users log in with their old passwords")
-    func seedDatabase() throws {
+    func seedDatabase() async throws {
         let sandbox = try Sandbox()
         do {
             let db = try Database(path: sandbox.database)
@@ -328,7 +332,7 @@ struct UsersCLITests {
                 """)
             db.close()
         }
-        let list = try sandbox.run("users", "list", "--json")
+        let list = try await sandbox.run("users", "list", "--json")
         #expect(list.status == 0, "\(list)")
         let users = try #require(try list.json() as? [[String: Any]])
         #expect(users.first?["email"] as? String == "asha@example.in")
@@ -337,7 +341,8 @@ struct UsersCLITests {
         let rows = try sandbox.userRows()
         #expect(!rows[0].hasColumn("USER_CPASS"))
         #expect(try (rows[0]["USER_PASS"] as String).hasPrefix("$scrypt$"))
-        let login = try sandbox.run(input: "seed-pass-1\n", "users", "login", "asha@example.in", "--password-stdin")
+        let login = try await sandbox.run(
+            input: "seed-pass-1\n", "users", "login", "asha@example.in", "--password-stdin")
         #expect(login.status == 0, "\(login)")
     }
 }

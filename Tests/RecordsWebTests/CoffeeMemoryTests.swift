@@ -1,5 +1,6 @@
 import Foundation
 import RecordsApp
+import TestSupport
 import Testing
 
 @testable import RecordsWeb
@@ -47,13 +48,10 @@ private let serverDirectory = ProcessInfo.processInfo.environment["RECORDS_TEST_
         }
         child.standardOutput = FileHandle.nullDevice
         child.standardError = FileHandle.nullDevice
-        try child.run()
-        defer {
-            if child.isRunning {
-                child.terminate()
-                child.waitUntilExit()
-            }
-        }
+        let server = try ChildProcess(starting: child)
+        // Ended if the test fails before telling it to stop (and reaped by
+        // Foundation; not waited for here).
+        defer { if server.isRunning { server.send(SIGTERM) } }
         let ready = directory.appendingPathComponent("ready")
         try await waitFor { FileManager.default.fileExists(atPath: ready.path) || !child.isRunning }
         let port = try #require(UInt16(String(decoding: try Data(contentsOf: ready), as: UTF8.self)))
@@ -71,16 +69,14 @@ private let serverDirectory = ProcessInfo.processInfo.environment["RECORDS_TEST_
         // curl writes the picture to a file as it arrives (URLSession on
         // Linux gathers a large body slowly).
         let copy = directory.appendingPathComponent("copy.png")
-        let curl = Process()
-        curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        curl.arguments = [
-            "--silent", "--show-error", "--fail", "--cookie", "\(WebApp.sessionCookie)=ada-token", "--output",
-            copy.path,
-            "http://127.0.0.1:\(port)/coffee/1/picture",
-        ]
-        try curl.run()
-        curl.waitUntilExit()
-        #expect(curl.terminationStatus == 0)
+        let curl = try await ChildProcess.run(
+            URL(fileURLWithPath: "/usr/bin/curl"),
+            [
+                "--silent", "--show-error", "--fail", "--cookie", "\(WebApp.sessionCookie)=ada-token", "--output",
+                copy.path,
+                "http://127.0.0.1:\(port)/coffee/1/picture",
+            ])
+        #expect(curl.status == 0, "\(curl.errors)")
         #expect(try Data(contentsOf: copy) == picture)
         let afterDownload = try #require(Self.status(of: pid, "VmHWM"))
 
@@ -90,8 +86,7 @@ private let serverDirectory = ProcessInfo.processInfo.environment["RECORDS_TEST_
         try await waitFor { FileManager.default.fileExists(atPath: directory.appendingPathComponent("held").path) }
         let holding = try #require(Self.status(of: pid, "VmHWM"))
         try Data().write(to: directory.appendingPathComponent("stop"))
-        child.waitUntilExit()
-        #expect(child.terminationStatus == 0)
+        #expect(await server.exited() == 0)
 
         let mebibytes = { (bytes: Int) in String(format: "%.1f MiB", Double(bytes) / 1_048_576) }
         print(

@@ -11,7 +11,7 @@ import Foundation
 /// byte by byte, hang up in the middle of an upload, or hold a thousand
 /// connections open.
 ///
-/// Its calls block, so async tests make them through ``offPool(_:)``:
+/// Its calls block, so async tests make them through ``onOwnThread(_:)``:
 /// blocking Swift's few concurrency threads would stall the server, whose
 /// handlers run on them.
 final class RawSocket: @unchecked Sendable {
@@ -156,15 +156,6 @@ final class RawSocket: @unchecked Sendable {
     }
 
     deinit { close() }
-}
-
-/// Runs blocking `work` on a thread of its own and waits for it.
-func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-        let thread = Thread { continuation.resume(with: Result { try work() }) }
-        thread.stackSize = 1 << 20
-        thread.start()
-    }
 }
 
 /// Waits (polling) until `condition` holds, up to `timeout`; returns

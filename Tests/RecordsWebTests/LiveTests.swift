@@ -1,5 +1,6 @@
 import Foundation
 import RecordsApp
+import TestSupport
 import Testing
 
 @testable import RecordsWeb
@@ -22,7 +23,7 @@ import Testing
     /// stream's first line.
     static func openStream(_ server: TestServer, topics: String, cookie: String = ada) async throws -> RawSocket {
         let port = server.server.port
-        return try await offPool {
+        return try await onOwnThread {
             let socket = try RawSocket(port: port)
             try socket.send(
                 "GET /events?topics=\(topics) HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n"
@@ -52,7 +53,7 @@ import Testing
         defer { server.stopInBackground() }
         let socket = try await Self.openStream(server, topics: "people")
         try await Self.addPerson(server.database)
-        let text = try await offPool {
+        let text = try await onOwnThread {
             try socket.read(until: "event: change\ndata: people\n\n", timeout: .seconds(60))
         }
         #expect(text.contains("data: people"))
@@ -68,7 +69,7 @@ import Testing
         let other = try AppDatabase(url: try #require(server.databaseURL), start: .empty)
         defer { other.close() }
         try await Self.addPerson(other)
-        let text = try await offPool {
+        let text = try await onOwnThread {
             try socket.read(until: "event: change\ndata: people\n\n", timeout: .seconds(60))
         }
         #expect(text.contains("data: people"))
@@ -81,7 +82,7 @@ import Testing
         let socket = try await Self.openStream(server, topics: "coffee")
         try await Self.addPerson(server.database)
         // Heartbeats come every 100 ms; after a few of them, still no event.
-        try await offPool {
+        try await onOwnThread {
             for _ in 0..<3 {
                 socket.discardReceived()
                 try socket.read(until: ": keep-alive\n\n")
@@ -98,7 +99,7 @@ import Testing
         try await Self.addPerson(server.database)
         _ = try await ContactsStore(database: server.database).add(
             ContactDraft(name: "Ada", address: "12 Rue", contact: "555"))
-        let text = try await offPool { () throws -> String in
+        let text = try await onOwnThread { () throws -> String in
             try socket.read(until: "contacts", timeout: .seconds(60))
             return try socket.read(until: "people", timeout: .seconds(60))
         }
@@ -112,7 +113,7 @@ import Testing
         let socket = try await Self.openStream(server, topics: "people")
         #expect(server.app.live.streamCount == 1)
         await server.server.stop()
-        let ended = try await offPool { try socket.readToEnd(timeout: .seconds(8)) }
+        let ended = try await onOwnThread { try socket.readToEnd(timeout: .seconds(8)) }
         #expect(ended)
         #expect(socket.text.contains("0\r\n\r\n"), "the chunked body ends properly")
         #expect(server.app.live.streamCount == 0)
@@ -141,7 +142,7 @@ import Testing
         #expect(live.streamCount == 2)
         #expect(live.observationCount == 2, "people and coffee, once each")
         try await Self.addPerson(server.database)
-        try await offPool {
+        try await onOwnThread {
             try first.read(until: "data: people")
             try second.read(until: "data: people")
         }
@@ -200,7 +201,7 @@ import Testing
         defer { server.stopInBackground() }
         server.app.live.stop()
         let socket = try await Self.openStream(server, topics: "people")
-        let ended = try await offPool { try socket.read(until: "0\r\n\r\n", timeout: .seconds(60)) }
+        let ended = try await onOwnThread { try socket.read(until: "0\r\n\r\n", timeout: .seconds(60)) }
         #expect(!ended.contains("event:"))
         #expect(server.app.live.streamCount == 0)
         #expect(server.app.live.observationCount == 0)

@@ -1,6 +1,7 @@
 import Foundation
 import RecordsApp
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import RecordsWeb
@@ -61,7 +62,7 @@ import Testing
         let port = server.server.port
         let padding = String(repeating: "a", count: 200)
         let request = Array("GET /count HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: \(padding)\r\n\r\n".utf8)
-        let (dropped, sent) = try await offPool { () throws -> (Bool, Int) in
+        let (dropped, sent) = try await onOwnThread { () throws -> (Bool, Int) in
             let socket = try RawSocket(port: port)
             defer { socket.close() }
             for (index, byte) in request.enumerated() {
@@ -103,7 +104,7 @@ import Testing
         defer { server.stopInBackground() }
         let port = server.server.port
         let (head, body) = Self.notePost(length: 400)
-        let (dropped, sent) = try await offPool { () throws -> (Bool, Int) in
+        let (dropped, sent) = try await onOwnThread { () throws -> (Bool, Int) in
             let socket = try RawSocket(port: port)
             defer { socket.close() }
             try socket.send(head)
@@ -135,7 +136,7 @@ import Testing
         defer { server.stopInBackground() }
         let port = server.server.port
         let (head, body) = Self.notePost(length: 4000)
-        let answer = try await offPool { () throws -> String in
+        let answer = try await onOwnThread { () throws -> String in
             let socket = try RawSocket(port: port)
             defer { socket.close() }
             try socket.send(head)
@@ -170,7 +171,7 @@ import Testing
         let socket = try await LiveTests.openStream(server, topics: "people")
         try await Task.sleep(for: .milliseconds(1500))
         try await LiveTests.addPerson(server.database)
-        let text = try await offPool { try socket.read(until: "data: people") }
+        let text = try await onOwnThread { try socket.read(until: "data: people") }
         #expect(text.contains("event: change"))
         #expect(server.server.slowConnectionsDropped == 0)
         socket.close()
@@ -182,7 +183,7 @@ import Testing
             options: { $0.headerTimeout = .milliseconds(500) }, routes: Self.countingRoutes(runs))
         defer { server.stopInBackground() }
         let port = server.server.port
-        try await offPool {
+        try await onOwnThread {
             let socket = try RawSocket(port: port)
             defer { socket.close() }
             for _ in 0..<2 {
@@ -304,7 +305,7 @@ import Testing
         defer { server.stopInBackground() }
         let port = server.server.port
         let before = (memory: Self.residentKiB(), threads: Self.threadCount())
-        let sockets = try await offPool { () throws -> [RawSocket] in
+        let sockets = try await onOwnThread { () throws -> [RawSocket] in
             var sockets: [RawSocket] = []
             // From eight loopback addresses, 125 each: one client address
             // may hold at most 128 (ServerOptions.connectionsPerClient).
@@ -419,7 +420,7 @@ import Testing
             + "--\(boundary)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"big.bin\"\r\n"
             + "Content-Type: application/octet-stream\r\n\r\n"
         let announced = head.utf8.count + (4 << 20) + "\r\n--\(boundary)--\r\n".utf8.count
-        let socket = try await offPool { () throws -> RawSocket in
+        let socket = try await onOwnThread { () throws -> RawSocket in
             let socket = try RawSocket(port: port)
             try socket.send(
                 "POST /upload HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: records_csrf=\(token)\r\n"

@@ -1,5 +1,6 @@
 import Foundation
 import SQLiteStore
+import TestSupport
 import Testing
 
 @testable import SQLiteStoreAppSupport
@@ -23,7 +24,7 @@ struct InterruptedInstallProbe {
 }
 
 /// Starts this test binary again, running only the probe.
-private func startProbe(directory: String) throws -> Process {
+private func startProbe(directory: String) throws -> ChildProcess {
     let process = Process()
     process.executableURL = URL(
         fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
@@ -34,8 +35,7 @@ private func startProbe(directory: String) throws -> Process {
     process.standardOutput = FileHandle.nullDevice
     process.standardError = FileHandle.nullDevice
     process.standardInput = FileHandle.nullDevice
-    try process.run()
-    return process
+    return try ChildProcess(starting: process)
 }
 
 /// Whether process `pid` has a file open in `directory`: a named one, or
@@ -52,7 +52,7 @@ private func hasFileOpen(in directory: String, pid: Int32) -> Bool {
     "An interrupted template install leaves no file behind", .enabled(if: isLinux && !isProbe, "needs Linux's /proc"))
 struct InterruptedInstallTests {
     @Test("SIGKILL during a template install leaves nothing in the destination directory")
-    func killedInstall() throws {
+    func killedInstall() async throws {
         let dir = try TemporaryDirectory()
         try FileManager.default.createDirectory(atPath: dir.path("out"), withIntermediateDirectories: false)
         // Large enough that the copy and its flush take a while.
@@ -63,18 +63,19 @@ struct InterruptedInstallTests {
         let templateSize = fileSize(dir.path("template.sqlite"))
 
         let process = try startProbe(directory: dir.url.path)
-        var sawCopy = false
-        // Bounded: at most about 30 s, usually a few milliseconds.
-        for _ in 0..<30_000 where process.isRunning {
-            let entries = try FileManager.default.contentsOfDirectory(atPath: dir.path("out"))
-            if hasFileOpen(in: dir.path("out"), pid: process.processIdentifier) || !entries.isEmpty {
-                sawCopy = true
-                break
+        let out = dir.path("out")
+        // Polled on a thread of its own, not a cooperative one.
+        let sawCopy = try await onOwnThread {
+            // Bounded: at most about 30 s, usually a few milliseconds.
+            for _ in 0..<30_000 where process.isRunning {
+                let entries = try FileManager.default.contentsOfDirectory(atPath: out)
+                if hasFileOpen(in: out, pid: process.processIdentifier) || !entries.isEmpty { return true }
+                usleep(1000)
             }
-            usleep(1000)
+            return false
         }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        process.send(SIGKILL)
+        await process.exited()
 
         #expect(sawCopy, "the copy was not seen in progress")
         let left = try FileManager.default.contentsOfDirectory(atPath: dir.path("out")).sorted()

@@ -137,7 +137,7 @@ struct BlobMemoryTests {
     @Test(
         "A 30 MB round trip through files grows resident memory by far less than 30 MB",
         .enabled(if: ResidentMemory.isAvailable && ProcessInfo.processInfo.environment[probeOutputVariable] == nil))
-    func roundTripMemory() throws {
+    func roundTripMemory() async throws {
         let dir = try TemporaryDirectory()
         let reportPath = dir.path("report.json")
         let logPath = dir.path("child.log")
@@ -155,8 +155,7 @@ struct BlobMemoryTests {
         process.environment = environment
         process.standardOutput = log
         process.standardError = log
-        try process.run()
-        process.waitUntilExit()
+        try await ChildProcess(starting: process).exited()
 
         let childOutput = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
         try #require(process.terminationStatus == 0, "the probe process failed:\n\(childOutput)")

@@ -3,6 +3,7 @@ import TestSupport
 import Testing
 
 @testable import SQLiteStore
+
 #if canImport(SQLite3)
     import SQLite3
 #else
@@ -293,48 +294,45 @@ struct FullDiskTests {
 // MARK: - A real full file system (root only)
 
 /// Whether this process can mount a tmpfs (root with the capability to
-/// mount, as in a privileged container): tried once, in a temporary
-/// directory, and undone.
-let canMountTmpfs: Bool = {
+/// mount, as in a privileged container): tried in a temporary directory,
+/// and undone.
+func canMountTmpfs() async -> Bool {
     guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/bin/mount") else { return false }
     guard let probe = try? TemporaryDirectory() else { return false }
-    guard runProgram("/bin/mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", probe.url.path]) == 0 else {
+    guard await runProgram("/bin/mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", probe.url.path]) == 0 else {
         return false
     }
-    return runProgram("/bin/umount", [probe.url.path]) == 0
-}()
+    return await runProgram("/bin/umount", [probe.url.path]) == 0
+}
 
 /// Runs a program, returns its exit status (-1 when it cannot start).
 @discardableResult
-func runProgram(_ program: String, _ arguments: [String]) -> Int32 {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: program)
-    process.arguments = arguments
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
+func runProgram(_ program: String, _ arguments: [String]) async -> Int32 {
     do {
-        try process.run()
+        return try await ChildProcess.run(URL(fileURLWithPath: program), arguments).status
     } catch {
         return -1
     }
-    process.waitUntilExit()
-    return process.terminationStatus
 }
 
 @Suite("Fault injection: a real full file system")
 struct FullFileSystemTests {
     @Test(
         "On a full tmpfs, a write fails with SQLITE_FULL, committed rows stay, and freeing space lets writes go on",
-        .enabled(if: canMountTmpfs, "needs root and the right to mount a tmpfs"))
-    func fullTmpfs() throws {
+        .enabled("needs root and the right to mount a tmpfs") { await canMountTmpfs() })
+    func fullTmpfs() async throws {
         let dir = try TemporaryDirectory()
         let mountPoint = dir.url.path
-        try #require(runProgram("/bin/mount", ["-t", "tmpfs", "-o", "size=512k", "tmpfs", mountPoint]) == 0)
-        defer {
-            // Unmounted before the directory is removed.
-            if runProgram("/bin/umount", [mountPoint]) != 0 { runProgram("/bin/umount", ["-l", mountPoint]) }
-            withExtendedLifetime(dir) {}
-        }
+        try #require(await runProgram("/bin/mount", ["-t", "tmpfs", "-o", "size=512k", "tmpfs", mountPoint]) == 0)
+        let outcome = Result { try fillTmpfs(dir) }
+        // Unmounted before the directory is removed.
+        if await runProgram("/bin/umount", [mountPoint]) != 0 { await runProgram("/bin/umount", ["-l", mountPoint]) }
+        withExtendedLifetime(dir) {}
+        try outcome.get()
+    }
+
+    /// The test on the mounted tmpfs `dir`.
+    private func fillTmpfs(_ dir: TemporaryDirectory) throws {
         let path = dir.path("db.sqlite")
         var committed: [String] = []
         do {

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import SQLiteStore
@@ -34,7 +35,7 @@ struct InterruptedCopyProbe {
 }
 
 /// Starts this test binary again, running only the probe, in `mode`.
-private func startProbe(_ mode: String, directory: String) throws -> Process {
+private func startProbe(_ mode: String, directory: String) throws -> ChildProcess {
     let process = Process()
     process.executableURL = URL(
         fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
@@ -49,9 +50,9 @@ private func startProbe(_ mode: String, directory: String) throws -> Process {
     process.standardOutput = handle
     process.standardError = handle
     process.standardInput = FileHandle.nullDevice
-    try process.run()
+    let child = try ChildProcess(starting: process)
     try handle.close()
-    return process
+    return child
 }
 
 /// Whether process `pid` has a file open in `directory`: a named one, or
@@ -69,16 +70,20 @@ struct InterruptedCopyTests {
     @Test(
         "A signal during a copy through a named temporary file removes it, then ends the process",
         arguments: [SIGINT, SIGTERM, SIGHUP])
-    func signalRemovesNamedTemporaryFile(signal: Int32) throws {
+    func signalRemovesNamedTemporaryFile(signal: Int32) async throws {
         let dir = try TemporaryDirectory()
         try FileManager.default.createDirectory(atPath: dir.path("out"), withIntermediateDirectories: false)
         let process = try startProbe("stall", directory: dir.url.path)
-        for _ in 0..<30_000 where process.isRunning && !FileManager.default.fileExists(atPath: dir.path("ready")) {
-            usleep(1000)
+        let ready = dir.path("ready")
+        // Polled on a thread of its own, not a cooperative one.
+        await onOwnThread {
+            for _ in 0..<30_000 where process.isRunning && !FileManager.default.fileExists(atPath: ready) {
+                usleep(1000)
+            }
         }
         let during = try directoryEntries(dir, "out")
-        kill(process.processIdentifier, signal)
-        process.waitUntilExit()
+        process.send(signal)
+        await process.exited()
 
         let log = (try? String(contentsOfFile: dir.path("child.log"), encoding: .utf8)) ?? ""
         #expect(

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import SQLiteStore
@@ -241,12 +242,10 @@ struct ValueObservationTests {
         try setUp(writer)
         var values = writer.observe(countPeople(FetchCounter())).makeAsyncIterator()
         #expect(try await values.next() == 0)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["sqlite3", "-cmd", ".timeout 5000", path, "INSERT INTO people (name) VALUES ('child')"]
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        let child = try await ChildProcess.run(
+            URL(fileURLWithPath: "/usr/bin/env"),
+            ["sqlite3", "-cmd", ".timeout 5000", path, "INSERT INTO people (name) VALUES ('child')"])
+        #expect(child.status == 0, "\(child)")
         #expect(try await values.next() == 1)
     }
 
