@@ -89,10 +89,12 @@ private func runTool(_ path: String, _ arguments: [String]) async throws -> (sta
 
 /// A throwaway self-signed certificate and its key, made with openssl in
 /// the sandbox: the paths of the two files.
-private func makeCertificate(_ sandbox: Sandbox, name: String = "cert") throws -> (certificate: String, key: String) {
+private func makeCertificate(_ sandbox: Sandbox, name: String = "cert") async throws -> (
+    certificate: String, key: String
+) {
     let certificate = sandbox.path("\(name).pem")
     let key = sandbox.path("\(name)-key.pem")
-    let made = try runTool(
+    let made = try await runTool(
         "/usr/bin/openssl",
         [
             "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-days", "1",
@@ -128,14 +130,14 @@ struct ServeCLITests {
     }
 
     @Test("Each log line starts with the time in UTC, and a line break in a path cannot forge one")
-    func logLines() throws {
+    func logLines() async throws {
         let sandbox = try Sandbox()
-        let server = try ServeProcess(sandbox: sandbox, ["--listen", "127.0.0.1:0"])
-        let fetched = try runTool(
+        let server = try await ServeProcess(sandbox: sandbox, ["--listen", "127.0.0.1:0"])
+        let fetched = try await runTool(
             "/usr/bin/curl",
             ["-s", "--path-as-is", "-o", "/dev/null", "-w", "%{http_code}", server.url + "x%0APOST%20/login%20303"])
         #expect(fetched.output == "404")
-        let stopped = server.stop()
+        let stopped = await server.stop()
         #expect(stopped.status == 0, "\(stopped.stderr)")
         let lines = stopped.stderr.split(separator: "\n")
         #expect(lines.count >= 2)
@@ -189,10 +191,10 @@ struct ServeCLITests {
     }
 
     @Test("A certificate and key given the wrong way round are named as swapped, with no stale system error")
-    func swappedCertificateAndKey() throws {
+    func swappedCertificateAndKey() async throws {
         let sandbox = try Sandbox()
-        let (certificate, key) = try makeCertificate(sandbox)
-        let run = try sandbox.run("serve", "--listen", "127.0.0.1:0", "--tls-cert", key, "--tls-key", certificate)
+        let (certificate, key) = try await makeCertificate(sandbox)
+        let run = try await sandbox.run("serve", "--listen", "127.0.0.1:0", "--tls-cert", key, "--tls-key", certificate)
         #expect(run.status == 1)
         #expect(run.stderr.contains("the TLS certificate \(key) is a private key"), "\(run.stderr)")
         #expect(run.stderr.contains("swapped"), "\(run.stderr)")
@@ -200,25 +202,28 @@ struct ServeCLITests {
     }
 
     @Test("A file that is not a certificate, or not a key, is named")
-    func notACertificateOrNotAKey() throws {
+    func notACertificateOrNotAKey() async throws {
         let sandbox = try Sandbox()
-        let (certificate, key) = try makeCertificate(sandbox)
+        let (certificate, key) = try await makeCertificate(sandbox)
         let text = sandbox.path("notes.txt")
         try "not PEM at all\n".write(toFile: text, atomically: true, encoding: .utf8)
-        let noCertificate = try sandbox.run("serve", "--listen", "127.0.0.1:0", "--tls-cert", text, "--tls-key", key)
+        let noCertificate = try await sandbox.run(
+            "serve", "--listen", "127.0.0.1:0", "--tls-cert", text, "--tls-key", key)
         #expect(noCertificate.status == 1)
         #expect(noCertificate.stderr.contains("the TLS certificate \(text) is not a certificate"), "\(noCertificate)")
-        let noKey = try sandbox.run("serve", "--listen", "127.0.0.1:0", "--tls-cert", certificate, "--tls-key", text)
+        let noKey = try await sandbox.run(
+            "serve", "--listen", "127.0.0.1:0", "--tls-cert", certificate, "--tls-key", text)
         #expect(noKey.status == 1)
         #expect(noKey.stderr.contains("the TLS key \(text) is not a private key"), "\(noKey)")
     }
 
     @Test("A key that is not the certificate's is refused as not matching")
-    func mismatchedKey() throws {
+    func mismatchedKey() async throws {
         let sandbox = try Sandbox()
-        let (certificate, _) = try makeCertificate(sandbox)
-        let (_, otherKey) = try makeCertificate(sandbox, name: "other")
-        let run = try sandbox.run("serve", "--listen", "127.0.0.1:0", "--tls-cert", certificate, "--tls-key", otherKey)
+        let (certificate, _) = try await makeCertificate(sandbox)
+        let (_, otherKey) = try await makeCertificate(sandbox, name: "other")
+        let run = try await sandbox.run(
+            "serve", "--listen", "127.0.0.1:0", "--tls-cert", certificate, "--tls-key", otherKey)
         #expect(run.status == 1)
         #expect(
             run.stderr.contains("the TLS key \(otherKey) does not belong to the TLS certificate \(certificate)"),

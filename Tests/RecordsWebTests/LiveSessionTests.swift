@@ -1,5 +1,6 @@
 import Foundation
 import RecordsApp
+import TestSupport
 import Testing
 
 @testable import RecordsWeb
@@ -30,7 +31,7 @@ import Testing
     static func openStream(_ server: TestServer, as client: WebClient) async throws -> RawSocket {
         let token = try #require(client.sessionToken)
         let port = server.server.port
-        return try await offPool {
+        return try await onOwnThread {
             let socket = try RawSocket(port: port)
             try socket.send(
                 "GET /events?topics=people HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n"
@@ -67,7 +68,7 @@ import Testing
         #expect(try await browser.post("/logout", []).status == 303)
         // A change after the log-out is not announced to it.
         try await Self.addPerson(server)
-        let text = try await offPool { try socket.read(until: Self.end) }
+        let text = try await onOwnThread { try socket.read(until: Self.end) }
         #expect(!text.contains("event:"))
         #expect(await eventually { server.app.live.streamCount == 0 })
         socket.close()
@@ -81,7 +82,7 @@ import Testing
         let socket = try await Self.openStream(server, as: browser)
         _ = try await browser.get("/account")
         #expect(try await browser.post("/logout", []).status == 303)
-        let text = try await offPool { try socket.read(until: Self.end) }
+        let text = try await onOwnThread { try socket.read(until: Self.end) }
         #expect(!text.contains("event:"))
         socket.close()
     }
@@ -98,10 +99,10 @@ import Testing
         let id = try Self.otherSessionID(on: try await laptop.get("/account"))
         #expect(try await laptop.post("/account/sessions/\(id)/revoke", []).status == 303)
         try await Self.addPerson(server)
-        let ended = try await offPool { try stolen.read(until: Self.end) }
+        let ended = try await onOwnThread { try stolen.read(until: Self.end) }
         #expect(!ended.contains("event:"))
         // The session that revoked it keeps its stream, and hears the change.
-        _ = try await offPool { try own.read(until: "event: change\ndata: people\n\n") }
+        _ = try await onOwnThread { try own.read(until: "event: change\ndata: people\n\n") }
         #expect(!own.text.contains(Self.end))
         stolen.close()
         own.close()
@@ -124,7 +125,7 @@ import Testing
             ])
         #expect(changed.status == 303)
         try await Self.addPerson(server)
-        let text = try await offPool { try socket.read(until: Self.end) }
+        let text = try await onOwnThread { try socket.read(until: Self.end) }
         #expect(!text.contains("event:"))
         socket.close()
     }
@@ -137,7 +138,7 @@ import Testing
         try await browser.register()
         let socket = try await Self.openStream(server, as: browser)
         clock.advance(seconds: 8 * 86_400)
-        let text = try await offPool { try socket.read(until: Self.end) }
+        let text = try await onOwnThread { try socket.read(until: Self.end) }
         #expect(!text.contains("event:"))
         socket.close()
     }

@@ -228,7 +228,7 @@ import Testing
         let server = try TestServer(routes: Self.bodyRoutes(runs, sinks))
         defer { server.stopInBackground() }
         let port = server.server.port
-        let (answer, closed) = try await offPool { () throws -> (String, Bool) in
+        let (answer, closed) = try await onOwnThread { () throws -> (String, Bool) in
             let socket = try RawSocket(port: port)
             defer { socket.close() }
             try socket.send(Self.postHead(path, "Content-Length: 104857600\r\n"))
@@ -249,7 +249,7 @@ import Testing
         let server = try TestServer(routes: Self.countingRoutes(runs))
         defer { server.stopInBackground() }
         let port = server.server.port
-        let head = try await offPool { () throws -> String in
+        let head = try await onOwnThread { () throws -> String in
             let socket = try RawSocket(port: port)
             defer { socket.close() }
             try socket.send(Self.postHead("/note", "Content-Length: 104857600\r\nExpect: 100-continue\r\n"))
@@ -268,7 +268,7 @@ import Testing
         defer { server.stopInBackground() }
         let port = server.server.port
         let limit = path == "/note" ? Route.defaultFormLimit : (1 << 20) + Route.defaultFormLimit
-        let (answer, closed) = try await offPool { () throws -> (String, Bool) in
+        let (answer, closed) = try await onOwnThread { () throws -> (String, Bool) in
             let socket = try RawSocket(port: port)
             defer { socket.close() }
             try socket.send(Self.postHead(path, "Transfer-Encoding: chunked\r\n"))
@@ -344,14 +344,14 @@ import Testing
         let port = server.server.port
         // One client opens as many connections as the server takes in all,
         // and sends nothing on them.
-        let held = try await offPool { try (0..<40).map { _ in try RawSocket(port: port, from: "127.0.0.1") } }
+        let held = try await onOwnThread { try (0..<40).map { _ in try RawSocket(port: port, from: "127.0.0.1") } }
         defer { for socket in held { socket.close() } }
         // Each is either open at the server or was closed by it.
         #expect(
             await eventually { held.filter { $0.hasEnded() }.count + server.server.openConnections == 40 })
         #expect(server.server.openConnections == 10)
         // Another client is served.
-        let answer = try await offPool { () throws -> String in
+        let answer = try await onOwnThread { () throws -> String in
             let socket = try RawSocket(port: port, from: "127.0.0.2")
             defer { socket.close() }
             try socket.send("GET /count HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
@@ -379,7 +379,7 @@ import Testing
         let server = try TestServer(routes: Self.countingRoutes(runs))
         defer { server.stopInBackground() }
         let port = server.server.port
-        let answer = try await offPool { () throws -> String in
+        let answer = try await onOwnThread { () throws -> String in
             let socket = try RawSocket(port: port)
             defer { socket.close() }
             try socket.send("GET /x%0APOST%20/login%20303%0D%1B[2J HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
