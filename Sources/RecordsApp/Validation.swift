@@ -80,10 +80,11 @@ struct Validator {
     private var problems: [ValidationError.Problem] = []
 
     /// Checks a required single-line text field and returns it trimmed:
-    /// at most `maxLength` characters, and ``TextRules`` code points.
+    /// not blank (see ``isBlank(_:)``), at most `maxLength` characters, and
+    /// ``TextRules`` code points.
     mutating func text(_ value: String, field: String, maxLength: Int) -> String {
         let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
-        if trimmed.isEmpty {
+        if Self.isBlank(trimmed) {
             fail(field, "\(field) must not be empty")
         } else if trimmed.count > maxLength {
             fail(field, "\(field) must be at most \(maxLength) characters (it has \(trimmed.count))")
@@ -93,6 +94,20 @@ struct Validator {
             fail(field, "\(field) must be a single line without control characters")
         }
         return trimmed
+    }
+
+    /// Whether `text` shows nothing: it is empty or holds only whitespace
+    /// and format characters (Unicode general category Cf: zero-width
+    /// spaces and joiners, direction marks, embeddings, overrides and
+    /// isolates, the byte order mark, ...). Every such character counts
+    /// alike, so a field made only of U+202E is as empty as one made only
+    /// of U+200B or spaces. Inside other text they are kept: emoji and
+    /// many scripts need them.
+    static func isBlank(_ text: some StringProtocol) -> Bool {
+        text.unicodeScalars.allSatisfy { scalar in
+            scalar.properties.generalCategory == .format || scalar.properties.isWhitespace
+                || CharacterSet.whitespacesAndNewlines.contains(scalar)
+        }
     }
 
     /// What is wrong with `text` by ``TextRules``, or nil: "must be at

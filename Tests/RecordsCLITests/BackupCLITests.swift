@@ -107,3 +107,66 @@ struct BackupCLITests {
         #expect(main.stdout.contains("backup "))
     }
 }
+
+/// The names in `directory`, sorted.
+private func entries(_ directory: String) -> [String] {
+    ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
+}
+
+@Suite("records backup: interrupted")
+struct InterruptedBackupCLITests {
+    /// A sandbox whose database holds 64 MiB more than the apps' rows, so
+    /// that a backup takes many steps, and a directory to back up into
+    /// that holds one other file.
+    private func sandboxWithLargeDatabase() throws -> (Sandbox, output: String) {
+        let sandbox = try Sandbox()
+        try #require(try sandbox.run("people", "list").status == 0)
+        let db = try Database(path: sandbox.database)
+        try db.execute(
+            """
+            CREATE TABLE padding (b BLOB);
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 64)
+            INSERT INTO padding SELECT zeroblob(1048576) FROM n;
+            """)
+        db.close()
+        let output = sandbox.path("out")
+        try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: false)
+        try Data("kept".utf8).write(to: URL(fileURLWithPath: output + "/other.txt"))
+        return (sandbox, output)
+    }
+
+    @Test(
+        "A backup interrupted by SIGINT, SIGTERM or SIGHUP leaves only what the directory held",
+        arguments: [SIGINT, SIGTERM, SIGHUP])
+    func interruptedBackup(signal: Int32) throws {
+        let (sandbox, output) = try sandboxWithLargeDatabase()
+        let copy = output + "/copy.sqlite"
+        var interrupted = 0
+        for _ in 0..<3 where interrupted == 0 {
+            var process: Process?
+            var during: [String] = []
+            _ = try sandbox.runRaw(["--database", sandbox.database, "backup", copy]) { running in
+                process = running
+                // Signalled once SQLite has the copy's journal open.
+                for _ in 0..<20_000 where running.isRunning {
+                    during = entries(output)
+                    if during.contains(where: { $0.hasSuffix(".tmp-journal") }) {
+                        kill(running.processIdentifier, signal)
+                        break
+                    }
+                    usleep(200)
+                }
+            }
+            if process?.terminationReason == .uncaughtSignal {
+                interrupted += 1
+                #expect(process?.terminationStatus == signal)
+                #expect(entries(output) == ["other.txt"], "while copying: \(during)")
+            } else {
+                // Finished first: the whole copy, nothing else.
+                #expect(entries(output) == ["copy.sqlite", "other.txt"])
+                try? FileManager.default.removeItem(atPath: copy)
+            }
+        }
+        #expect(interrupted > 0, "no run was interrupted during its copy")
+    }
+}

@@ -154,7 +154,7 @@ public struct PersonDraft: Sendable, Equatable {
         let first = validator.text(firstName, field: "first name", maxLength: PersonRules.maxNameLength)
         let last = validator.text(lastName, field: "last name", maxLength: PersonRules.maxNameLength)
         let typed = age?.trimmingCharacters(in: .whitespaces) ?? ""
-        let age = typed.isEmpty || PersonRules.isNoAge(typed) ? nil : validator.age(typed)
+        let age = Validator.isBlank(typed) || PersonRules.isNoAge(typed) ? nil : validator.age(typed)
         try validator.check()
         return PersonDraft(firstName: first, lastName: last, age: age)
     }

@@ -327,7 +327,7 @@ extension Validator {
     /// it is ASCII, SQLite's `NOCASE` compares such addresses fully.
     mutating func email(_ value: String) -> String {
         let email = value.trimmingCharacters(in: .whitespacesAndNewlines)
-        if email.isEmpty {
+        if Self.isBlank(email) {
             fail(.email, "must not be empty")
         } else if email.count > UserRules.maxEmailLength {
             fail(.email, "must be at most \(UserRules.maxEmailLength) characters (it has \(email.count))")
@@ -389,7 +389,7 @@ extension Validator {
     mutating func mobile(_ value: String) -> String {
         let mobile = value.trimmingCharacters(in: .whitespaces)
         let digits = mobile.hasPrefix("+") ? mobile.dropFirst() : Substring(mobile)
-        if mobile.isEmpty {
+        if Self.isBlank(mobile) {
             fail(.mobile, "must not be empty")
         } else if !Self.isASCIIDigits(digits) || !UserRules.mobileDigits.contains(digits.count) {
             let range = UserRules.mobileDigits
@@ -401,7 +401,7 @@ extension Validator {
     /// Digits only; returned trimmed.
     mutating func pincode(_ value: String) -> String {
         let pincode = value.trimmingCharacters(in: .whitespaces)
-        if pincode.isEmpty {
+        if Self.isBlank(pincode) {
             fail(.pincode, "must not be empty")
         } else if !Self.isASCIIDigits(Substring(pincode)) || !UserRules.pincodeDigits.contains(pincode.count) {
             let range = UserRules.pincodeDigits

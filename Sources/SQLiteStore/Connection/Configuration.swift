@@ -8,7 +8,8 @@
 /// ```
 public struct Configuration: Sendable {
     /// Open the database read-only: every write fails with
-    /// ``ResultCode/readOnly``. The file must exist.
+    /// ``ResultCode/readOnly``. The file must exist. A file that the
+    /// process may not write opens read-only without it.
     public var isReadOnly = false
 
     /// Create the file when it does not exist (the default). When false,
@@ -33,7 +34,9 @@ public struct Configuration: Sendable {
     public var foreignKeysEnabled = true
 
     /// The journal mode to set when the connection opens; nil keeps the
-    /// file's mode (`delete` for a new file).
+    /// file's mode (`delete` for a new file). A read-only connection (this
+    /// option, or a file the process may not write) keeps the file's mode
+    /// too: setting it would be a write.
     public var journalMode: JournalMode?
 
     /// How many prepared statements ``Database/cachedStatement(_:)-(String)`` keeps.

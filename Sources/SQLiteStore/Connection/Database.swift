@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(SQLite3)
     import SQLite3
 #else
@@ -40,6 +41,18 @@ public final class Database {
 
     /// Opens (and by default creates) the database file at `path`.
     ///
+    /// A file that exists but that this process may not write (its
+    /// permissions, a read-only file system) is opened read-only, as with
+    /// ``Configuration/isReadOnly``: reads work, every write fails with
+    /// ``ResultCode/readOnly`` naming the file, and the configuration's
+    /// ``Configuration/journalMode`` is not set (it would be a write). The
+    /// `-wal` and `-shm` files SQLite makes beside a WAL database for a
+    /// read-only connection are removed when the process's last connection
+    /// to the file closes, if the process made them and no other process
+    /// uses them: left behind with the database's read-only permissions,
+    /// they would make every write fail once the database is writable
+    /// again.
+    ///
     /// Throws a ``SQLiteError``: ``ResultCode/cantOpen`` when the file cannot
     /// be opened or created (missing directory, missing file with
     /// ``Configuration/createsMissingFile`` off or read-only, no permission),
@@ -49,7 +62,8 @@ public final class Database {
         self.configuration = configuration
         self.statementCache = StatementCache(capacity: max(0, configuration.statementCacheCapacity))
         var flags = SQLITE_OPEN_NOMUTEX
-        if configuration.isReadOnly {
+        let opensReadOnly = configuration.isReadOnly || Self.isUnwritableFile(path)
+        if opensReadOnly {
             flags |= SQLITE_OPEN_READONLY
         } else {
             flags |= SQLITE_OPEN_READWRITE
@@ -65,6 +79,12 @@ public final class Database {
         sqlite3_extended_result_codes(handle, 1)
         connection = SQLiteConnection(
             handle: handle, includesArgumentsInErrors: configuration.includesArgumentsInErrors)
+        // Counted before anything is read, so before SQLite makes a -wal or
+        // -shm file. Only with the default VFS, whose locks tell whether
+        // another process uses the files.
+        if configuration.vfs == nil || configuration.vfs == "unix", let name = sqlite3_db_filename(handle, "main") {
+            connection.companionFiles = CompanionFiles.opened(String(cString: name))
+        }
         // Installed once, before any statement is prepared, so that every
         // statement knows what it reads (for observation) and installing it
         // never expires cached statements later.
@@ -114,7 +134,8 @@ public final class Database {
             }
         }
         try execute(configuration.foreignKeysEnabled ? "PRAGMA foreign_keys = ON" : "PRAGMA foreign_keys = OFF")
-        if let journalMode = configuration.journalMode {
+        // A connection that cannot write keeps the file's journal mode.
+        if let journalMode = configuration.journalMode, sqlite3_db_readonly(handle, "main") != 1 {
             let mode = try fetchOne(String.self, "PRAGMA journal_mode = \(unsafeLiteral: journalMode.rawValue)")
             guard mode?.lowercased() == journalMode.rawValue else {
                 throw SQLiteError(
@@ -124,6 +145,17 @@ public final class Database {
             }
         }
         try configuration.prepareDatabase?(self)
+    }
+
+    /// Whether `path` names an existing file that this process may not
+    /// write. SQLite would open it read-only anyway, silently; knowing it
+    /// from the start, the connection is read-only throughout.
+    private static func isUnwritableFile(_ path: String) -> Bool {
+        // In-memory, temporary and URI names are not plain paths.
+        guard !path.isEmpty, path != ":memory:", !path.hasPrefix("file:") else { return false }
+        guard access(path, W_OK) != 0 else { return false }
+        let reason = errno
+        return (reason == EACCES || reason == EROFS || reason == EPERM) && access(path, F_OK) == 0
     }
 
     private static func openFailureMessage(_ message: String, path: String) -> String {

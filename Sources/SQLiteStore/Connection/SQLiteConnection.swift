@@ -48,6 +48,10 @@ final class SQLiteConnection {
     /// Installed while transaction observers or value observations watch
     /// this connection's commits (see ``ChangeRecorder``).
     var changeRecorder: ChangeRecorder?
+    /// The connection counted among those open on its database file, so
+    /// that the last one to close removes the `-wal` and `-shm` files the
+    /// process created and nobody uses (see ``CompanionFiles``).
+    var companionFiles: CompanionFiles.Registration?
 
     init(handle: OpaquePointer, includesArgumentsInErrors: Bool) {
         self.handle = handle
@@ -73,6 +77,11 @@ final class SQLiteConnection {
         changeRecorder?.uninstall(from: handle)
         changeRecorder = nil
         sqlite3_close_v2(handle)
+        // Even when statements held elsewhere keep SQLite's connection open
+        // until they are finalized: they throw if used, so nothing reads
+        // the files any more.
+        companionFiles?.release()
+        companionFiles = nil
         traceBox?.release()
         traceBox = nil
         busyWaiter = nil

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(SQLite3)
     import SQLite3
 #else
@@ -63,10 +64,37 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible, LocalizedEr
         var message: String?
         if let connection, let cMessage = sqlite3_errmsg(connection) {
             message = String(cString: cMessage)
+            if code & 0xFF == SQLITE_READONLY, let file = unwritableFile(of: connection) {
+                message = (message ?? "") + " (\(file))"
+            }
         }
         return SQLiteError(
             code: ResultCode(rawValue: code), message: message, sql: sql, arguments: arguments,
             includesArgumentsInDescription: includesArguments)
+    }
+
+    /// Why a write was refused, when a file of the database cannot be
+    /// written: the database file itself, or the `-wal` or `-shm` file
+    /// beside it (left, say, by a program that read the database while it
+    /// was read-only, with its permissions), which SQLite needs to write.
+    private static func unwritableFile(of connection: OpaquePointer) -> String? {
+        guard let name = sqlite3_db_filename(connection, "main") else { return nil }
+        let path = String(cString: name)
+        guard !path.isEmpty else { return nil }
+        if access(path, F_OK) == 0, access(path, W_OK) != 0 {
+            return "the database file \(path) is not writable"
+        }
+        let wal = path + "-wal"
+        if access(wal, F_OK) == 0, access(wal, W_OK) != 0 {
+            // Never "remove it": it may hold committed changes.
+            return "the file \(wal) beside the database is not writable; make it writable"
+        }
+        let shm = path + "-shm"
+        if access(shm, F_OK) == 0, access(shm, W_OK) != 0 {
+            return "the file \(shm) beside the database is not writable; make it writable, or remove it while no "
+                + "program has the database open"
+        }
+        return nil
     }
 
     public var description: String {

@@ -9,8 +9,9 @@ import Foundation
 // Not a StagedFile: SQLite writes the copy, so it needs a file with a
 // name (StagedFile prefers an unnamed O_TMPFILE). The temporary file has
 // the library's temporary name, so it is removed on SIGINT, SIGTERM and
-// SIGHUP (TemporaryFileCleanup) and swept by a later copy if a SIGKILL left
-// it; it is published by link() (never replacing) or rename() (replacing a
+// SIGHUP (TemporaryFileCleanup), with the journal SQLite keeps beside it
+// while it writes, and swept with that journal by a later copy if a SIGKILL
+// left them; it is published by link() (never replacing) or rename() (replacing a
 // regular file only).
 
 /// A backup's destination file while it is being written: a temporary file
@@ -55,14 +56,18 @@ final class BackupStaging {
         }
         try checkDestination(sourceFile: sourceFile)
 
+        // Registered before it exists: a signal between the two removes
+        // nothing, rather than missing the file.
+        cleanupSlot = InFlightFiles.register(temporaryPath)
         let descriptor = open(temporaryPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
+            let message = Self.systemMessage()
+            forgetCleanup()
             throw Self.error(
                 .destinationUnusable, destination, action,
-                "cannot write in the directory \(directory): \(Self.systemMessage())")
+                "cannot write in the directory \(directory): \(message)")
         }
         close(descriptor)
-        cleanupSlot = InFlightFiles.register(temporaryPath)
         TemporaryNames.sweep(directory: directory, name: name)
     }
 

@@ -275,42 +275,92 @@ enum TemporaryNames {
         return stem
     }
 
-    /// Whether `entry` is a temporary file of the destination `name`: one of
-    /// ours, or one of an install by an earlier version of the library
-    /// (`.NAME.UUID.installing`, and SQLite's files beside it).
-    static func isTemporaryFile(_ entry: String, of name: String) -> Bool {
+    /// The files SQLite keeps beside a database it writes: a backup's
+    /// staging file has them while the copy goes on.
+    static let companionSuffixes = ["-journal", "-wal", "-shm"]
+
+    /// What a directory entry is to the sweep of a destination's files.
+    enum Match: Equatable {
+        /// A staging file: one of ours, or an install's by an earlier
+        /// version of the library (`.NAME.UUID.installing`).
+        case staging
+        /// SQLite's `-journal`, `-wal` or `-shm` file of the staging file
+        /// named `staging`.
+        case companion(of: String)
+    }
+
+    /// Whether `entry` is a temporary file of the destination `name`, and
+    /// which kind; nil when it is not.
+    static func match(_ entry: String, of name: String) -> Match? {
         // Byte for byte: the system's names are bytes, while comparing
         // Strings treats canonically equivalent names (é, and e followed by
         // U+0301) as equal, and a sweep must not take another file's.
         let bytes = Array(entry.utf8)
+        if isStagingName(bytes[...], of: name) { return .staging }
+        for suffix in companionSuffixes {
+            let suffixBytes = Array(suffix.utf8)
+            guard bytes.count > suffixBytes.count, bytes.suffix(suffixBytes.count).elementsEqual(suffixBytes) else {
+                continue
+            }
+            let staging = bytes.dropLast(suffixBytes.count)
+            // An ASCII suffix taken off valid UTF-8 leaves the same bytes.
+            if isStagingName(staging, of: name) { return .companion(of: String(decoding: staging, as: UTF8.self)) }
+        }
+        return nil
+    }
+
+    /// Whether `bytes` is exactly a staging file's name for `name`:
+    /// `.STEM.sqlitestore-UUID.tmp`, or the `.NAME.UUID.installing` of
+    /// earlier versions.
+    private static func isStagingName(_ bytes: ArraySlice<UInt8>, of name: String) -> Bool {
         let prefix = Array(("." + stem(of: name) + marker).utf8)
         let suffixBytes = Array(suffix.utf8)
         if bytes.starts(with: prefix), bytes.count >= prefix.count + suffixBytes.count,
             bytes.suffix(suffixBytes.count).elementsEqual(suffixBytes)
         {
-            return isUUID(bytes[prefix.count..<(bytes.count - suffixBytes.count)])
+            let start = bytes.startIndex + prefix.count
+            return isUUID(bytes[start..<(bytes.endIndex - suffixBytes.count)])
         }
         let legacyPrefix = Array(("." + name + ".").utf8)
+        let legacySuffix = Array(".installing".utf8)
         guard bytes.starts(with: legacyPrefix) else { return false }
-        let rest = bytes[legacyPrefix.count...]
-        guard rest.count > 36, isUUID(rest.prefix(36)) else { return false }
-        let tail = rest.dropFirst(36)
-        return ["", "-journal", "-wal", "-shm"].contains { tail.elementsEqual((".installing" + $0).utf8) }
+        let rest = bytes.dropFirst(legacyPrefix.count)
+        return rest.count == 36 + legacySuffix.count && isUUID(rest.prefix(36))
+            && rest.suffix(legacySuffix.count).elementsEqual(legacySuffix)
     }
 
     /// Removes the stale temporary files of the destination `name` in
     /// `directory`: exactly our names, regular files, owned by this user,
-    /// unchanged for ``staleAge`` seconds. Best effort: errors are ignored.
+    /// unchanged for ``staleAge`` seconds. SQLite's files beside a staging
+    /// file go only once the staging file is gone: SQLite may be writing it
+    /// still (a backup's journal can stay unchanged from its first step to
+    /// its last). Best effort: errors are ignored.
     static func sweep(directory: String, name: String) {
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
         let now = Int(Date().timeIntervalSince1970)
-        for entry in entries where isTemporaryFile(entry, of: name) {
-            let path = directory + "/" + entry
-            guard let status = try? FileStatus.notFollowing(path), status.isRegularFile, status.owner == geteuid(),
-                now - status.modificationTime > staleAge
-            else { continue }
-            unlink(path)
+        var companions: [(path: String, staging: String)] = []
+        for entry in entries {
+            switch match(entry, of: name) {
+            case nil:
+                continue
+            case .staging:
+                removeIfStale(directory + "/" + entry, now: now)
+            case .companion(let staging):
+                companions.append((directory + "/" + entry, directory + "/" + staging))
+            }
         }
+        for companion in companions {
+            var info = stat()
+            guard lstat(companion.staging, &info) != 0, errno == ENOENT else { continue }
+            removeIfStale(companion.path, now: now)
+        }
+    }
+
+    private static func removeIfStale(_ path: String, now: Int) {
+        guard let status = try? FileStatus.notFollowing(path), status.isRegularFile, status.owner == geteuid(),
+            now - status.modificationTime > staleAge
+        else { return }
+        unlink(path)
     }
 
     private static func isUUID(_ bytes: ArraySlice<UInt8>) -> Bool {

@@ -6,14 +6,17 @@ import Synchronization
 ///
 /// A file the library writes (a blob copied to a file by
 /// ``Database/readBlob(table:column:rowID:schema:to:chunkSize:)``, a template
-/// installed by the app-support module's `DatabaseTemplate`) is staged before it takes its name.
-/// On Linux the staging file has no name at all (`O_TMPFILE`), so even
-/// `SIGKILL` leaves nothing behind. Elsewhere, and on file systems without
-/// unnamed files, it is a hidden file beside the destination,
-/// `.NAME.sqlitestore-UUID.tmp`, and an interrupted process would leave it
-/// there. A command-line tool calls ``installSignalHandlers()`` once at
-/// startup so that Ctrl-C (and `SIGTERM`, `SIGHUP`) removes those files
-/// before the process ends:
+/// installed by the app-support module's `DatabaseTemplate`, a backup or
+/// `VACUUM INTO` copy) is staged before it takes its name.
+/// On Linux a blob's or template's staging file has no name at all
+/// (`O_TMPFILE`), so even `SIGKILL` leaves nothing behind. A backup's
+/// always has a name, since SQLite writes it; so does every staging file
+/// elsewhere, and on file systems without unnamed files: a hidden file
+/// beside the destination, `.NAME.sqlitestore-UUID.tmp`, with SQLite's
+/// `-journal`, `-wal` and `-shm` files beside it while a backup writes it.
+/// An interrupted process would leave them there. A command-line tool
+/// calls ``installSignalHandlers()`` once at startup so that Ctrl-C (and
+/// `SIGTERM`, `SIGHUP`) removes those files before the process ends:
 ///
 /// ```swift
 /// TemporaryFileCleanup.installSignalHandlers()
@@ -22,13 +25,15 @@ import Synchronization
 /// A staging file that a killed process did leave (`SIGKILL`, a power
 /// cut) is swept by the next copy to the same destination once it is an hour
 /// old, if it is a regular file owned by the same user and named exactly as
-/// the library names them.
+/// the library names them; its `-journal`, `-wal` and `-shm` files are swept
+/// likewise, once the staging file itself is gone.
 public enum TemporaryFileCleanup {
     /// The signals ``installSignalHandlers()`` handles.
     public static let signals: [Int32] = [SIGINT, SIGTERM, SIGHUP]
 
     /// Removes the named temporary files of the copies in progress in this
-    /// process. Those copies then fail when they try to publish.
+    /// process, and SQLite's `-journal`, `-wal` and `-shm` files beside
+    /// them. Those copies then fail when they try to publish.
     ///
     /// Safe to call from a signal handler: it only reads atomics and calls
     /// `unlink`.
@@ -43,7 +48,8 @@ public enum TemporaryFileCleanup {
     }
 
     /// Installs handlers for `SIGINT`, `SIGTERM` and `SIGHUP` that remove
-    /// the named temporary files of copies in progress, then end the
+    /// the named temporary files of copies in progress (with SQLite's files
+    /// beside them, see ``removeFilesInProgress()``), then end the
     /// process as the signal would have (the default action, so the exit
     /// status reports the signal).
     ///
@@ -91,7 +97,9 @@ private func installSignalHandler(_ number: Int32, _ handler: SignalHandler?) ->
 
 /// The paths of the named temporary files being written, in storage that a
 /// signal handler can read: fixed slots allocated once and never freed,
-/// each with an atomic state.
+/// each with an atomic state. Removing a file removes the `-journal`,
+/// `-wal` and `-shm` files beside it too: SQLite makes them while it
+/// writes a backup's staging file.
 ///
 /// The states are `Synchronization.Atomic`s, the only lock-free primitive
 /// Swift has without a C module: a lock is not async-signal-safe (the
@@ -103,6 +111,9 @@ private func installSignalHandler(_ number: Int32, _ handler: SignalHandler?) ->
 enum InFlightFiles {
     static let capacity = 16
     static let pathCapacity = Int(PATH_MAX) + 1
+    /// Room after a path for its longest companion suffix, `-journal`.
+    private static let suffixRoom = 8
+    private static let slotSize = pathCapacity + suffixRoom
 
     private static let free = 0
     private static let writing = 1
@@ -125,13 +136,14 @@ enum InFlightFiles {
     }
 
     nonisolated(unsafe) private static let paths = UnsafeMutablePointer<CChar>.allocate(
-        capacity: capacity * pathCapacity)
+        capacity: capacity * slotSize)
 
     /// Allocates the slots now, so that a signal handler never has to.
     static func prepare() {
         _ = stateStorage
         _ = paths
         _ = pathCapacity
+        _ = slotSize
     }
 
     /// Records `path`; returns its slot, or nil when the path is too long
@@ -142,7 +154,7 @@ enum InFlightFiles {
         guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let states else { return nil }
         for slot in 0..<capacity
         where states[slot].compareExchange(expected: free, desired: writing, ordering: .acquiring).exchanged {
-            let destination = paths + slot * pathCapacity
+            let destination = paths + slot * slotSize
             bytes.withUnsafeBufferPointer { source in
                 for index in source.indices { destination[index] = CChar(bitPattern: source[index]) }
             }
@@ -164,13 +176,33 @@ enum InFlightFiles {
         }
     }
 
-    /// Removes every registered file. Async-signal-safe.
+    /// Removes every registered file, and the companions beside it.
+    /// Async-signal-safe: no allocation, no lock.
     static func removeAll() {
         guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let states else { return }
         for slot in 0..<capacity
         where states[slot].compareExchange(expected: ready, desired: removing, ordering: .acquiring).exchanged {
-            unlink(paths + slot * pathCapacity)
+            let path = paths + slot * slotSize
+            var length = 0
+            while path[length] != 0 { length += 1 }
+            // The companions first: should the process die half-way, the
+            // staging file stays and the sweep takes them all.
+            unlinkCompanion(path, length: length, "-journal")
+            unlinkCompanion(path, length: length, "-wal")
+            unlinkCompanion(path, length: length, "-shm")
+            unlink(path)
             states[slot].store(ready, ordering: .releasing)
         }
+    }
+
+    /// Unlinks `path` + `suffix`, written in the slot's spare room and
+    /// taken off again. A `StaticString` needs no allocation.
+    private static func unlinkCompanion(_ path: UnsafeMutablePointer<CChar>, length: Int, _ suffix: StaticString) {
+        let count = min(suffix.utf8CodeUnitCount, suffixRoom)
+        let bytes = suffix.utf8Start
+        for index in 0..<count { path[length + index] = CChar(bitPattern: bytes[index]) }
+        path[length + count] = 0
+        unlink(path)
+        path[length] = 0
     }
 }

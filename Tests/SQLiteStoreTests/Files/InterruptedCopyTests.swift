@@ -28,6 +28,18 @@ struct InterruptedCopyProbe {
             #expect(FileManager.default.createFile(atPath: directory + "/ready", contents: nil))
             for _ in 0..<600 { usleep(100_000) }
             Issue.record("the parent did not interrupt the copy")
+        case "backup":
+            // A backup stopped after its first step, when SQLite has the
+            // staging file and its journal open, until a signal ends it.
+            TemporaryFileCleanup.installSignalHandlers()
+            let db = try Database(path: directory + "/source.sqlite")
+            var options = BackupOptions()
+            options.pagesPerStep = 1
+            try db.backup(toPath: directory + "/out/copy.sqlite", options: options) { _ in
+                #expect(FileManager.default.createFile(atPath: directory + "/ready", contents: nil))
+                for _ in 0..<600 { usleep(100_000) }
+                Issue.record("the parent did not interrupt the backup")
+            }
         default:
             Issue.record("unknown probe mode \(mode)")
         }
@@ -91,6 +103,31 @@ struct InterruptedCopyTests {
         #expect(process.terminationReason == .uncaughtSignal)
         #expect(process.terminationStatus == signal)
         #expect(try directoryEntries(dir, "out").isEmpty)
+    }
+
+    @Test(
+        "A signal during a backup removes its staging file and the journal beside it, then ends the process",
+        arguments: [SIGINT, SIGTERM, SIGHUP])
+    func signalRemovesBackupStagingFiles(signal: Int32) throws {
+        let dir = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: dir.path("out"), withIntermediateDirectories: false)
+        let source = try Database(path: dir.path("source.sqlite"))
+        try source.execute("CREATE TABLE t (b BLOB); INSERT INTO t VALUES (zeroblob(100000))")
+        source.close()
+        try Data("kept".utf8).write(to: URL(fileURLWithPath: dir.path("out/other.txt")))
+        let process = try startProbe("backup", directory: dir.url.path)
+        for _ in 0..<30_000 where process.isRunning && !FileManager.default.fileExists(atPath: dir.path("ready")) {
+            usleep(1000)
+        }
+        let during = try directoryEntries(dir, "out")
+        kill(process.processIdentifier, signal)
+        process.waitUntilExit()
+
+        let log = (try? String(contentsOfFile: dir.path("child.log"), encoding: .utf8)) ?? ""
+        #expect(during.contains { $0.hasSuffix(".tmp-journal") }, "no journal while backing up: \(during)\n\(log)")
+        #expect(process.terminationReason == .uncaughtSignal)
+        #expect(process.terminationStatus == signal)
+        #expect(try directoryEntries(dir, "out") == ["other.txt"])
     }
 }
 

@@ -1,0 +1,103 @@
+import Foundation
+import Testing
+
+@testable import RecordsApp
+
+/// Format characters (Unicode general category Cf) that show nothing:
+/// right-to-left override, zero-width space, left-to-right isolate, byte
+/// order mark.
+private let invisibleCharacters: [Character] = ["\u{202E}", "\u{200B}", "\u{2066}", "\u{FEFF}"]
+
+/// Values that show nothing: one format character alone, and mixed with
+/// spaces and the other format characters.
+private func invisibleValues(_ character: Character) -> [String] {
+    [String(character), " \(character)\u{2069} \u{FEFF}", String(repeating: character, count: 3)]
+}
+
+@Suite("Text fields: a value of format characters alone is empty")
+struct FormatCharacterValidationTests {
+    @Test("People: a first or last name of format characters is refused as empty", arguments: invisibleCharacters)
+    func people(character: Character) throws {
+        for value in invisibleValues(character) {
+            let draft = try #require(throws: ValidationError.self) {
+                try PersonDraft.parse(firstName: value, lastName: value, age: "36")
+            }
+            #expect(draft.message(for: "first name") == "first name must not be empty")
+            #expect(draft.message(for: "last name") == "last name must not be empty")
+            let changes = try #require(throws: ValidationError.self) {
+                try PersonChanges(firstName: value).validated()
+            }
+            #expect(changes.message(for: "first name") == "first name must not be empty")
+        }
+    }
+
+    @Test("People: an age of format characters is no age, as a blank one is", arguments: invisibleCharacters)
+    func peopleAge(character: Character) throws {
+        #expect(try PersonDraft.parse(firstName: "Ada", lastName: "Lovelace", age: String(character)).age == nil)
+    }
+
+    @Test(
+        "Contacts: a name, address or contact of format characters is refused as empty", arguments: invisibleCharacters)
+    func contacts(character: Character) throws {
+        for value in invisibleValues(character) {
+            let error = try #require(throws: ValidationError.self) {
+                try ContactDraft(name: value, address: value, contact: value).validated()
+            }
+            #expect(error.message(for: "name") == "name must not be empty")
+            #expect(error.message(for: "address") == "address must not be empty")
+            #expect(error.message(for: "contact") == "contact must not be empty")
+            let changes = try #require(throws: ValidationError.self) {
+                try ContactChanges(address: value).validated()
+            }
+            #expect(changes.message(for: "address") == "address must not be empty")
+        }
+    }
+
+    @Test("Coffee: a name of format characters is refused as empty", arguments: invisibleCharacters)
+    func coffee(character: Character) throws {
+        for value in invisibleValues(character) {
+            let draft = try #require(throws: ValidationError.self) { try CoffeeDraft.parse(name: value, price: "3.50") }
+            #expect(draft.message(for: "name") == "name must not be empty")
+            let changes = try #require(throws: ValidationError.self) {
+                try CoffeeChanges.parse(name: value, price: nil)
+            }
+            #expect(changes.message(for: "name") == "name must not be empty")
+        }
+    }
+
+    @Test("Users: every text field of format characters is refused as empty", arguments: invisibleCharacters)
+    func users(character: Character) throws {
+        for value in invisibleValues(character) {
+            var form = validForm(email: value)
+            form.firstName = value
+            form.lastName = value
+            form.mobile = value
+            form.state = value
+            form.city = value
+            form.pincode = value
+            form.address = value
+            form.imageName = value
+            let error = try #require(throws: ValidationError.self) { try form.validated(today: testToday) }
+            for field in ["first name", "last name", "email", "mobile", "state", "city", "pincode", "address"] {
+                #expect(error.message(for: field) == "\(field) must not be empty", "\(field)")
+            }
+            #expect(error.message(for: "image name") == "image name must not be empty")
+            let changes = try #require(throws: ValidationError.self) {
+                try ProfileChanges(firstName: value, city: value).validated(today: testToday)
+            }
+            #expect(changes.message(for: "first name") == "first name must not be empty")
+            #expect(changes.message(for: "city") == "city must not be empty")
+        }
+    }
+
+    @Test("Format characters inside real text are kept as typed")
+    func formatCharactersInTextAreKept() throws {
+        // An isolated right-to-left name, and an emoji joined by U+200D.
+        let names = ["\u{2067}عائشة\u{2069}", "Ada 👩\u{200D}💻"]
+        for name in names {
+            #expect(try PersonDraft.parse(firstName: name, lastName: "X", age: nil).firstName == name)
+            #expect(try ContactDraft(name: name, address: "a", contact: "c").validated().name == name)
+            #expect(try CoffeeDraft.parse(name: name, price: "1").name == name)
+        }
+    }
+}
