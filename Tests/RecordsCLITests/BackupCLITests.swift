@@ -1,6 +1,8 @@
 import Foundation
-import SQLiteStore
+import TestSupport
 import Testing
+
+@testable import SQLiteStore
 
 /// Every row of the People app's table, for comparing a copy with its
 /// source.
@@ -118,9 +120,9 @@ struct InterruptedBackupCLITests {
     /// A sandbox whose database holds 64 MiB more than the apps' rows, so
     /// that a backup takes many steps, and a directory to back up into
     /// that holds one other file.
-    private func sandboxWithLargeDatabase() throws -> (Sandbox, output: String) {
+    private func sandboxWithLargeDatabase() async throws -> (Sandbox, output: String) {
         let sandbox = try Sandbox()
-        try #require(try sandbox.run("people", "list").status == 0)
+        try #require(try await sandbox.run("people", "list").status == 0)
         let db = try Database(path: sandbox.database)
         try db.execute(
             """
@@ -138,25 +140,28 @@ struct InterruptedBackupCLITests {
     @Test(
         "A backup interrupted by SIGINT, SIGTERM or SIGHUP leaves only what the directory held",
         arguments: [SIGINT, SIGTERM, SIGHUP])
-    func interruptedBackup(signal: Int32) throws {
-        let (sandbox, output) = try sandboxWithLargeDatabase()
+    func interruptedBackup(signal: Int32) async throws {
+        let (sandbox, output) = try await sandboxWithLargeDatabase()
         let copy = output + "/copy.sqlite"
         var interrupted = 0
         for _ in 0..<3 where interrupted == 0 {
-            var process: Process?
-            var during: [String] = []
-            _ = try sandbox.runRaw(["--database", sandbox.database, "backup", copy]) { running in
-                process = running
+            let started = Locked<ChildProcess?>(nil)
+            let seen = Locked<[String]>([])
+            _ = try await sandbox.runRaw(["--database", sandbox.database, "backup", copy]) { running in
+                started.withLock { $0 = running }
                 // Signalled once SQLite has the copy's journal open.
                 for _ in 0..<20_000 where running.isRunning {
-                    during = entries(output)
+                    let during = entries(output)
+                    seen.withLock { $0 = during }
                     if during.contains(where: { $0.hasSuffix(".tmp-journal") }) {
-                        kill(running.processIdentifier, signal)
+                        running.send(signal)
                         break
                     }
                     usleep(200)
                 }
             }
+            let process = started.withLock { $0 }
+            let during = seen.withLock { $0 }
             if process?.terminationReason == .uncaughtSignal {
                 interrupted += 1
                 #expect(process?.terminationStatus == signal)

@@ -284,9 +284,9 @@ private func fileSize(_ path: String) -> Int {
 @Suite("records: a database file it may not write", .disabled(if: runsAsRoot, "root writes any file"))
 struct UnwritableDatabaseCLITests {
     /// The sandbox's database, made by a first run, then made read-only.
-    private func readOnlyDatabase() throws -> Sandbox {
+    private func readOnlyDatabase() async throws -> Sandbox {
         let sandbox = try Sandbox()
-        try #require(try sandbox.run("people", "list").status == 0)
+        try #require(try await sandbox.run("people", "list").status == 0)
         try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: sandbox.database)
         return sandbox
     }
@@ -297,23 +297,23 @@ struct UnwritableDatabaseCLITests {
     }
 
     @Test("A read-only command leaves no -wal or -shm file; once the file is writable again, writes work")
-    func readLeavesNothing() throws {
-        let sandbox = try readOnlyDatabase()
-        let list = try sandbox.run("people", "list")
+    func readLeavesNothing() async throws {
+        let sandbox = try await readOnlyDatabase()
+        let list = try await sandbox.run("people", "list")
         #expect(list.status == 0, "\(list)")
         #expect(list.stdout.contains("Lovelace"))
         #expect(databaseFiles(sandbox) == ["test.sqlite"])
 
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: sandbox.database)
-        let add = try sandbox.run("people", "add", "--first", "Grace", "--last", "Hopper", "--age", "85")
+        let add = try await sandbox.run("people", "add", "--first", "Grace", "--last", "Hopper", "--age", "85")
         #expect(add.status == 0, "\(add)")
     }
 
     @Test("A write fails with status 1 naming the file that is not writable, and changes nothing")
-    func writeNamesTheFile() throws {
-        let sandbox = try readOnlyDatabase()
+    func writeNamesTheFile() async throws {
+        let sandbox = try await readOnlyDatabase()
         let before = try Data(contentsOf: URL(fileURLWithPath: sandbox.database))
-        let add = try sandbox.run("people", "add", "--first", "Grace", "--last", "Hopper", "--age", "85")
+        let add = try await sandbox.run("people", "add", "--first", "Grace", "--last", "Hopper", "--age", "85")
         #expect(add.status == 1, "\(add)")
         #expect(add.stderr.contains("the database file \(sandbox.database) is not writable"), "\(add)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: sandbox.database)) == before)

@@ -108,7 +108,7 @@ struct InterruptedCopyTests {
     @Test(
         "A signal during a backup removes its staging file and the journal beside it, then ends the process",
         arguments: [SIGINT, SIGTERM, SIGHUP])
-    func signalRemovesBackupStagingFiles(signal: Int32) throws {
+    func signalRemovesBackupStagingFiles(signal: Int32) async throws {
         let dir = try TemporaryDirectory()
         try FileManager.default.createDirectory(atPath: dir.path("out"), withIntermediateDirectories: false)
         let source = try Database(path: dir.path("source.sqlite"))
@@ -116,12 +116,16 @@ struct InterruptedCopyTests {
         source.close()
         try Data("kept".utf8).write(to: URL(fileURLWithPath: dir.path("out/other.txt")))
         let process = try startProbe("backup", directory: dir.url.path)
-        for _ in 0..<30_000 where process.isRunning && !FileManager.default.fileExists(atPath: dir.path("ready")) {
-            usleep(1000)
+        let ready = dir.path("ready")
+        // Polled on a thread of its own, not a cooperative one.
+        await onOwnThread {
+            for _ in 0..<30_000 where process.isRunning && !FileManager.default.fileExists(atPath: ready) {
+                usleep(1000)
+            }
         }
         let during = try directoryEntries(dir, "out")
-        kill(process.processIdentifier, signal)
-        process.waitUntilExit()
+        process.send(signal)
+        await process.exited()
 
         let log = (try? String(contentsOfFile: dir.path("child.log"), encoding: .utf8)) ?? ""
         #expect(during.contains { $0.hasSuffix(".tmp-journal") }, "no journal while backing up: \(during)\n\(log)")
