@@ -339,6 +339,10 @@ import Testing
             options: {
                 $0.connectionLimit = 40
                 $0.connectionsPerClient = 10
+                // The held connections stay until the test closes them,
+                // however slowly a loaded machine runs it.
+                $0.headerTimeout = .seconds(600)
+                $0.idleTimeout = 600
             }, routes: Self.countingRoutes(runs))
         defer { server.stopInBackground() }
         let port = server.server.port
