@@ -59,7 +59,7 @@ struct CoffeeServeMemoryCLITests {
         let csrf = try await token("coffee/\(id)")
 
         // Logging in ran scrypt; the peak from here on is the picture's.
-        let pid = server.process.processIdentifier
+        let pid = server.child.processIdentifier
         try Data("5".utf8).write(to: URL(fileURLWithPath: "/proc/\(pid)/clear_refs"))
         let start = try #require(status(of: pid, "VmRSS"))
         let upload = try await curl(

@@ -14,9 +14,6 @@ final class ServeProcess: Sendable {
     let url: String
     private let stderr: FileHandle
 
-    /// The server's process.
-    var process: Process { child.process }
-
     /// Starts `records --database DB serve ARGUMENTS` and waits for its
     /// "Serving … at URL" line.
     init(sandbox: Sandbox, _ arguments: [String]) async throws {

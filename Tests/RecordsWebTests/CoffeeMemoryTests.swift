@@ -50,12 +50,12 @@ private let serverDirectory = ProcessInfo.processInfo.environment["RECORDS_TEST_
         child.standardError = FileHandle.nullDevice
         let server = try ChildProcess(starting: child)
         // Ended if the test fails before telling it to stop (and reaped by
-        // Foundation; not waited for here).
+        // ChildProcess's own thread; not waited for here).
         defer { if server.isRunning { server.send(SIGTERM) } }
         let ready = directory.appendingPathComponent("ready")
-        try await waitFor { FileManager.default.fileExists(atPath: ready.path) || !child.isRunning }
+        try await waitFor { FileManager.default.fileExists(atPath: ready.path) || !server.isRunning }
         let port = try #require(UInt16(String(decoding: try Data(contentsOf: ready), as: UTF8.self)))
-        let pid = child.processIdentifier
+        let pid = server.processIdentifier
         let start = try #require(Self.status(of: pid, "VmRSS"))
 
         let client = WebClient(baseURL: URL(string: "http://127.0.0.1:\(port)")!)

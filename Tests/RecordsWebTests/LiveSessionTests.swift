@@ -13,6 +13,11 @@ import Testing
     /// comment holds it).
     static let end = "0\r\n\r\n"
 
+    /// How long a test waits for a stream to end: only a guard against a
+    /// hang. The check that ends it runs on the cooperative threads, which
+    /// a loaded full suite can keep busy for seconds (10 s was too short).
+    static let patience: Duration = .seconds(60)
+
     /// An accounts server whose streams' sessions are checked every
     /// `check` (and after each change of the sessions).
     static func server(clock: WebTestClock = WebTestClock(), check: Duration = .milliseconds(50)) throws
@@ -68,7 +73,7 @@ import Testing
         #expect(try await browser.post("/logout", []).status == 303)
         // A change after the log-out is not announced to it.
         try await Self.addPerson(server)
-        let text = try await onOwnThread { try socket.read(until: Self.end) }
+        let text = try await onOwnThread { try socket.read(until: Self.end, timeout: Self.patience) }
         #expect(!text.contains("event:"))
         #expect(await eventually { server.app.live.streamCount == 0 })
         socket.close()
@@ -82,7 +87,7 @@ import Testing
         let socket = try await Self.openStream(server, as: browser)
         _ = try await browser.get("/account")
         #expect(try await browser.post("/logout", []).status == 303)
-        let text = try await onOwnThread { try socket.read(until: Self.end) }
+        let text = try await onOwnThread { try socket.read(until: Self.end, timeout: Self.patience) }
         #expect(!text.contains("event:"))
         socket.close()
     }
@@ -99,7 +104,7 @@ import Testing
         let id = try Self.otherSessionID(on: try await laptop.get("/account"))
         #expect(try await laptop.post("/account/sessions/\(id)/revoke", []).status == 303)
         try await Self.addPerson(server)
-        let ended = try await onOwnThread { try stolen.read(until: Self.end) }
+        let ended = try await onOwnThread { try stolen.read(until: Self.end, timeout: Self.patience) }
         #expect(!ended.contains("event:"))
         // The session that revoked it keeps its stream, and hears the change.
         _ = try await onOwnThread { try own.read(until: "event: change\ndata: people\n\n") }
@@ -125,7 +130,7 @@ import Testing
             ])
         #expect(changed.status == 303)
         try await Self.addPerson(server)
-        let text = try await onOwnThread { try socket.read(until: Self.end) }
+        let text = try await onOwnThread { try socket.read(until: Self.end, timeout: Self.patience) }
         #expect(!text.contains("event:"))
         socket.close()
     }
@@ -138,7 +143,7 @@ import Testing
         try await browser.register()
         let socket = try await Self.openStream(server, as: browser)
         clock.advance(seconds: 8 * 86_400)
-        let text = try await onOwnThread { try socket.read(until: Self.end) }
+        let text = try await onOwnThread { try socket.read(until: Self.end, timeout: Self.patience) }
         #expect(!text.contains("event:"))
         socket.close()
     }

@@ -155,10 +155,10 @@ struct BlobMemoryTests {
         process.environment = environment
         process.standardOutput = log
         process.standardError = log
-        try await ChildProcess(starting: process).exited()
+        let status = try await ChildProcess(starting: process).exited()
 
         let childOutput = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
-        try #require(process.terminationStatus == 0, "the probe process failed:\n\(childOutput)")
+        try #require(status == 0, "the probe process failed:\n\(childOutput)")
         let data = try #require(FileManager.default.contents(atPath: reportPath), "no report:\n\(childOutput)")
         let report = try JSONDecoder().decode(BlobMemoryReport.self, from: data)
 

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import SQLiteStore
@@ -105,21 +106,28 @@ struct UnwritableDatabaseFileTests {
     @Test(
         "Files another process is using are left when the read-only connection closes",
         .enabled(if: isLinux && !isHolder, "starts this test binary again through /proc"))
-    func filesInUseElsewhereAreLeft() throws {
+    func filesInUseElsewhereAreLeft() async throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("db.sqlite")
         try makeWALDatabase(path)
         let reader = try Database(path: path, configuration: readOnlyConfiguration())
         #expect(try reader.fetchAll(Int.self, "SELECT a FROM t") == [1])
         let holder = try startHolder(path, log: dir.path("holder.log"))
-        defer {
-            kill(holder.processIdentifier, SIGKILL)
-            holder.waitUntilExit()
+        let ready = path + ".ready"
+        // Polled on a thread of its own, not a cooperative one.
+        await onOwnThread {
+            for _ in 0..<30_000 where holder.isRunning && !FileManager.default.fileExists(atPath: ready) {
+                usleep(1000)
+            }
         }
-        for _ in 0..<30_000 where holder.isRunning && !exists(path + ".ready") { usleep(1000) }
-        try #require(exists(path + ".ready"), "the holder did not start")
-        reader.close()
-        #expect(exists(path + "-wal") && exists(path + "-shm"))
+        let started = exists(ready)
+        if started {
+            reader.close()
+            #expect(exists(path + "-wal") && exists(path + "-shm"))
+        }
+        holder.send(SIGKILL)
+        await holder.exited()
+        try #require(started, "the holder did not start")
     }
 
     @Test(
@@ -184,7 +192,7 @@ struct UnwritableDatabaseFileTests {
 }
 
 /// Starts this test binary again, running only the holder probe on `path`.
-private func startHolder(_ path: String, log: String) throws -> Process {
+private func startHolder(_ path: String, log: String) throws -> ChildProcess {
     let process = Process()
     process.executableURL = URL(
         fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
@@ -197,7 +205,7 @@ private func startHolder(_ path: String, log: String) throws -> Process {
     process.standardOutput = handle
     process.standardError = handle
     process.standardInput = FileHandle.nullDevice
-    try process.run()
+    let child = try ChildProcess(starting: process)
     try handle.close()
-    return process
+    return child
 }
