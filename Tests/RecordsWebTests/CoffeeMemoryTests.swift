@@ -38,17 +38,9 @@ private let serverDirectory = ProcessInfo.processInfo.environment["RECORDS_TEST_
             try await CoffeeStore(database: database).add(CoffeeDraft(name: "Mocha", price: 3))
             database.close()
         }
-        let child = Process()
-        child.executableURL = URL(
-            fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-        child.arguments = ["--testing-library", "swift-testing", "--filter", "CoffeeMemoryTests/servePictures"]
-        child.environment = ProcessInfo.processInfo.environment.merging(["RECORDS_TEST_PICTURE_SERVER": directory.path])
-        {
-            _, new in new
-        }
-        child.standardOutput = FileHandle.nullDevice
-        child.standardError = FileHandle.nullDevice
-        let server = try ChildProcess(starting: child)
+        let server = try ChildProcess.startingTestProbe(
+            filter: "CoffeeMemoryTests/servePictures",
+            environment: ["RECORDS_TEST_PICTURE_SERVER": directory.path])
         // Ended if the test fails before telling it to stop (and reaped by
         // ChildProcess's own thread; not waited for here).
         defer { if server.isRunning { server.send(SIGTERM) } }

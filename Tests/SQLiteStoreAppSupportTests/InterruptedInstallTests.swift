@@ -25,17 +25,8 @@ struct InterruptedInstallProbe {
 
 /// Starts this test binary again, running only the probe.
 private func startProbe(directory: String) throws -> ChildProcess {
-    let process = Process()
-    process.executableURL = URL(
-        fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-    process.arguments = ["--testing-library", "swift-testing", "--filter", "InterruptedInstallProbe"]
-    var environment = ProcessInfo.processInfo.environment
-    environment[probeDirectoryVariable] = directory
-    process.environment = environment
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    process.standardInput = FileHandle.nullDevice
-    return try ChildProcess(starting: process)
+    try ChildProcess.startingTestProbe(
+        filter: "InterruptedInstallProbe", environment: [probeDirectoryVariable: directory])
 }
 
 /// Whether process `pid` has a file open in `directory`: a named one, or

@@ -141,21 +141,11 @@ struct BlobMemoryTests {
         let dir = try TemporaryDirectory()
         let reportPath = dir.path("report.json")
         let logPath = dir.path("child.log")
-        #expect(FileManager.default.createFile(atPath: logPath, contents: nil))
-        let log = try #require(FileHandle(forWritingAtPath: logPath))
-        defer { try? log.close() }
 
         // This test binary again, running only the probe.
-        let process = Process()
-        process.executableURL = URL(
-            fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-        process.arguments = ["--testing-library", "swift-testing", "--filter", "BlobMemoryProbe"]
-        var environment = ProcessInfo.processInfo.environment
-        environment[probeOutputVariable] = reportPath
-        process.environment = environment
-        process.standardOutput = log
-        process.standardError = log
-        let status = try await ChildProcess(starting: process).exited()
+        let status = try await ChildProcess.startingTestProbe(
+            filter: "BlobMemoryProbe", environment: [probeOutputVariable: reportPath], log: logPath
+        ).exited()
 
         let childOutput = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
         try #require(status == 0, "the probe process failed:\n\(childOutput)")

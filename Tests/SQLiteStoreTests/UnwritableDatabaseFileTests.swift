@@ -193,19 +193,5 @@ struct UnwritableDatabaseFileTests {
 
 /// Starts this test binary again, running only the holder probe on `path`.
 private func startHolder(_ path: String, log: String) throws -> ChildProcess {
-    let process = Process()
-    process.executableURL = URL(
-        fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-    process.arguments = ["--testing-library", "swift-testing", "--filter", "DatabaseHolderProbe"]
-    var environment = ProcessInfo.processInfo.environment
-    environment[holderVariable] = path
-    process.environment = environment
-    _ = FileManager.default.createFile(atPath: log, contents: nil)
-    let handle = try #require(FileHandle(forWritingAtPath: log))
-    process.standardOutput = handle
-    process.standardError = handle
-    process.standardInput = FileHandle.nullDevice
-    let child = try ChildProcess(starting: process)
-    try handle.close()
-    return child
+    try ChildProcess.startingTestProbe(filter: "DatabaseHolderProbe", environment: [holderVariable: path], log: log)
 }

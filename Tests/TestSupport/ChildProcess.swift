@@ -317,3 +317,40 @@ extension ChildProcess {
             stderr: try Data(contentsOf: errURL))
     }
 }
+
+extension ChildProcess {
+    /// Starts this test binary again, running only the tests `filter`
+    /// selects: a probe suite that does its part in a child process (and
+    /// skips itself unless one of `environment`'s variables is set).
+    ///
+    /// - Parameters:
+    ///   - filter: The `--filter` for the child's run, usually the probe
+    ///     suite's type name.
+    ///   - environment: Added to this process's environment.
+    ///   - log: A file for the child's standard output and error, created
+    ///     empty; nil discards them. Standard input is empty.
+    public static func startingTestProbe(
+        filter: String, environment extra: [String: String], log: String? = nil
+    ) throws -> ChildProcess {
+        let process = Process()
+        process.executableURL = URL(
+            fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+        process.arguments = ["--testing-library", "swift-testing", "--filter", filter]
+        process.environment = ProcessInfo.processInfo.environment.merging(extra) { $1 }
+        process.standardInput = FileHandle.nullDevice
+        var handle: FileHandle?
+        defer { try? handle?.close() }
+        if let log {
+            guard FileManager.default.createFile(atPath: log, contents: nil),
+                let opened = FileHandle(forWritingAtPath: log)
+            else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: log]) }
+            handle = opened
+            process.standardOutput = opened
+            process.standardError = opened
+        } else {
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+        }
+        return try ChildProcess(starting: process)
+    }
+}

@@ -48,23 +48,9 @@ struct InterruptedCopyProbe {
 
 /// Starts this test binary again, running only the probe, in `mode`.
 private func startProbe(_ mode: String, directory: String) throws -> ChildProcess {
-    let process = Process()
-    process.executableURL = URL(
-        fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-    process.arguments = ["--testing-library", "swift-testing", "--filter", "InterruptedCopyProbe"]
-    var environment = ProcessInfo.processInfo.environment
-    environment[probeModeVariable] = mode
-    environment[probeDirectoryVariable] = directory
-    process.environment = environment
-    let log = directory + "/child.log"
-    _ = FileManager.default.createFile(atPath: log, contents: nil)
-    let handle = try #require(FileHandle(forWritingAtPath: log))
-    process.standardOutput = handle
-    process.standardError = handle
-    process.standardInput = FileHandle.nullDevice
-    let child = try ChildProcess(starting: process)
-    try handle.close()
-    return child
+    try ChildProcess.startingTestProbe(
+        filter: "InterruptedCopyProbe",
+        environment: [probeModeVariable: mode, probeDirectoryVariable: directory], log: directory + "/child.log")
 }
 
 /// Whether process `pid` has a file open in `directory`: a named one, or
@@ -86,18 +72,7 @@ struct InterruptedCopyTests {
         let dir = try TemporaryDirectory()
         try FileManager.default.createDirectory(atPath: dir.path("out"), withIntermediateDirectories: false)
         let process = try startProbe("stall", directory: dir.url.path)
-        let ready = dir.path("ready")
-        // Polled on a thread of its own, not a cooperative one.
-        await onOwnThread {
-            for _ in 0..<30_000 where process.isRunning && !FileManager.default.fileExists(atPath: ready) {
-                usleep(1000)
-            }
-        }
-        let during = try directoryEntries(dir, "out")
-        process.send(signal)
-        await process.exited()
-
-        let log = (try? String(contentsOfFile: dir.path("child.log"), encoding: .utf8)) ?? ""
+        let (during, log) = try await interrupt(process, with: signal, once: "ready", in: dir)
         #expect(
             during.count == 1 && during.first?.hasSuffix(".tmp") == true, "no temporary file while copying:\n\(log)")
         #expect(process.terminationReason == .uncaughtSignal)
@@ -116,23 +91,30 @@ struct InterruptedCopyTests {
         source.close()
         try Data("kept".utf8).write(to: URL(fileURLWithPath: dir.path("out/other.txt")))
         let process = try startProbe("backup", directory: dir.url.path)
-        let ready = dir.path("ready")
-        // Polled on a thread of its own, not a cooperative one.
-        await onOwnThread {
-            for _ in 0..<30_000 where process.isRunning && !FileManager.default.fileExists(atPath: ready) {
-                usleep(1000)
-            }
-        }
-        let during = try directoryEntries(dir, "out")
-        process.send(signal)
-        await process.exited()
-
-        let log = (try? String(contentsOfFile: dir.path("child.log"), encoding: .utf8)) ?? ""
+        let (during, log) = try await interrupt(process, with: signal, once: "ready", in: dir)
         #expect(during.contains { $0.hasSuffix(".tmp-journal") }, "no journal while backing up: \(during)\n\(log)")
         #expect(process.terminationReason == .uncaughtSignal)
         #expect(process.terminationStatus == signal)
         #expect(try directoryEntries(dir, "out") == ["other.txt"])
     }
+}
+
+/// Waits (on a thread of its own, not a cooperative one) until the probe
+/// has made `marker` in `dir`, takes what `out` holds then, sends `signal`
+/// and waits for the probe to end: what `out` held, and the probe's log.
+private func interrupt(_ process: ChildProcess, with signal: Int32, once marker: String, in dir: TemporaryDirectory)
+    async throws -> (during: [String], log: String)
+{
+    let ready = dir.path(marker)
+    await onOwnThread {
+        for _ in 0..<30_000 where process.isRunning && !FileManager.default.fileExists(atPath: ready) {
+            usleep(1000)
+        }
+    }
+    let during = try directoryEntries(dir, "out")
+    process.send(signal)
+    await process.exited()
+    return (during, (try? String(contentsOfFile: dir.path("child.log"), encoding: .utf8)) ?? "")
 }
 
 private func directoryEntries(_ dir: TemporaryDirectory, _ subdirectory: String) throws -> [String] {
