@@ -75,7 +75,7 @@ let serveCommand = Command(
             throw UsageError(message: "--tls-cert and --tls-key go together", helpPath: invocation.path)
         }
         if let text = arguments.value("max-connections-per-client") {
-            let most = options.connectionLimit - options.connectionLimit / 4
+            let most = options.maximumConnectionsPerClient
             guard let count = Int(text), (1...most).contains(count) else {
                 throw UsageError(
                     message:

@@ -190,11 +190,7 @@ enum Callbacks {
             if let refusal = wait({ await application.admit(request, to: route) }) {
                 return answerEarly(refusal, exchange: exchange, core: core, connection: connection)
             }
-            switch route.body {
-            case .none: exchange.bodyLimit = Route.defaultFormLimit
-            case .form(let limit): exchange.bodyLimit = limit
-            case .upload(_, let limit, _): exchange.bodyLimit = limit + Route.defaultFormLimit
-            }
+            exchange.bodyLimit = route.body.sizeLimit
             if let length = declaredLength(exchange.request.headers), length > UInt64(max(0, exchange.bodyLimit)) {
                 // Answered before a byte of the body is read: on the first
                 // call, libmicrohttpd sends no "100 Continue", reads no body,

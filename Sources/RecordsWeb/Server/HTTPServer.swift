@@ -52,11 +52,16 @@ public struct ServerOptions: Sendable {
     /// Options with the defaults.
     public init() {}
 
-    /// ``connectionsPerClient`` within 1 and three quarters of
-    /// ``connectionLimit``.
-    var effectiveConnectionsPerClient: Int {
+    /// The most ``connectionsPerClient`` can be: three quarters of
+    /// ``connectionLimit``, so that a quarter stays for other clients.
+    public var maximumConnectionsPerClient: Int {
         let limit = max(1, connectionLimit)
-        return min(max(1, connectionsPerClient), max(1, limit - limit / 4))
+        return max(1, limit - limit / 4)
+    }
+
+    /// ``connectionsPerClient`` within 1 and ``maximumConnectionsPerClient``.
+    var effectiveConnectionsPerClient: Int {
+        min(max(1, connectionsPerClient), maximumConnectionsPerClient)
     }
 }
 

@@ -25,6 +25,17 @@ public struct Route: Sendable {
         /// field included: a file arriving first is refused.
         case upload(
             field: String, limit: Int, sink: @Sendable (UploadStart) throws -> any UploadSink)
+
+        /// The most bytes a request's body may have: a body past it is
+        /// refused with 413, unread. ``Route/defaultFormLimit`` for a route
+        /// that takes no body; an upload's limit plus its other fields'.
+        var sizeLimit: Int {
+            switch self {
+            case .none: Route.defaultFormLimit
+            case .form(let limit): limit
+            case .upload(_, let limit, _): limit + Route.defaultFormLimit
+            }
+        }
     }
 
     /// The most a form's fields may hold: 64 KiB.
