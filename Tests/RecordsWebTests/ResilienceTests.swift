@@ -244,6 +244,62 @@ import Testing
         #expect(server.log.contains { $0.hasPrefix("POST \(path) 413") })
     }
 
+    /// A client that sends its whole too-large body before it reads (as
+    /// browsers and URLSession do) still gets the 413: the server closes by
+    /// lingering, so the client's sending is not met by a reset that
+    /// discards the answer.
+    @Test(arguments: ["/note", "/upload"])
+    func aClientSendingTheWholeRefusedBodyStillReadsThe413(path: String) async throws {
+        let runs = Runs()
+        let sinks = ServerStreamingTests.Sinks()
+        let server = try TestServer(routes: Self.bodyRoutes(runs, sinks))
+        defer { server.stopInBackground() }
+        let port = server.server.port
+        // More than the loopback socket buffers hold, so the send completes
+        // only if the server goes on reading after its answer.
+        let size = 24 << 20
+        let (answer, closed) = try await onOwnThread { () throws -> (String, Bool) in
+            let socket = try RawSocket(port: port)
+            defer { socket.close() }
+            try socket.send(Self.postHead(path, "Content-Length: \(size)\r\n"))
+            let chunk = [UInt8](repeating: 0x6E, count: 1 << 20)
+            for _ in 0..<(size >> 20) { try socket.send(chunk) }
+            let answer = try socket.read(until: "</html>")
+            return (answer, try socket.readToEnd())
+        }
+        #expect(answer.hasPrefix("HTTP/1.1 413"))
+        #expect(closed)
+        #expect(runs.value == 0)
+        #expect(sinks.all.isEmpty)
+        #expect(await eventually { server.server.lingeringConnections == 0 }, "the lingering ends with the client")
+    }
+
+    /// A client that goes on sending after the 413 cannot hold the server:
+    /// the lingering ends after its time and the connection is closed.
+    @Test func aClientThatNeverStopsSendingIsCutWhenTheLingeringEnds() async throws {
+        let runs = Runs()
+        let server = try TestServer(routes: Self.countingRoutes(runs))
+        defer { server.stopInBackground() }
+        let port = server.server.port
+        let (answer, cut) = try await onOwnThread { () throws -> (String, Bool) in
+            let socket = try RawSocket(port: port)
+            defer { socket.close() }
+            try socket.send(Self.postHead("/note", "Content-Length: 104857600\r\n"))
+            try socket.send([UInt8](repeating: 0x6E, count: 16 * 1024))
+            let answer = try socket.read(until: "</html>")
+            // A trickle, far longer than the lingering lasts.
+            for _ in 0..<300 {
+                do { try socket.send([UInt8](repeating: 0x6E, count: 1024)) } catch { return (answer, true) }
+                usleep(50_000)
+            }
+            return (answer, false)
+        }
+        #expect(answer.hasPrefix("HTTP/1.1 413"))
+        #expect(cut, "the server closed the connection while the client was still sending")
+        #expect(await eventually { server.server.lingeringConnections == 0 })
+        #expect(runs.value == 0)
+    }
+
     @Test func anExpectContinueForABodyPastTheLimitGets413NotContinue() async throws {
         let runs = Runs()
         let server = try TestServer(routes: Self.countingRoutes(runs))

@@ -14,6 +14,8 @@ final class ServerCore: Sendable {
     let isSecure: Bool
     /// Drops connections whose request headers are too slow to arrive.
     let watchdog: ConnectionWatchdog
+    /// Closes connections answered before their body was read.
+    let lingering = LingeringClose()
     private let grace: Duration
     private let state = PThreadLocked((inFlight: 0, stopping: false))
 
@@ -144,7 +146,9 @@ enum Callbacks {
         let core = Unmanaged<ServerCore>.fromOpaque(context).takeUnretainedValue()
         switch code.rawValue {
         case 0: core.watchdog.connectionStarted(connection)  // MHD_CONNECTION_NOTIFY_STARTED
-        case 1: core.watchdog.connectionClosed(connection)  // MHD_CONNECTION_NOTIFY_CLOSED
+        case 1:  // MHD_CONNECTION_NOTIFY_CLOSED
+            core.watchdog.connectionClosed(connection)
+            core.lingering.connectionClosed(connection)
         default: break
         }
     }
@@ -194,11 +198,12 @@ enum Callbacks {
             if let length = declaredLength(exchange.request.headers), length > UInt64(max(0, exchange.bodyLimit)) {
                 // Answered before a byte of the body is read: on the first
                 // call, libmicrohttpd sends no "100 Continue", reads no body,
-                // and closes the connection after the answer.
+                // and closes the connection after the answer (lingering: see LingeringClose).
                 let refused = exchange.request
                 let response = wait {
                     await application.respond(to: refused, route: route, formProblem: FormProblem(.tooLarge))
                 }
+                core.lingering.mark(connection)
                 return queue(response, for: exchange, core: core, connection: connection)
             }
             switch route.body {
@@ -223,13 +228,16 @@ enum Callbacks {
     /// An answer decided from the headers alone. It is sent after the
     /// (discarded) body, so that the connection stays open for the next
     /// request, unless the body is large or of unknown length: then at once,
-    /// and libmicrohttpd closes the connection after it.
+    /// and libmicrohttpd closes the connection after it (lingering).
     private static func answerEarly(
         _ response: Response, exchange: Exchange, core: ServerCore, connection: OpaquePointer
     ) -> MHD_Result {
         let headers = exchange.request.headers
         let length = headers["content-length"].flatMap(Int.init) ?? (headers["transfer-encoding"] == nil ? 0 : .max)
-        if length > Route.defaultFormLimit { return queue(response, for: exchange, core: core, connection: connection) }
+        if length > Route.defaultFormLimit {
+            core.lingering.mark(connection)
+            return queue(response, for: exchange, core: core, connection: connection)
+        }
         exchange.pending = response
         return .YES
     }
@@ -257,6 +265,7 @@ enum Callbacks {
         exchange.queued = true
         exchange.sink?.cancel()
         exchange.sink = nil
+        core.lingering.mark(connection)
         let application = core.application
         if let route = exchange.route {
             let refused = exchange.request

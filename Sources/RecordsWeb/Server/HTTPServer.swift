@@ -204,6 +204,11 @@ public final class HTTPServer: Sendable {
     /// Connections open now (served, or idle between requests).
     public var openConnections: Int { core.watchdog.connectionCount }
 
+    /// Connections answered before their body was read that the server
+    /// still reads from and discards, so that the client's sending does not
+    /// make it lose the answer; each for at most two seconds.
+    public var lingeringConnections: Int { core.lingering.lingeringCount }
+
     /// Stops the server: no new connections are accepted, requests in
     /// flight get up to ``ServerOptions/shutdownGrace`` to finish, then
     /// every connection is closed. Safe to call more than once, from any
