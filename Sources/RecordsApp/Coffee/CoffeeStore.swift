@@ -19,7 +19,7 @@ import SQLiteStore
 /// its size from the row's header (`length(picture)`, which SQLite answers
 /// without loading the value). Pictures go through SQLite's incremental
 /// BLOB I/O in chunks, so memory stays flat whatever their size.
-public struct CoffeeStore: SearchableRecordStore {
+public struct CoffeeStore: RecordStore {
     let database: AppDatabase
     let table: RecordTable<Coffee>
     /// How the shared methods reach the table.
@@ -309,13 +309,6 @@ public struct CoffeeStore: SearchableRecordStore {
             records_fold(coffeeName), coffeeID
             """
         }
-    }
-
-    /// The coffees whose name contains `text` (or starts with it, in
-    /// ``SearchMode/prefix`` mode), ignoring case and accents; ID and name
-    /// only.
-    public func searchCondition(_ text: String, mode: SearchMode) throws -> SQL {
-        "instr(records_fold(coffeeName), \(try SearchFolding.needle(text))) \(SearchFolding.match(mode))"
     }
 
     /// A `WHERE` condition taking in the coffees whose price is in
