@@ -115,7 +115,8 @@ enum CoffeeSchema {
 
     /// The full-text index of coffee names, folding case and diacritics
     /// ("caffe" finds "Caffè").
-    static let searchIndex = FullTextIndex("coffee_search", on: "coffee", columns: ["coffeeName"], rowID: "coffeeID")
+    static let searchIndex = FullTextIndex(
+        "coffee_search", on: Coffee.tableName, columns: [Coffee.Columns.name], rowID: .id)
 
     /// The table the first migration makes (prices as decimal text), and
     /// the one the shipped sample database has; the second migration
@@ -205,12 +206,11 @@ enum CoffeeSchema {
             picture BLOB)
         """
 
-    /// The columns, and their declared types, of ``createMillionthsTable``.
+    /// The columns, and their declared types, of ``createMillionthsTable``:
+    /// ``Coffee/Columns``, in order.
     static let millionthsColumns = [
-        Column(name: "coffeeID", type: "INTEGER"), Column(name: "coffeeName", type: "TEXT"),
-        Column(name: "priceMicros", type: ""), Column(name: "pictureType", type: "TEXT"),
-        Column(name: "picture", type: "BLOB"),
-    ]
+        (Coffee.Columns.id, "INTEGER"), (.name, "TEXT"), (.priceMicros, ""), (.pictureType, "TEXT"), (.picture, "BLOB"),
+    ].map { Column(name: $0.0.rawValue, type: $0.1) }
 
     /// Rebuilds the first version's table (``createTable``, prices as
     /// decimal text) as ``createMillionthsTable``, prices in millionths, keeping every
