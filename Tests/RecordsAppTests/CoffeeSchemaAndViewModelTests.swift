@@ -217,7 +217,7 @@ struct CoffeeViewModelTests {
         #expect(saved.result)
         #expect(
             saved.sql.filter { $0.hasPrefix("UPDATE") } == [
-                "UPDATE coffee SET coffeeName = :name, priceMicros = :price WHERE coffeeID = :id"
+                "UPDATE \"coffee\" SET \"coffeeName\" = ?, \"priceMicros\" = ?\nWHERE \"coffeeID\" = ?"
             ])
         #expect(!detail.isDirty)
         #expect(list.coffees.map(\.name) == ["Mocha", "Ristretto"])

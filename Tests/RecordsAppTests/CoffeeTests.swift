@@ -134,7 +134,7 @@ struct CoffeeStoreTests {
         #expect(traced.result)
         #expect(
             traced.sql.filter { $0.hasPrefix("UPDATE") } == [
-                "UPDATE coffee SET coffeeName = :name WHERE coffeeID = :id"
+                "UPDATE \"coffee\" SET \"coffeeName\" = ?\nWHERE \"coffeeID\" = ?"
             ])
         // One row of coffee; the name's full-text index counts its own changes.
         #expect(try totalChanges(database) > changesBefore)
@@ -146,7 +146,7 @@ struct CoffeeStoreTests {
         let price = try await tracedStatements(database) { try await store.save(&coffee) }
         #expect(
             price.sql.filter { $0.hasPrefix("UPDATE") } == [
-                "UPDATE coffee SET priceMicros = :price WHERE coffeeID = :id"
+                "UPDATE \"coffee\" SET \"priceMicros\" = ?\nWHERE \"coffeeID\" = ?"
             ])
         #expect(try await store.coffee(id: 1)?.price == decimal("2.75"))
     }
@@ -168,7 +168,7 @@ struct CoffeeStoreTests {
         let traced = try await tracedStatements(database) { try await store.save(&coffee) }
         #expect(
             traced.sql.filter { $0.hasPrefix("UPDATE") } == [
-                "UPDATE coffee SET coffeeName = :name WHERE coffeeID = :id"
+                "UPDATE \"coffee\" SET \"coffeeName\" = ?\nWHERE \"coffeeID\" = ?"
             ])
         #expect(try await store.coffee(id: 3)?.price == decimal("3.45"))
         #expect(!coffee.isHydrated)

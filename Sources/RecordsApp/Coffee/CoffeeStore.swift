@@ -181,23 +181,20 @@ public struct CoffeeStore: RecordStore {
     public func save(_ coffee: inout Coffee) async throws -> Bool {
         guard coffee.isDirty else { return false }
         var validator = Validator()
-        var assignments: [String] = []
-        var arguments: [String: (any SQLiteValueConvertible)?] = ["id": coffee.id]
+        var setting: [(column: Coffee.Columns, value: (any SQLiteValueConvertible)?)] = []
         var saved = coffee
         var written: Set<String> = []
         if coffee.nameIsDirty {
             written.insert("name")
             saved.name = validator.text(coffee.name, field: "name", maxLength: CoffeeRules.maxNameLength)
-            assignments.append("coffeeName = :name")
-            arguments["name"] = saved.name
+            setting.append((.name, saved.name))
         }
         if coffee.priceIsDirty {
             written.insert("price")
             if let price = coffee.price {
                 validator.checkPrice(price)
                 if let micros = CoffeePrice.micros(exactly: price) {
-                    assignments.append("priceMicros = :price")
-                    arguments["price"] = micros
+                    setting.append((.priceMicros, micros))
                 } else {
                     validator.fail("price", "price must be a whole number of millionths")
                 }
@@ -206,13 +203,9 @@ public struct CoffeeStore: RecordStore {
             }
         }
         try validator.check()
-        let sql = "UPDATE coffee SET \(assignments.joined(separator: ", ")) WHERE coffeeID = :id"
-        let id = coffee.id
-        let statementArguments = StatementArguments(arguments)
-        try await database.write(for: .coffee) { db in
-            try db.execute(sql, arguments: statementArguments)
-            if db.changesCount == 0 { throw RecordNotFoundError(kind: "coffee", id: id) }
-        }
+        // The same update as every store's: a coffee deleted meanwhile is a
+        // RecordNotFoundError and nothing is written.
+        _ = try await table.update(id: coffee.id, setting: setting)
         saved.markSaved(fields: written)
         coffee = saved
         return true
