@@ -62,4 +62,16 @@ struct TableColumnTests {
         #expect(columns.columnNames == Person.Columns.allCases.map(\.rawValue))
         #expect(columns[Person.Columns.age] == 36)
     }
+
+    @Test("The app checks schemas through the library's introspection, not hand-written pragma_table_info")
+    func noHandWrittenTableInfo() throws {
+        let sources = repositoryRoot.appendingPathComponent("Sources/RecordsApp")
+        let files = try #require(FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil))
+        var found: [String] = []
+        for case let url as URL in files where url.pathExtension == "swift" {
+            let text = try String(contentsOf: url, encoding: .utf8)
+            if text.contains("pragma_table_info") { found.append(url.lastPathComponent) }
+        }
+        #expect(found.isEmpty, "\(found)")
+    }
 }

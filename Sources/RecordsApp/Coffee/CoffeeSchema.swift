@@ -143,14 +143,22 @@ enum CoffeeSchema {
         let type: String
     }
 
+    /// The columns of the table (or view) named `coffee`, and their
+    /// declared types in upper case; none when there is no such table.
+    static func existingColumns(_ db: Database) throws -> [Column] {
+        guard try db.tableExists(Coffee.tableName) || db.viewExists(Coffee.tableName) else { return [] }
+        // Hidden and generated columns left out, as `PRAGMA table_info` does.
+        return try db.columns(in: Coffee.tableName).filter { $0.kind == .ordinary }.map {
+            Column(name: $0.name, type: $0.declaredType.uppercased())
+        }
+    }
+
     /// Creates the table; keeps it when the shipped sample already has it;
     /// rebuilds the original tutorial's own table (`price REAL`, no picture) with
     /// exact prices, keeping every row and every value (see
     /// ``storedPrice(_:)``).
     static func createOrUpgradeTable(_ db: Database) throws {
-        let existing = try db.fetchAll("SELECT name, type FROM pragma_table_info('coffee')").map {
-            Column(name: try $0["name"], type: (try $0["type"] as String).uppercased())
-        }
+        let existing = try existingColumns(db)
         if existing.isEmpty {
             try db.execute(createTable)
             return
@@ -221,9 +229,7 @@ enum CoffeeSchema {
     /// The table is rebuilt, not altered, because a column's declared type
     /// cannot change, and because the picture must stay the last column.
     static func convertPricesToMillionths(_ db: Database) throws {
-        let existing = try db.fetchAll("SELECT name, type FROM pragma_table_info('coffee')").map {
-            Column(name: try $0["name"], type: (try $0["type"] as String).uppercased())
-        }
+        let existing = try existingColumns(db)
         if existing == millionthsColumns { return }
         guard existing == columns else {
             throw SchemaError(

@@ -123,25 +123,18 @@ enum UsersSchema {
         ].map { Column(name: $0.0.rawValue, type: $0.1, notNull: true, primaryKey: false) }
 
     static func existingLayout(_ db: Database) throws -> Layout {
-        let isTable =
-            try db.fetchOne(
-                Int.self, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE",
-                arguments: [tableName]) != nil
-        guard isTable else { return .none }
-        var columns: [Column] = []
-        for row in try db.fetchAll(
-            "SELECT name, type, \"notnull\", pk FROM pragma_table_info(?)", arguments: [tableName])
-        {
-            columns.append(
-                Column(
-                    name: try row["name"], type: (try row["type"] as String).uppercased(),
-                    notNull: try row["notnull"], primaryKey: try row["pk"] as Int != 0))
+        guard try db.tableExists(tableName) else { return .none }
+        // Hidden and generated columns left out, as `PRAGMA table_info` does.
+        let columns = try db.columns(in: tableName).filter { $0.kind == .ordinary }.map {
+            Column(
+                name: $0.name, type: $0.declaredType.uppercased(), notNull: $0.isNotNull,
+                primaryKey: $0.primaryKeyPosition != nil)
         }
         if columns == seedColumns { return .seed }
-        // The same columns, and the check that keeps plain passwords out.
+        // The same columns, and the check that keeps plain passwords out,
+        // which only the table's SQL tells.
         let sql = try db.fetchOne(
-            String.self, "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE",
-            arguments: [tableName])
+            String.self, "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = \(tableName) COLLATE NOCASE")
         if columns == currentColumns, sql?.contains("CHECK (USER_PASS GLOB") == true { return .current }
         return .unknown(columns: columns.map(\.name))
     }
