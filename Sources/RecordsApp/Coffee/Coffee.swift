@@ -20,7 +20,7 @@ import SQLiteStore
 /// try await store.hydrate(&coffee)         // price and picture size and type
 /// coffee.price = Decimal(string: "2.70")
 /// coffee.isDirty                           // true
-/// try await store.save(&coffee)            // UPDATE coffee SET price = ? ...
+/// try await store.save(&coffee)            // UPDATE "coffee" SET "priceMicros" = ? ...
 /// try await store.save(&coffee)            // false: nothing to write, no statement run
 /// ```
 ///
