@@ -9,6 +9,8 @@ import SQLiteStore
 /// false: such values read as empty, so that a delete can say what it
 /// deleted).
 protocol AppRecord: FetchableRecord, PersistableRecord, Sendable {
+    /// The columns of its table, each named once (see ``TableColumn``).
+    associatedtype Columns: TableColumn
     /// The app whose table it is.
     static var app: AppDatabase.App { get }
     /// What one record is called in messages: "person".
@@ -40,12 +42,12 @@ struct NewRow<Record: AppRecord>: PersistableRecord {
     static var primaryKey: String { Record.primaryKey }
 
     var record: Record
-    var extraColumns: [(name: String, value: SQLiteValue)] = []
+    var extraColumns: [(column: Record.Columns, value: SQLiteValue)] = []
 
     func encode(to columns: inout RecordColumns) throws {
         try record.encode(to: &columns)
         columns[Record.primaryKey] = nil
-        for extra in extraColumns { columns[extra.name] = extra.value }
+        for extra in extraColumns { columns[extra.column] = extra.value }
     }
 
     mutating func didInsert(rowID: Int64) { record.didInsert(rowID: rowID) }
@@ -175,7 +177,9 @@ struct RecordTable<Record: AppRecord>: Sendable {
 
     /// Inserts a record with a new ID, and the extra columns given, and
     /// returns it with its ID.
-    func insert(_ record: Record, extraColumns: [(name: String, value: SQLiteValue)] = []) async throws -> Record {
+    func insert(_ record: Record, extraColumns: [(column: Record.Columns, value: SQLiteValue)] = []) async throws
+        -> Record
+    {
         let row = NewRow(record: record, extraColumns: extraColumns)
         return try await database.write(for: Record.app) { db in
             var row = row
@@ -193,12 +197,12 @@ struct RecordTable<Record: AppRecord>: Sendable {
     ///   has that ID; ``UnreadableRowError`` when the row still holds a
     ///   value it cannot read (the change is rolled back).
     func update(
-        id: Int64, setting columns: [(name: String, value: (any SQLiteValueConvertible)?)],
+        id: Int64, setting columns: [(column: Record.Columns, value: (any SQLiteValueConvertible)?)],
         check: (@Sendable (Database) throws -> Void)? = nil
     ) async throws -> Record {
         let assignments: [SQL] = try columns.compactMap { column in
             guard let value = try column.value?.sqliteValue else { return nil }
-            return "\(identifier: column.name) = \(value)"
+            return "\(column.column) = \(value)"
         }
         let statement: SQL = """
             UPDATE \(identifier: Record.tableName) SET \(assignments.joined(separator: ", "))
@@ -325,43 +329,5 @@ extension RecordStore {
     @discardableResult
     public func delete(id: Int64) async throws -> Record {
         try await access.delete(id)
-    }
-}
-
-/// A store whose records can be searched by text, ignoring case and
-/// accents, by scanning the table (Coffee; People and Contacts search their
-/// full-text indexes instead).
-public protocol SearchableRecordStore: RecordStore {
-    /// The search mode used unless told otherwise.
-    static var defaultSearchMode: SearchMode { get }
-
-    /// The `WHERE` condition of a search for `text`.
-    ///
-    /// - Throws: ``ValidationError`` when `text` is blank.
-    func searchCondition(_ text: String, mode: SearchMode) throws -> SQL
-}
-
-extension SearchableRecordStore {
-    /// Anywhere in the name, unless the store says otherwise.
-    public static var defaultSearchMode: SearchMode { .substring }
-
-    /// The records matching `text`, in the given order (see the store for
-    /// what matches).
-    ///
-    /// - Throws: ``ValidationError`` when `text` is blank;
-    ///   ``UnreadableRowError`` for the first match that cannot be read.
-    public func search(_ text: String, mode: SearchMode? = nil, sortedBy sort: Sort? = nil) async throws -> [Record] {
-        try await list(matching: text, mode: mode, sortedBy: sort).get()
-    }
-
-    /// The records matching `text` that can be read (as
-    /// ``search(_:mode:sortedBy:)``), and the matching rows that cannot.
-    ///
-    /// - Throws: ``ValidationError`` when `text` is blank.
-    public func list(matching text: String, mode: SearchMode? = nil, sortedBy sort: Sort? = nil, page: ListPage = .all)
-        async throws -> RecordList<Record>
-    {
-        let condition = try searchCondition(text, mode: mode ?? Self.defaultSearchMode)
-        return try await access.list(condition, sort ?? Sort.name, page)
     }
 }

@@ -1,20 +1,15 @@
 import Foundation
 import SQLiteStore
 
-/// How a search text must match a name.
-public enum SearchMode: String, Sendable, CaseIterable, Codable {
-    /// The name starts with the text.
-    case prefix
-    /// The text appears anywhere in the name.
-    case substring
-}
-
-/// Case- and accent-insensitive matching, the same in Swift and in SQL.
+/// Case- and accent-insensitive sorting and name matching, the same in
+/// Swift and in SQL. (Searching by text goes through each app's full-text
+/// index, whose tokenizer folds case and diacritics itself.)
 ///
 /// SQLite's own `LIKE` and `NOCASE` fold ASCII letters only, so "élise"
-/// would not find "Élise". The app's connections get a SQL function,
-/// `records_fold(text)`, that folds exactly as ``fold(_:)`` does; queries
-/// compare folded columns with a folded search text.
+/// would not sort or match as "Élise". The app's connections get SQL
+/// functions, `records_fold(text)` and `records_name_key(text)`, that fold
+/// exactly as ``fold(_:)`` and ``nameKey(_:)`` do: lists sort by folded
+/// names, and Contacts finds a name by its key.
 public enum SearchFolding {
     /// The SQL function's name.
     public static let functionName = "records_fold"
@@ -57,20 +52,6 @@ public enum SearchFolding {
         }
         return folded ?? nil
     }
-
-    /// A search text folded for matching, without surrounding white space.
-    ///
-    /// - Throws: ``ValidationError`` when nothing is left.
-    static func needle(_ text: String, key: (String) -> String = { fold($0) }) throws -> String {
-        let needle = key(text.trimmingCharacters(in: .whitespacesAndNewlines))
-        guard !needle.isEmpty else {
-            throw ValidationError(field: "search text", message: "search text must not be empty")
-        }
-        return needle
-    }
-
-    /// `= 1` (the text starts there) or `> 0` (anywhere), for `instr()`.
-    static func match(_ mode: SearchMode) -> SQL { mode == .prefix ? "= 1" : "> 0" }
 
     /// The SQL function that gives ``nameKey(_:)``.
     public static let nameKeyFunctionName = "records_name_key"

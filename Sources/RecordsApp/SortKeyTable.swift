@@ -40,11 +40,11 @@ struct SortKeyTable: Sendable {
     /// The name columns in sort order, each with its key column.
     let keys: [(column: String, key: String)]
 
-    init(on table: String, rowID: String, keys: [(column: String, key: String)]) {
+    init<Column: TableColumn>(on table: String, rowID: Column, keys: [(column: Column, key: String)]) {
         self.name = "\(table)_sortKey"
         self.table = table
-        self.rowID = rowID
-        self.keys = keys
+        self.rowID = rowID.rawValue
+        self.keys = keys.map { (column: $0.column.rawValue, key: $0.key) }
     }
 
     /// The key that marks a row's keys as computed: the first.

@@ -144,9 +144,9 @@ struct RowReader {
     }
 
     /// TEXT, or nil for NULL; anything else is a problem (and nil).
-    mutating func text(_ column: String, field: String) throws -> String? {
+    mutating func text(_ column: some TableColumn, field: String) throws -> String? {
         // The common case straight from the statement, as the type it is.
-        if let text = try? row.decode(String?.self, named: column) { return text }
+        if let text = try? row.decode(String?.self, named: column.rawValue) { return text }
         let value: SQLiteValue = try row[column]
         switch value {
         case .null: return nil
@@ -159,7 +159,7 @@ struct RowReader {
 
     /// TEXT as it is, and a number as its text (a date a tool stored as
     /// 20000101); nil for NULL; a blob is a problem (and nil).
-    mutating func textOrNumber(_ column: String, field: String) throws -> String? {
+    mutating func textOrNumber(_ column: some TableColumn, field: String) throws -> String? {
         let value: SQLiteValue = try row[column]
         switch value {
         case .null: return nil
@@ -174,8 +174,8 @@ struct RowReader {
 
     /// An INTEGER (or a REAL that is a whole number in range), or nil for
     /// NULL; anything else is a problem (and nil).
-    mutating func integer(_ column: String, field: String) throws -> Int? {
-        if let number = try? row.decode(Int?.self, named: column) { return number }
+    mutating func integer(_ column: some TableColumn, field: String) throws -> Int? {
+        if let number = try? row.decode(Int?.self, named: column.rawValue) { return number }
         let value: SQLiteValue = try row[column]
         if value == .null { return nil }
         guard let number = try? Int(sqliteValue: value) else {
@@ -186,10 +186,10 @@ struct RowReader {
     }
 
     /// Records a value that does not fit.
-    mutating func fail(_ value: SQLiteValue, column: String, field: String, expected: String) {
+    mutating func fail(_ value: SQLiteValue, column: some TableColumn, field: String, expected: String) {
         problems.append(
             UnreadableValue(
-                field: field, column: "\(table).\(column)", stored: UnreadableValue.describe(value),
+                field: field, column: "\(table).\(column.rawValue)", stored: UnreadableValue.describe(value),
                 expected: expected))
     }
 

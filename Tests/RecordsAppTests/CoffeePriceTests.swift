@@ -69,12 +69,6 @@ struct CoffeePriceTests {
         #expect(try await store.all(prices: .any).count == 7)
     }
 
-    @Test("A search can be sorted by price")
-    func searchSortedByPrice() async throws {
-        #expect(
-            try await store.search("n", sortedBy: .price).map(\.name) == ["Tenth", "Nine and a half", "Ten", "Hundred"])
-    }
-
     @Test(
         "A price range that is not one is refused",
         arguments: [("-1", nil), ("1.0000001", nil), ("1000000000", nil), ("5", "4")])

@@ -177,14 +177,24 @@ struct CoffeeViewModelTests {
         list.searchText = "MOC"
         await list.refreshed()
         #expect(list.coffees.map(\.name) == ["Mocha"])
-        list.searchMode = .prefix
-        await list.refreshed()
         list.searchText = "oc"
         await list.refreshed()
         #expect(list.coffees.isEmpty)
         list.searchText = ""
         await list.refreshed()
         #expect(list.coffees.count == 2)
+    }
+
+    @Test("The list's search goes through the names' full-text index: words in any order, case and accents ignored")
+    func searchUsesFullTextIndex() async throws {
+        try await list.add(CoffeeDraft(name: "Caffè Latte", price: decimal("3.20")))
+        list.searchText = "latte CAFFE"
+        await list.refreshed()
+        #expect(list.coffees.map(\.name) == ["Caffè Latte"])
+        #expect(list.coffees.allSatisfy { !$0.isHydrated })
+        list.searchText = "ffe"
+        await list.refreshed()
+        #expect(list.coffees.isEmpty, "a word's start, not anywhere in it")
     }
 
     @Test("The detail hydrates on load, is dirty after an edit, saves once, and refreshes the list")
@@ -207,7 +217,7 @@ struct CoffeeViewModelTests {
         #expect(saved.result)
         #expect(
             saved.sql.filter { $0.hasPrefix("UPDATE") } == [
-                "UPDATE coffee SET coffeeName = :name, priceMicros = :price WHERE coffeeID = :id"
+                "UPDATE \"coffee\" SET \"coffeeName\" = ?, \"priceMicros\" = ?\nWHERE \"coffeeID\" = ?"
             ])
         #expect(!detail.isDirty)
         #expect(list.coffees.map(\.name) == ["Mocha", "Ristretto"])

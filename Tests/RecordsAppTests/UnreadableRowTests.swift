@@ -275,7 +275,7 @@ struct CoffeeUnreadableRowTests {
         #expect(listed.records.map(\.name) == ["Mocha"])
         #expect(listed.unreadable.map(\.id) == [9])
         #expect(listed.unreadable.first?.values.map(\.column) == ["coffee.coffeeName"])
-        #expect(try await store.list(matching: "m").records.map(\.name) == ["Mocha"])
+        #expect(try await store.fullTextSearch("m").records.map(\.name) == ["Mocha"])
         var odd = try #require(try await store.coffee(id: 9))
         #expect(odd.name == "" && odd.price == decimal("1.00"))
         #expect(odd.unreadable.map(\.field) == ["name"])

@@ -224,7 +224,7 @@ struct CoffeeCLITests {
         #expect(same.stdout == "Espresso (ID 1) already has that name and price; nothing was written.\n")
         let debug = try await sandbox.run("--debug", "coffee", "edit", "1", "--price", "2.70")
         #expect(debug.stdout == "Updated Espresso (ID 1): price 2.50 → 2.70.\n")
-        #expect(debug.stderr.contains("SQL: UPDATE coffee SET priceMicros = :price WHERE coffeeID = :id"))
+        #expect(debug.stderr.contains("SQL: UPDATE \"coffee\" SET \"priceMicros\" = ?\nWHERE \"coffeeID\" = ?"))
         let both = try await sandbox.run("coffee", "edit", "2", "--name", "Cappuccino Grande", "--price", "4", "--json")
         let json = try #require(try both.json() as? [String: Any])
         #expect(json["name"] as? String == "Cappuccino Grande")

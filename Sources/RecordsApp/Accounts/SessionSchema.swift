@@ -43,15 +43,29 @@ enum SessionSchema {
     /// The table's name.
     static let tableName = "User_Session"
 
+    /// The columns of `User_Session`, in the table's order.
+    enum Columns: String, TableColumn {
+        case id = "SID"
+        /// The SHA-256 digest of the token; the token itself is never stored.
+        case tokenHash = "SESSION_TOKEN_HASH"
+        case userID = "SESSION_UID"
+        case created = "SESSION_CREATED"
+        case lastSeen = "SESSION_LAST_SEEN"
+        case userAgent = "SESSION_USER_AGENT"
+        case client = "SESSION_CLIENT"
+    }
+
+    /// The table, for SQL.
+    static let table: SQL = "\(identifier: tableName)"
+
     /// Deletes every session of a user but `kept` (if any), in the caller's
     /// transaction, and returns how many were deleted.
     @discardableResult
     static func deleteSessions(_ db: Database, userID: Int64, except kept: Int64? = nil) throws -> Int {
         if let kept {
-            try db.execute(
-                "DELETE FROM User_Session WHERE SESSION_UID = ? AND SID <> ?", arguments: [userID, kept])
+            try db.execute("DELETE FROM \(table) WHERE \(Columns.userID) = \(userID) AND \(Columns.id) <> \(kept)")
         } else {
-            try db.execute("DELETE FROM User_Session WHERE SESSION_UID = ?", arguments: [userID])
+            try db.execute("DELETE FROM \(table) WHERE \(Columns.userID) = \(userID)")
         }
         return db.changesCount
     }

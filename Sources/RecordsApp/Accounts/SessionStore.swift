@@ -195,12 +195,10 @@ public struct SessionStore: Sendable {
         let client = Self.clean(clientAddress, maxLength: Self.maxClientAddressLength)
         let session = try await database.write(for: .users) { db in
             try Self.purge(db, cutoffs: cutoffs)
-            guard try db.fetchOne(Int.self, "SELECT 1 FROM User_Master WHERE UID = ?", arguments: [userID]) != nil
-            else { throw RecordNotFoundError(kind: "user", id: userID) }
+            guard try User.exists(db, id: userID) else { throw RecordNotFoundError(kind: "user", id: userID) }
             try db.execute(
                 """
-                INSERT INTO User_Session (SESSION_TOKEN_HASH, SESSION_UID, SESSION_CREATED, SESSION_LAST_SEEN,
-                    SESSION_USER_AGENT, SESSION_CLIENT)
+                INSERT INTO \(Self.table) (\(columns: [Column.tokenHash, .userID, .created, .lastSeen, .userAgent, .client]))
                 VALUES (\(digest), \(userID), \(time), \(time), \(agent), \(client))
                 """)
             return Session(
@@ -226,8 +224,8 @@ public struct SessionStore: Sendable {
             try db.fetchOne(
                 """
                 SELECT \(Self.sessionColumns), \(User.selection)
-                FROM User_Session JOIN User_Master ON UID = SESSION_UID
-                WHERE SESSION_TOKEN_HASH = \(digest)
+                FROM \(Self.table) JOIN \(identifier: User.tableName) ON \(User.Columns.id) = \(Column.userID)
+                WHERE \(Column.tokenHash) = \(digest)
                 """
             ).map { row in SignedInSession(user: try User(row: row), session: try Self.session(row)) }
         }
@@ -237,7 +235,7 @@ public struct SessionStore: Sendable {
         if lastSeen <= cutoffs.idle || created <= cutoffs.absolute {
             let id = found.session.id
             try await database.write(for: .users) { db in
-                try db.execute("DELETE FROM User_Session WHERE SID = ?", arguments: [id])
+                try db.execute("DELETE FROM \(Self.table) WHERE \(Column.id) = \(id)")
             }
             return nil
         }
@@ -245,7 +243,7 @@ public struct SessionStore: Sendable {
         guard lastSeen <= time - policy.touchInterval.components.seconds else { return found }
         let id = found.session.id
         let stillThere = try await database.write(for: .users) { db in
-            try db.execute("UPDATE User_Session SET SESSION_LAST_SEEN = ? WHERE SID = ?", arguments: [time, id])
+            try db.execute("UPDATE \(Self.table) SET \(Column.lastSeen) = \(time) WHERE \(Column.id) = \(id)")
             return db.changesCount > 0
         }
         // Revoked between the read and the write: it opens nothing any more.
@@ -266,10 +264,10 @@ public struct SessionStore: Sendable {
         return try await database.read(for: .users) { db in
             try db.fetchAll(
                 """
-                SELECT \(Self.sessionColumns) FROM User_Session
-                WHERE SESSION_UID = \(userID) AND SESSION_LAST_SEEN > \(cutoffs.idle)
-                    AND SESSION_CREATED > \(cutoffs.absolute)
-                ORDER BY SESSION_LAST_SEEN DESC, SID DESC
+                SELECT \(Self.sessionColumns) FROM \(Self.table)
+                WHERE \(Column.userID) = \(userID) AND \(Column.lastSeen) > \(cutoffs.idle)
+                    AND \(Column.created) > \(cutoffs.absolute)
+                ORDER BY \(Column.lastSeen) DESC, \(Column.id) DESC
                 """
             ).map(Self.session)
         }
@@ -288,8 +286,9 @@ public struct SessionStore: Sendable {
             try db.fetchAll(
                 Int64.self,
                 """
-                SELECT SID FROM User_Session
-                WHERE SID IN \(list) AND SESSION_LAST_SEEN > \(cutoffs.idle) AND SESSION_CREATED > \(cutoffs.absolute)
+                SELECT \(Column.id) FROM \(Self.table)
+                WHERE \(Column.id) IN \(list) AND \(Column.lastSeen) > \(cutoffs.idle)
+                    AND \(Column.created) > \(cutoffs.absolute)
                 """)
         }
         return Set(open)
@@ -316,7 +315,7 @@ public struct SessionStore: Sendable {
     public func revoke(token: SessionToken) async throws -> Bool {
         let digest = try token.digest()
         return try await database.write(for: .users) { db in
-            try db.execute("DELETE FROM User_Session WHERE SESSION_TOKEN_HASH = ?", arguments: [digest])
+            try db.execute("DELETE FROM \(Self.table) WHERE \(Column.tokenHash) = \(digest)")
             return db.changesCount > 0
         }
     }
@@ -329,7 +328,7 @@ public struct SessionStore: Sendable {
     public func revoke(sessionID: Int64, userID: Int64) async throws -> Bool {
         try await database.write(for: .users) { db in
             try db.execute(
-                "DELETE FROM User_Session WHERE SID = ? AND SESSION_UID = ?", arguments: [sessionID, userID])
+                "DELETE FROM \(Self.table) WHERE \(Column.id) = \(sessionID) AND \(Column.userID) = \(userID)")
             return db.changesCount > 0
         }
     }
@@ -355,15 +354,17 @@ public struct SessionStore: Sendable {
 
     // MARK: - Rows
 
-    private static let sessionColumns: SQL = """
-        SID, SESSION_UID, SESSION_CREATED, SESSION_LAST_SEEN, SESSION_USER_AGENT, SESSION_CLIENT
-        """
+    private typealias Column = SessionSchema.Columns
+    private static let table = SessionSchema.table
+
+    /// Every column but the token's digest.
+    private static let sessionColumns: SQL = "\(columns: Column.allCases.filter { $0 != .tokenHash })"
 
     @Sendable private static func session(_ row: Row) throws -> Session {
         Session(
-            id: try row["SID"], userID: try row["SESSION_UID"], createdAt: date(try row["SESSION_CREATED"]),
-            lastSeenAt: date(try row["SESSION_LAST_SEEN"]), userAgent: try row["SESSION_USER_AGENT"],
-            clientAddress: try row["SESSION_CLIENT"])
+            id: try row[Column.id], userID: try row[Column.userID], createdAt: date(try row[Column.created]),
+            lastSeenAt: date(try row[Column.lastSeen]), userAgent: try row[Column.userAgent],
+            clientAddress: try row[Column.client])
     }
 
     /// A session last used at or before `idle`, or created at or before
@@ -382,8 +383,8 @@ public struct SessionStore: Sendable {
     @discardableResult
     private static func purge(_ db: Database, cutoffs: Cutoffs) throws -> Int {
         try db.execute(
-            "DELETE FROM User_Session WHERE SESSION_LAST_SEEN <= ? OR SESSION_CREATED <= ?",
-            arguments: [cutoffs.idle, cutoffs.absolute])
+            "DELETE FROM \(table) WHERE \(Column.lastSeen) <= \(cutoffs.idle) OR \(Column.created) <= \(cutoffs.absolute)"
+        )
         return db.changesCount
     }
 

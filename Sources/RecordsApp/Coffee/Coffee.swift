@@ -20,7 +20,7 @@ import SQLiteStore
 /// try await store.hydrate(&coffee)         // price and picture size and type
 /// coffee.price = Decimal(string: "2.70")
 /// coffee.isDirty                           // true
-/// try await store.save(&coffee)            // UPDATE coffee SET price = ? ...
+/// try await store.save(&coffee)            // UPDATE "coffee" SET "priceMicros" = ? ...
 /// try await store.save(&coffee)            // false: nothing to write, no statement run
 /// ```
 ///
@@ -126,11 +126,28 @@ extension Coffee: Encodable {
     }
 }
 
+extension Coffee {
+    /// The columns of `coffee` (see ``CoffeeSchema``).
+    enum Columns: String, TableColumn {
+        case id = "coffeeID"
+        case name = "coffeeName"
+        /// The price in millionths.
+        case priceMicros
+        /// The picture's MIME type.
+        case pictureType
+        /// The picture's bytes; last, see ``CoffeeSchema``.
+        case picture
+    }
+
+    /// The detail's name for `length(picture)`.
+    static let pictureSize = "pictureSize"
+}
+
 extension Coffee: FetchableRecord, PersistableRecord {
     /// The original tutorial's table.
     public static let tableName = "coffee"
     /// Its key column.
-    public static let primaryKey = "coffeeID"
+    public static let primaryKey = Columns.id.rawValue
 
     /// A coffee from a row of `coffee`: the list's (`coffeeID`,
     /// `coffeeName`: not hydrated), or the detail's, which adds
@@ -143,9 +160,9 @@ extension Coffee: FetchableRecord, PersistableRecord {
     /// Writes the ID, the name, and for a hydrated coffee the price in
     /// millionths; never the picture, which is streamed apart.
     public func encode(to columns: inout RecordColumns) {
-        columns["coffeeID"] = id
-        columns["coffeeName"] = name
-        if isHydrated { columns["priceMicros"] = price.flatMap(CoffeePrice.micros(exactly:)) }
+        columns[Columns.id] = id
+        columns[Columns.name] = name
+        if isHydrated { columns[Columns.priceMicros] = price.flatMap(CoffeePrice.micros(exactly:)) }
     }
 
     /// Takes the ID SQLite gave the new row.
@@ -155,37 +172,41 @@ extension Coffee: FetchableRecord, PersistableRecord {
 extension Coffee: AppRecord {
     static let app = AppDatabase.App.coffee
     static let kind = "coffee"
-    static let selection: SQL = "coffeeID, coffeeName"
+    static let selection: SQL = "\(columns: [Columns.id, .name])"
     /// Everything but the picture's bytes: `length()` of a blob column is
     /// read from the row's header, without loading the value.
-    static let detailSelection: SQL = "coffeeID, coffeeName, priceMicros, pictureType, length(picture) AS pictureSize"
+    static let detailSelection: SQL = """
+        \(columns: [Columns.id, .name, .priceMicros, .pictureType]), \
+        length(\(Columns.picture)) AS \(identifier: pictureSize)
+        """
 
     /// The list's row is strict about the name (unless `strict` is false);
     /// the detail's never throws for a stored value: a name or price the
     /// app cannot read is listed in ``unreadable``, so that the coffee can
     /// still be shown, edited and deleted.
     init(row: Row, strict: Bool) throws {
-        let id: Int64 = try row["coffeeID"]
+        let id: Int64 = try row[Columns.id]
         var reader = RowReader(row, table: Self.tableName)
         // The original tutorial's table allows a NULL name; it reads as empty.
-        let name = try reader.text("coffeeName", field: "name") ?? ""
-        guard row.hasColumn("priceMicros") else {
+        let name = try reader.text(Columns.name, field: "name") ?? ""
+        guard row.hasColumn(Columns.priceMicros) else {
             if strict { try reader.check(kind: Self.kind, id: id) }
             self.init(id: id, name: name)
             return
         }
-        let storedPrice: SQLiteValue = try row["priceMicros"]
+        let storedPrice: SQLiteValue = try row[Columns.priceMicros]
         var price: Decimal?
         switch storedPrice {
         case .null: break
         case .integer(let micros): price = CoffeePrice.decimal(micros: micros)
         default:
             reader.fail(
-                storedPrice, column: "priceMicros", field: "price", expected: "a price in millionths (a whole number)")
+                storedPrice, column: Columns.priceMicros, field: "price",
+                expected: "a price in millionths (a whole number)")
         }
-        let size: Int? = try row["pictureSize"]
+        let size: Int? = try row[Self.pictureSize]
         // A type that is not text is an unknown format.
-        let type = try? row["pictureType"] as String?
+        let type = try? row[Columns.pictureType] as String?
         self.init(
             id: id, name: name, price: price,
             picture: size.map { CoffeePicture(size: $0, format: type.flatMap(PictureFormat.init(mimeType:))) })

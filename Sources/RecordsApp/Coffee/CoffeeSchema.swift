@@ -115,7 +115,8 @@ enum CoffeeSchema {
 
     /// The full-text index of coffee names, folding case and diacritics
     /// ("caffe" finds "Caffè").
-    static let searchIndex = FullTextIndex("coffee_search", on: "coffee", columns: ["coffeeName"], rowID: "coffeeID")
+    static let searchIndex = FullTextIndex(
+        "coffee_search", on: Coffee.tableName, columns: [Coffee.Columns.name], rowID: .id)
 
     /// The table the first migration makes (prices as decimal text), and
     /// the one the shipped sample database has; the second migration
@@ -142,14 +143,22 @@ enum CoffeeSchema {
         let type: String
     }
 
+    /// The columns of the table (or view) named `coffee`, and their
+    /// declared types in upper case; none when there is no such table.
+    static func existingColumns(_ db: Database) throws -> [Column] {
+        guard try db.tableExists(Coffee.tableName) || db.viewExists(Coffee.tableName) else { return [] }
+        // Hidden and generated columns left out, as `PRAGMA table_info` does.
+        return try db.columns(in: Coffee.tableName).filter { $0.kind == .ordinary }.map {
+            Column(name: $0.name, type: $0.declaredType.uppercased())
+        }
+    }
+
     /// Creates the table; keeps it when the shipped sample already has it;
     /// rebuilds the original tutorial's own table (`price REAL`, no picture) with
     /// exact prices, keeping every row and every value (see
     /// ``storedPrice(_:)``).
     static func createOrUpgradeTable(_ db: Database) throws {
-        let existing = try db.fetchAll("SELECT name, type FROM pragma_table_info('coffee')").map {
-            Column(name: try $0["name"], type: (try $0["type"] as String).uppercased())
-        }
+        let existing = try existingColumns(db)
         if existing.isEmpty {
             try db.execute(createTable)
             return
@@ -205,12 +214,11 @@ enum CoffeeSchema {
             picture BLOB)
         """
 
-    /// The columns, and their declared types, of ``createMillionthsTable``.
+    /// The columns, and their declared types, of ``createMillionthsTable``:
+    /// ``Coffee/Columns``, in order.
     static let millionthsColumns = [
-        Column(name: "coffeeID", type: "INTEGER"), Column(name: "coffeeName", type: "TEXT"),
-        Column(name: "priceMicros", type: ""), Column(name: "pictureType", type: "TEXT"),
-        Column(name: "picture", type: "BLOB"),
-    ]
+        (Coffee.Columns.id, "INTEGER"), (.name, "TEXT"), (.priceMicros, ""), (.pictureType, "TEXT"), (.picture, "BLOB"),
+    ].map { Column(name: $0.0.rawValue, type: $0.1) }
 
     /// Rebuilds the first version's table (``createTable``, prices as
     /// decimal text) as ``createMillionthsTable``, prices in millionths, keeping every
@@ -221,9 +229,7 @@ enum CoffeeSchema {
     /// The table is rebuilt, not altered, because a column's declared type
     /// cannot change, and because the picture must stay the last column.
     static func convertPricesToMillionths(_ db: Database) throws {
-        let existing = try db.fetchAll("SELECT name, type FROM pragma_table_info('coffee')").map {
-            Column(name: try $0["name"], type: (try $0["type"] as String).uppercased())
-        }
+        let existing = try existingColumns(db)
         if existing == millionthsColumns { return }
         guard existing == columns else {
             throw SchemaError(

@@ -31,13 +31,15 @@ extension CoffeeStore {
         let database = self.database
         return try await database.read(for: .coffee) { db in
             // typeof() and length() are read from the row's header.
+            typealias Column = Coffee.Columns
+            let coffee: SQL = "\(identifier: Coffee.tableName)"
             guard
                 let row = try db.fetchOne(
                     """
-                    SELECT typeof(picture), length(picture), pictureType,
-                        (SELECT version FROM coffee_picture_version v WHERE v.coffeeID = coffee.coffeeID)
-                    FROM coffee WHERE coffeeID = ?
-                    """, arguments: [id])
+                    SELECT typeof(\(Column.picture)), length(\(Column.picture)), \(Column.pictureType),
+                        (SELECT version FROM coffee_picture_version v WHERE v.coffeeID = \(coffee).\(Column.id))
+                    FROM \(coffee) WHERE \(Column.id) = \(id)
+                    """)
             else { throw RecordNotFoundError(kind: "coffee", id: id) }
             let storage: String = try row[0]
             switch storage {
@@ -120,7 +122,8 @@ public struct PictureReader: Sendable {
                 Int64.self, "SELECT version FROM coffee_picture_version WHERE coffeeID = ?", arguments: [id])
             guard current == version else { throw changed }
             do {
-                return try db.withBlob(table: "coffee", column: "picture", rowID: id) { blob in
+                return try db.withBlob(table: Coffee.tableName, column: Coffee.Columns.picture.rawValue, rowID: id) {
+                    blob in
                     guard blob.size == size else { throw changed }
                     return try blob.read(count: length, at: offset)
                 }

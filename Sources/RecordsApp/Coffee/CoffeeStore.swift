@@ -19,7 +19,7 @@ import SQLiteStore
 /// its size from the row's header (`length(picture)`, which SQLite answers
 /// without loading the value). Pictures go through SQLite's incremental
 /// BLOB I/O in chunks, so memory stays flat whatever their size.
-public struct CoffeeStore: SearchableRecordStore {
+public struct CoffeeStore: RecordStore {
     let database: AppDatabase
     let table: RecordTable<Coffee>
     /// How the shared methods reach the table.
@@ -113,13 +113,15 @@ public struct CoffeeStore: SearchableRecordStore {
             guard
                 let row = try db.fetchOne(
                     """
-                    SELECT count(*), ifnull(sum(priceMicros / \(CoffeePrice.scale)), 0),
-                        ifnull(sum(priceMicros % \(CoffeePrice.scale)), 0)
-                    FROM coffee WHERE \(filter)
+                    SELECT count(*), ifnull(sum(\(Column.priceMicros) / \(CoffeePrice.scale)), 0),
+                        ifnull(sum(\(Column.priceMicros) % \(CoffeePrice.scale)), 0)
+                    FROM \(identifier: Coffee.tableName) WHERE \(filter)
                     """)
             else { return CoffeePriceTotal(total: 0, count: 0, withoutPrice: 0) }
-            let withoutPrice =
-                try db.fetchOne(Int.self, "SELECT count(*) FROM coffee WHERE typeof(priceMicros) <> 'integer'") ?? 0
+            let unpriced: SQL = """
+                SELECT count(*) FROM \(identifier: Coffee.tableName) WHERE typeof(\(Column.priceMicros)) <> 'integer'
+                """
+            let withoutPrice = try db.fetchOne(Int.self, unpriced) ?? 0
             let units: Int64 = try row[1]
             let micros: Int64 = try row[2]
             return CoffeePriceTotal(
@@ -179,23 +181,20 @@ public struct CoffeeStore: SearchableRecordStore {
     public func save(_ coffee: inout Coffee) async throws -> Bool {
         guard coffee.isDirty else { return false }
         var validator = Validator()
-        var assignments: [String] = []
-        var arguments: [String: (any SQLiteValueConvertible)?] = ["id": coffee.id]
+        var setting: [(column: Coffee.Columns, value: (any SQLiteValueConvertible)?)] = []
         var saved = coffee
         var written: Set<String> = []
         if coffee.nameIsDirty {
             written.insert("name")
             saved.name = validator.text(coffee.name, field: "name", maxLength: CoffeeRules.maxNameLength)
-            assignments.append("coffeeName = :name")
-            arguments["name"] = saved.name
+            setting.append((.name, saved.name))
         }
         if coffee.priceIsDirty {
             written.insert("price")
             if let price = coffee.price {
                 validator.checkPrice(price)
                 if let micros = CoffeePrice.micros(exactly: price) {
-                    assignments.append("priceMicros = :price")
-                    arguments["price"] = micros
+                    setting.append((.priceMicros, micros))
                 } else {
                     validator.fail("price", "price must be a whole number of millionths")
                 }
@@ -204,13 +203,9 @@ public struct CoffeeStore: SearchableRecordStore {
             }
         }
         try validator.check()
-        let sql = "UPDATE coffee SET \(assignments.joined(separator: ", ")) WHERE coffeeID = :id"
-        let id = coffee.id
-        let statementArguments = StatementArguments(arguments)
-        try await database.write(for: .coffee) { db in
-            try db.execute(sql, arguments: statementArguments)
-            if db.changesCount == 0 { throw RecordNotFoundError(kind: "coffee", id: id) }
-        }
+        // The same update as every store's: a coffee deleted meanwhile is a
+        // RecordNotFoundError and nothing is written.
+        _ = try await table.update(id: coffee.id, setting: setting)
         saved.markSaved(fields: written)
         coffee = saved
         return true
@@ -245,9 +240,13 @@ public struct CoffeeStore: SearchableRecordStore {
                 // The type first: the picture must stay the last non-NULL
                 // value of the row while it is reserved.
                 try db.execute(
-                    "UPDATE coffee SET pictureType = ? WHERE coffeeID = ?", arguments: [input.format.mimeType, id])
+                    """
+                    UPDATE \(identifier: Coffee.tableName) SET \(Column.pictureType) = \(input.format.mimeType)
+                    WHERE \(Column.id) = \(id)
+                    """)
                 let size = try db.writeBlob(
-                    from: input.blobSource(), table: "coffee", column: "picture", rowID: id, maximumSize: limit)
+                    from: input.blobSource(), table: Coffee.tableName, column: Column.picture.rawValue, rowID: id,
+                    maximumSize: limit)
                 return CoffeePicture(size: size, format: input.format)
             }
         } catch let error as BlobError {
@@ -275,7 +274,8 @@ public struct CoffeeStore: SearchableRecordStore {
                 case .fileHandle(let handle, _): blobDestination = .fileHandle(handle)
                 }
                 let picture = try Self.picture(db, id: id)
-                let size = try db.readBlob(table: "coffee", column: "picture", rowID: id, to: blobDestination)
+                let size = try db.readBlob(
+                    table: Coffee.tableName, column: Column.picture.rawValue, rowID: id, to: blobDestination)
                 return CoffeePicture(size: size, format: picture.format)
             }
         } catch let error as BlobError {
@@ -291,31 +291,31 @@ public struct CoffeeStore: SearchableRecordStore {
     public func removePicture(id: Int64) async throws -> CoffeePicture {
         try await database.write(for: .coffee) { db in
             let picture = try Self.picture(db, id: id)
-            try db.execute("UPDATE coffee SET picture = NULL, pictureType = NULL WHERE coffeeID = ?", arguments: [id])
+            try db.execute(
+                """
+                UPDATE \(identifier: Coffee.tableName) SET \(Column.picture) = NULL, \(Column.pictureType) = NULL
+                WHERE \(Column.id) = \(id)
+                """)
             return picture
         }
     }
 
     // MARK: - Rows
 
+    private typealias Column = Coffee.Columns
+
     @Sendable private static func orderBy(_ sort: CoffeeSort) -> SQL {
         switch sort {
-        case .name: "records_fold(coffeeName), coffeeID"
-        case .newest: "coffeeID DESC"
+        case .name: "records_fold(\(Column.name)), \(Column.id)"
+        case .newest: "\(Column.id) DESC"
         // Prices that cannot be read (any non-INTEGER) last, by name.
         case .price:
             """
-            typeof(priceMicros) <> 'integer', CASE typeof(priceMicros) WHEN 'integer' THEN priceMicros END,
-            records_fold(coffeeName), coffeeID
+            typeof(\(Column.priceMicros)) <> 'integer', \
+            CASE typeof(\(Column.priceMicros)) WHEN 'integer' THEN \(Column.priceMicros) END, \
+            records_fold(\(Column.name)), \(Column.id)
             """
         }
-    }
-
-    /// The coffees whose name contains `text` (or starts with it, in
-    /// ``SearchMode/prefix`` mode), ignoring case and accents; ID and name
-    /// only.
-    public func searchCondition(_ text: String, mode: SearchMode) throws -> SQL {
-        "instr(records_fold(coffeeName), \(try SearchFolding.needle(text))) \(SearchFolding.match(mode))"
     }
 
     /// A `WHERE` condition taking in the coffees whose price is in
@@ -324,9 +324,9 @@ public struct CoffeeStore: SearchableRecordStore {
     private static func priceFilter(_ range: CoffeePriceRange, pricedOnly: Bool = false) throws -> SQL {
         if range.isAny && !pricedOnly { return "1" }
         let (minimum, maximum) = try range.millionths()
-        var conditions: [SQL] = ["typeof(priceMicros) = 'integer'"]
-        if let minimum { conditions.append("priceMicros >= \(minimum)") }
-        if let maximum { conditions.append("priceMicros <= \(maximum)") }
+        var conditions: [SQL] = ["typeof(\(Column.priceMicros)) = 'integer'"]
+        if let minimum { conditions.append("\(Column.priceMicros) >= \(minimum)") }
+        if let maximum { conditions.append("\(Column.priceMicros) <= \(maximum)") }
         return conditions.joined(separator: " AND ")
     }
 

@@ -19,8 +19,8 @@ import Observation
 @MainActor
 @Observable
 public final class CoffeeListViewModel: ListViewModel {
-    /// The coffees shown, not hydrated, in ``sort`` order, filtered by
-    /// ``searchText``.
+    /// The coffees shown, not hydrated: in ``sort`` order, or the matches
+    /// for ``searchText`` best first.
     public private(set) var coffees: [Coffee] = []
 
     /// The order of ``coffees``; changing it refreshes the list.
@@ -28,15 +28,14 @@ public final class CoffeeListViewModel: ListViewModel {
         didSet { if sort != oldValue { scheduleRefresh() } }
     }
 
-    /// Filters ``coffees`` by name (see ``CoffeeStore/search(_:mode:sortedBy:)``);
-    /// blank shows every coffee. Changing it refreshes the list.
+    /// Filters ``coffees`` through the names' full-text index (see
+    /// ``CoffeeStore/fullTextSearch(_:limit:offset:)``): every word typed
+    /// must start a word of the name, ignoring case and accents ("caffe"
+    /// finds Caffè Latte); the matches come best first rather than in
+    /// ``sort`` order. Blank shows every coffee. Changing it refreshes the
+    /// list.
     public var searchText: String = "" {
         didSet { if searchText != oldValue { scheduleRefresh() } }
-    }
-
-    /// How ``searchText`` matches; changing it refreshes the list.
-    public var searchMode: SearchMode = .substring {
-        didSet { if searchMode != oldValue { scheduleRefresh() } }
     }
 
     /// The rows of the list that could not be read (a stored value that is
@@ -79,8 +78,8 @@ public final class CoffeeListViewModel: ListViewModel {
         await observe(store.changes)
     }
 
-    /// Returns once the reloads that changing ``sort``, ``searchText`` or
-    /// ``searchMode`` started are done.
+    /// Returns once the reloads that changing ``sort`` or ``searchText``
+    /// started are done.
     public func refreshed() async {
         await waitForPendingRefresh()
     }
@@ -121,7 +120,7 @@ public final class CoffeeListViewModel: ListViewModel {
             let listed =
                 text.isEmpty
                 ? try await store.list(sortedBy: sort)
-                : try await store.list(matching: text, mode: searchMode, sortedBy: sort)
+                : try await store.fullTextSearch(text).list
             coffees = listed.records
             unreadableRows = listed.unreadable
             if !keepingError { errorMessage = nil }

@@ -24,11 +24,21 @@ public struct Contact: Sendable, Equatable, Hashable, Identifiable, Codable {
     public var details: String { "\(address) | \(contact)" }
 }
 
+extension Contact {
+    /// The columns of `CONTACTS`, as the original tutorial named them.
+    enum Columns: String, TableColumn {
+        case id = "ID"
+        case name = "NAME"
+        case address = "ADDRESS"
+        case contact = "CONTACT"
+    }
+}
+
 extension Contact: FetchableRecord, PersistableRecord {
     /// The original tutorial's table.
     public static let tableName = "CONTACTS"
     /// Its key column.
-    public static let primaryKey = "ID"
+    public static let primaryKey = Columns.id.rawValue
 
     /// A contact from a row of `CONTACTS`: NULL reads as empty.
     ///
@@ -38,10 +48,10 @@ extension Contact: FetchableRecord, PersistableRecord {
 
     /// Writes the four columns.
     public func encode(to columns: inout RecordColumns) {
-        columns["ID"] = id
-        columns["NAME"] = name
-        columns["ADDRESS"] = address
-        columns["CONTACT"] = contact
+        columns[Columns.id] = id
+        columns[Columns.name] = name
+        columns[Columns.address] = address
+        columns[Columns.contact] = contact
     }
 
     /// Takes the ID SQLite gave the new row.
@@ -51,16 +61,16 @@ extension Contact: FetchableRecord, PersistableRecord {
 extension Contact: AppRecord {
     static let app = AppDatabase.App.contacts
     static let kind = "contact"
-    static let selection: SQL = "ID, NAME, ADDRESS, CONTACT"
+    static let selection: SQL = "\(columns: Columns.allCases)"
 
     init(row: Row, strict: Bool) throws {
-        let id: Int64 = try row["ID"]
+        let id: Int64 = try row[Columns.id]
         var reader = RowReader(row, table: Self.tableName)
         // The original tutorial's table allows NULL in every column; they read as empty.
         self.init(
-            id: id, name: try reader.text("NAME", field: "name") ?? "",
-            address: try reader.text("ADDRESS", field: "address") ?? "",
-            contact: try reader.text("CONTACT", field: "contact") ?? "")
+            id: id, name: try reader.text(Columns.name, field: "name") ?? "",
+            address: try reader.text(Columns.address, field: "address") ?? "",
+            contact: try reader.text(Columns.contact, field: "contact") ?? "")
         if strict { try reader.check(kind: Self.kind, id: id) }
     }
 }

@@ -26,9 +26,9 @@ enum ContactsSchema {
     /// The full-text index of the name, address and contact (phone, email,
     /// URL), folding case and diacritics.
     static let searchIndex = FullTextIndex(
-        "CONTACTS_search", on: "CONTACTS", columns: ["NAME", "ADDRESS", "CONTACT"], rowID: "ID")
+        "CONTACTS_search", on: Contact.tableName, columns: [Contact.Columns.name, .address, .contact], rowID: .id)
 
     /// The folded names, in sort order, so that a page by name walks an
     /// index (see ``SortKeyTable``).
-    static let sortKeys = SortKeyTable(on: "CONTACTS", rowID: "ID", keys: [("NAME", "nameKey")])
+    static let sortKeys = SortKeyTable(on: Contact.tableName, rowID: Contact.Columns.id, keys: [(.name, "nameKey")])
 }

@@ -40,7 +40,7 @@ public struct ContactsStore: RecordStore {
             throw ValidationError(field: "name", message: "name must not be empty")
         }
         return try await table.list(
-            where: "\(identifier: SearchFolding.nameKeyFunctionName)(NAME) = \(key)", orderBy: "ID")
+            where: "\(identifier: SearchFolding.nameKeyFunctionName)(\(Column.name)) = \(key)", orderBy: "\(Column.id)")
     }
 
     /// The contact with that ID, or nil.
@@ -99,15 +99,17 @@ public struct ContactsStore: RecordStore {
     /// The order of a list, folding the names as it sorts them.
     @Sendable static func orderBy(_ sort: ContactSort) -> SQL {
         switch sort {
-        case .name: "records_fold(NAME), ID"
-        case .newest: "ID DESC"
+        case .name: "records_fold(\(Column.name)), \(Column.id)"
+        case .newest: "\(Column.id) DESC"
         }
     }
+
+    private typealias Column = Contact.Columns
 }
 
 extension ContactChanges {
     /// The columns to set; nil leaves one as it is.
-    var columns: [(name: String, value: (any SQLiteValueConvertible)?)] {
-        [("NAME", name), ("ADDRESS", address), ("CONTACT", contact)]
+    var columns: [(column: Contact.Columns, value: (any SQLiteValueConvertible)?)] {
+        [(.name, name), (.address, address), (.contact, contact)]
     }
 }

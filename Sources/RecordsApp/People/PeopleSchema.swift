@@ -28,10 +28,10 @@ enum PeopleSchema {
     /// The full-text index of first and last names, folding case and
     /// diacritics ("akesson" finds "Åkesson").
     static let searchIndex = FullTextIndex(
-        "peopleInfo_search", on: "peopleInfo", columns: ["firstname", "lastname"], rowID: "peopleInfoID")
+        "peopleInfo_search", on: Person.tableName, columns: [Person.Columns.firstName, .lastName], rowID: .id)
 
     /// The folded last and first names, in sort order, so that a page by
     /// name walks an index (see ``SortKeyTable``).
     static let sortKeys = SortKeyTable(
-        on: "peopleInfo", rowID: "peopleInfoID", keys: [("lastname", "lastKey"), ("firstname", "firstKey")])
+        on: Person.tableName, rowID: Person.Columns.id, keys: [(.lastName, "lastKey"), (.firstName, "firstKey")])
 }

@@ -76,11 +76,11 @@ public struct PeopleStore: RecordStore {
 
     /// The order of a list, folding the names as it sorts them.
     @Sendable static func orderBy(_ sort: PersonSort) -> SQL {
-        let byName: SQL = "records_fold(lastname), records_fold(firstname), peopleInfoID"
+        let byName: SQL = "records_fold(\(Column.lastName)), records_fold(\(Column.firstName)), \(Column.id)"
         switch sort {
         case .name: return byName
-        case .age: return "age IS NULL, age, \(byName)"
-        case .newest: return "peopleInfoID DESC"
+        case .age: return "\(Column.age) IS NULL, \(Column.age), \(byName)"
+        case .newest: return "\(Column.id) DESC"
         }
     }
 
@@ -89,15 +89,17 @@ public struct PeopleStore: RecordStore {
     static func keyedOrder(_ sort: PersonSort) -> SQL? {
         switch sort {
         case .name: nil
-        case .age: "age IS NULL, age, \(PeopleSchema.sortKeys.order)"
-        case .newest: "peopleInfoID DESC"
+        case .age: "\(Column.age) IS NULL, \(Column.age), \(PeopleSchema.sortKeys.order)"
+        case .newest: "\(Column.id) DESC"
         }
     }
+
+    private typealias Column = Person.Columns
 }
 
 extension PersonChanges {
     /// The columns to set; nil leaves one as it is.
-    var columns: [(name: String, value: (any SQLiteValueConvertible)?)] {
-        [("firstname", firstName), ("lastname", lastName), ("age", clearsAge ? SQLiteValue.null : age)]
+    var columns: [(column: Person.Columns, value: (any SQLiteValueConvertible)?)] {
+        [(.firstName, firstName), (.lastName, lastName), (.age, clearsAge ? SQLiteValue.null : age)]
     }
 }

@@ -39,11 +39,21 @@ public struct Person: Sendable, Equatable, Hashable, Identifiable, Codable {
     }
 }
 
+extension Person {
+    /// The columns of `peopleInfo`, as the original tutorial named them.
+    enum Columns: String, TableColumn {
+        case id = "peopleInfoID"
+        case firstName = "firstname"
+        case lastName = "lastname"
+        case age
+    }
+}
+
 extension Person: FetchableRecord, PersistableRecord {
     /// The original tutorial's table.
     public static let tableName = "peopleInfo"
     /// Its key column.
-    public static let primaryKey = "peopleInfoID"
+    public static let primaryKey = Columns.id.rawValue
 
     /// A person from a row of `peopleInfo`: NULL names read as empty, a
     /// NULL age as nil.
@@ -54,10 +64,10 @@ extension Person: FetchableRecord, PersistableRecord {
 
     /// Writes the four columns.
     public func encode(to columns: inout RecordColumns) {
-        columns["peopleInfoID"] = id
-        columns["firstname"] = firstName
-        columns["lastname"] = lastName
-        columns["age"] = age
+        columns[Columns.id] = id
+        columns[Columns.firstName] = firstName
+        columns[Columns.lastName] = lastName
+        columns[Columns.age] = age
     }
 
     /// Takes the ID SQLite gave the new row.
@@ -67,16 +77,16 @@ extension Person: FetchableRecord, PersistableRecord {
 extension Person: AppRecord {
     static let app = AppDatabase.App.people
     static let kind = "person"
-    static let selection: SQL = "peopleInfoID, firstname, lastname, age"
+    static let selection: SQL = "\(columns: Columns.allCases)"
 
     init(row: Row, strict: Bool) throws {
-        let id: Int64 = try row["peopleInfoID"]
+        let id: Int64 = try row[Columns.id]
         var reader = RowReader(row, table: Self.tableName)
         // The original tutorial's table allows NULL names; they read as empty.
         self.init(
-            id: id, firstName: try reader.text("firstname", field: "first name") ?? "",
-            lastName: try reader.text("lastname", field: "last name") ?? "",
-            age: try reader.integer("age", field: "age"))
+            id: id, firstName: try reader.text(Columns.firstName, field: "first name") ?? "",
+            lastName: try reader.text(Columns.lastName, field: "last name") ?? "",
+            age: try reader.integer(Columns.age, field: "age"))
         if strict { try reader.check(kind: Self.kind, id: id) }
     }
 }

@@ -189,11 +189,32 @@ public struct CalendarDate: Sendable, Hashable, Comparable, CustomStringConverti
     }
 }
 
+extension User {
+    /// The columns of `User_Master`, as the original tutorial named them, in
+    /// the table's order (see ``UsersSchema``).
+    enum Columns: String, TableColumn {
+        case id = "UID"
+        case imageName = "USER_IMAGENAME"
+        case firstName = "USER_FNAME"
+        case lastName = "USER_LNAME"
+        case email = "USER_EMAIL"
+        /// The password's hash; never part of a ``User``.
+        case passwordHash = "USER_PASS"
+        case mobile = "USER_MOBILE"
+        case state = "USER_STATE"
+        case city = "USER_CITY"
+        case pincode = "USER_PINCODE"
+        case address = "USER_ADDRESS"
+        case gender = "USER_GENDER"
+        case dateOfBirth = "USER_DOB"
+    }
+}
+
 extension User: FetchableRecord, PersistableRecord {
     /// The original tutorial's table.
     public static let tableName = "User_Master"
     /// Its key column.
-    public static let primaryKey = "UID"
+    public static let primaryKey = Columns.id.rawValue
 
     /// A user from a row of `User_Master` (its password hash is never
     /// read): NULL text reads as empty, a NULL gender as unspecified.
@@ -206,18 +227,18 @@ extension User: FetchableRecord, PersistableRecord {
     /// Writes every column but the password hash, which a user does not
     /// hold.
     public func encode(to columns: inout RecordColumns) {
-        columns["UID"] = id
-        columns["USER_IMAGENAME"] = imageName
-        columns["USER_FNAME"] = firstName
-        columns["USER_LNAME"] = lastName
-        columns["USER_EMAIL"] = email
-        columns["USER_MOBILE"] = mobile
-        columns["USER_STATE"] = state
-        columns["USER_CITY"] = city
-        columns["USER_PINCODE"] = pincode
-        columns["USER_ADDRESS"] = address
-        columns["USER_GENDER"] = gender.rawValue
-        columns["USER_DOB"] = dateOfBirth
+        columns[Columns.id] = id
+        columns[Columns.imageName] = imageName
+        columns[Columns.firstName] = firstName
+        columns[Columns.lastName] = lastName
+        columns[Columns.email] = email
+        columns[Columns.mobile] = mobile
+        columns[Columns.state] = state
+        columns[Columns.city] = city
+        columns[Columns.pincode] = pincode
+        columns[Columns.address] = address
+        columns[Columns.gender] = gender.rawValue
+        columns[Columns.dateOfBirth] = dateOfBirth
     }
 
     /// Takes the ID SQLite gave the new row.
@@ -227,40 +248,37 @@ extension User: FetchableRecord, PersistableRecord {
 extension User: AppRecord {
     static let app = AppDatabase.App.users
     static let kind = "user"
-    static let selection: SQL = """
-        UID, USER_IMAGENAME, USER_FNAME, USER_LNAME, USER_EMAIL, USER_MOBILE, USER_STATE, USER_CITY,
-        USER_PINCODE, USER_ADDRESS, USER_GENDER, USER_DOB
-        """
+    static let selection: SQL = "\(columns: Columns.allCases.filter { $0 != .passwordHash })"
 
     init(row: Row, strict: Bool) throws {
-        let id: Int64 = try row["UID"]
+        let id: Int64 = try row[Columns.id]
         var reader = RowReader(row, table: Self.tableName)
-        func text(_ column: String, _ field: UserField) throws -> String {
+        func text(_ column: Columns, _ field: UserField) throws -> String {
             // NOT NULL in the table; NULL from another tool reads as empty.
             try reader.text(column, field: field.rawValue) ?? ""
         }
-        let first = try text("USER_FNAME", .firstName)
-        let last = try text("USER_LNAME", .lastName)
-        let email = try text("USER_EMAIL", .email)
-        let mobile = try text("USER_MOBILE", .mobile)
-        let state = try text("USER_STATE", .state)
-        let city = try text("USER_CITY", .city)
-        let pincode = try text("USER_PINCODE", .pincode)
-        let address = try text("USER_ADDRESS", .address)
+        let first = try text(.firstName, .firstName)
+        let last = try text(.lastName, .lastName)
+        let email = try text(.email, .email)
+        let mobile = try text(.mobile, .mobile)
+        let state = try text(.state, .state)
+        let city = try text(.city, .city)
+        let pincode = try text(.pincode, .pincode)
+        let address = try text(.address, .address)
         var gender = Gender.unspecified
-        let genderValue: SQLiteValue = try row["USER_GENDER"]
-        if let code = try reader.integer("USER_GENDER", field: UserField.gender.rawValue) {
+        let genderValue: SQLiteValue = try row[Columns.gender]
+        if let code = try reader.integer(Columns.gender, field: UserField.gender.rawValue) {
             if let known = Gender(rawValue: code) {
                 gender = known
             } else {
                 let codes = Gender.allCases.map { String($0.rawValue) }.joined(separator: ", ")
                 reader.fail(
-                    genderValue, column: "USER_GENDER", field: UserField.gender.rawValue, expected: "one of \(codes)")
+                    genderValue, column: Columns.gender, field: UserField.gender.rawValue, expected: "one of \(codes)")
             }
         }
         // The original tutorial's DATE column may hold a number a tool stored; its text.
-        let dateOfBirth = try reader.textOrNumber("USER_DOB", field: UserField.dateOfBirth.rawValue) ?? ""
-        let imageName = try text("USER_IMAGENAME", .imageName)
+        let dateOfBirth = try reader.textOrNumber(Columns.dateOfBirth, field: UserField.dateOfBirth.rawValue) ?? ""
+        let imageName = try text(.imageName, .imageName)
         if strict { try reader.check(kind: Self.kind, id: id) }
         self.init(
             id: id, firstName: first, lastName: last, email: email, mobile: mobile, state: state, city: city,

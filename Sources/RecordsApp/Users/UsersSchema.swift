@@ -46,7 +46,7 @@ enum UsersSchema {
     }
 
     /// The table's name.
-    static let tableName = "User_Master"
+    static let tableName = User.tableName
 
     /// This app's `CREATE TABLE`, under `name` (the import builds the new
     /// table beside the original tutorial's, then renames it).
@@ -115,36 +115,26 @@ enum UsersSchema {
 
     /// This app's columns, as ``createTableSQL(name:)`` makes them.
     private static let currentColumns: [Column] =
-        [Column(name: "UID", type: "INTEGER", notNull: false, primaryKey: true)]
+        [Column(name: User.Columns.id.rawValue, type: "INTEGER", notNull: false, primaryKey: true)]
         + [
-            ("USER_IMAGENAME", "TEXT"), ("USER_FNAME", "VARCHAR(30)"), ("USER_LNAME", "VARCHAR(30)"),
-            ("USER_EMAIL", "VARCHAR(255)"), ("USER_PASS", "TEXT"), ("USER_MOBILE", "TEXT"), ("USER_STATE", "TEXT"),
-            ("USER_CITY", "TEXT"), ("USER_PINCODE", "TEXT"), ("USER_ADDRESS", "TEXT"), ("USER_GENDER", "INT(1)"),
-            ("USER_DOB", "DATE"),
-        ].map { Column(name: $0.0, type: $0.1, notNull: true, primaryKey: false) }
-
-    private static var currentColumnNames: [String] { currentColumns.map(\.name) }
+            (User.Columns.imageName, "TEXT"), (.firstName, "VARCHAR(30)"), (.lastName, "VARCHAR(30)"),
+            (.email, "VARCHAR(255)"), (.passwordHash, "TEXT"), (.mobile, "TEXT"), (.state, "TEXT"), (.city, "TEXT"),
+            (.pincode, "TEXT"), (.address, "TEXT"), (.gender, "INT(1)"), (.dateOfBirth, "DATE"),
+        ].map { Column(name: $0.0.rawValue, type: $0.1, notNull: true, primaryKey: false) }
 
     static func existingLayout(_ db: Database) throws -> Layout {
-        let isTable =
-            try db.fetchOne(
-                Int.self, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE",
-                arguments: [tableName]) != nil
-        guard isTable else { return .none }
-        var columns: [Column] = []
-        for row in try db.fetchAll(
-            "SELECT name, type, \"notnull\", pk FROM pragma_table_info(?)", arguments: [tableName])
-        {
-            columns.append(
-                Column(
-                    name: try row["name"], type: (try row["type"] as String).uppercased(),
-                    notNull: try row["notnull"], primaryKey: try row["pk"] as Int != 0))
+        guard try db.tableExists(tableName) else { return .none }
+        // Hidden and generated columns left out, as `PRAGMA table_info` does.
+        let columns = try db.columns(in: tableName).filter { $0.kind == .ordinary }.map {
+            Column(
+                name: $0.name, type: $0.declaredType.uppercased(), notNull: $0.isNotNull,
+                primaryKey: $0.primaryKeyPosition != nil)
         }
         if columns == seedColumns { return .seed }
-        // The same columns, and the check that keeps plain passwords out.
+        // The same columns, and the check that keeps plain passwords out,
+        // which only the table's SQL tells.
         let sql = try db.fetchOne(
-            String.self, "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE",
-            arguments: [tableName])
+            String.self, "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = \(tableName) COLLATE NOCASE")
         if columns == currentColumns, sql?.contains("CHECK (USER_PASS GLOB") == true { return .current }
         return .unknown(columns: columns.map(\.name))
     }
@@ -188,22 +178,22 @@ enum UsersSchema {
         let oldSequence = try db.fetchOne(Int64.self, "SELECT seq FROM sqlite_sequence WHERE name = 'User_Master'")
         let newTable = "User_Master_import"
         try db.execute(createTableSQL(name: newTable))
-        let placeholders = Array(repeating: SQL("?"), count: currentColumnNames.count).joined(separator: ", ")
+        typealias Column = User.Columns
+        let placeholders = Array(repeating: SQL("?"), count: Column.allCases.count).joined(separator: ", ")
         let insert = try db.makeStatement(
-            "INSERT INTO \(identifier: newTable) (\(identifiers: currentColumnNames)) VALUES (\(placeholders))")
-        // Mobile numbers and postal codes become the text they were typed as.
+            "INSERT INTO \(identifier: newTable) (\(columns: Column.allCases)) VALUES (\(placeholders))")
+        // The original tutorial's columns have the same names. Mobile
+        // numbers and postal codes become the text they were typed as.
+        let read: [SQL] = Column.allCases.map { column in
+            column == .mobile || column == .pincode ? "CAST(\(column) AS TEXT) AS \(column)" : "\(column)"
+        }
         let cursor = try db.fetchCursor(
-            """
-            SELECT UID, USER_IMAGENAME, USER_FNAME, USER_LNAME, USER_EMAIL, USER_PASS,
-                CAST(USER_MOBILE AS TEXT) AS USER_MOBILE, USER_STATE, USER_CITY,
-                CAST(USER_PINCODE AS TEXT) AS USER_PINCODE, USER_ADDRESS, USER_GENDER, USER_DOB
-            FROM User_Master ORDER BY UID
-            """)
+            "SELECT \(read.joined(separator: ", ")) FROM \(identifier: tableName) ORDER BY \(Column.id)")
         while let row = try cursor.next() {
             // Each of the new table's columns by name; the password hashed.
-            let values: [SQLiteValue] = try currentColumnNames.map { name in
-                let value: SQLiteValue = try row[name]
-                return name == "USER_PASS" ? .text(try hashImported(value, hasher: hasher)) : value
+            let values: [SQLiteValue] = try Column.allCases.map { column in
+                let value: SQLiteValue = try row[column]
+                return column == .passwordHash ? .text(try hashImported(value, hasher: hasher)) : value
             }
             try insert.execute(arguments: StatementArguments(values: values))
         }

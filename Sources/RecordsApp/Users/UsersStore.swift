@@ -62,8 +62,10 @@ public struct UsersStore: RecordStore {
     ///   not what its field holds.
     public func user(email: String) async throws -> User? {
         let address = email.trimmingCharacters(in: .whitespacesAndNewlines)
-        return try await table.list(where: "USER_EMAIL = \(address)", orderBy: "UID", page: ListPage(limit: 1))
-            .get().first
+        return try await table.list(
+            where: "\(Column.email) = \(address)", orderBy: "\(Column.id)", page: ListPage(limit: 1)
+        )
+        .get().first
     }
 
     // MARK: - Registering and logging in
@@ -111,7 +113,7 @@ public struct UsersStore: RecordStore {
         case .closed: return false
         case .firstUser:
             return try await database.read(for: .users) { db in
-                try db.fetchOne(Int.self, "SELECT 1 FROM User_Master LIMIT 1") == nil
+                try db.fetchOne(Int.self, Self.anyUser) == nil
             }
         }
     }
@@ -124,17 +126,15 @@ public struct UsersStore: RecordStore {
         let hasher = self.hasher
         let hash = try await PasswordWork.run { try hasher.hash(password) }
         let email = profile.email
-        let row = NewRow(record: User(id: 0, profile: profile), extraColumns: [("USER_PASS", .text(hash))])
+        let row = NewRow(record: User(id: 0, profile: profile), extraColumns: [(.passwordHash, .text(hash))])
         return try await Self.mappingDuplicateEmail {
             try await database.write(for: .users) { db in
-                if onlyIfNoUsers, try db.fetchOne(Int.self, "SELECT 1 FROM User_Master LIMIT 1") != nil {
+                if onlyIfNoUsers, try db.fetchOne(Int.self, Self.anyUser) != nil {
                     throw RegistrationClosedError(policy: .firstUser)
                 }
                 // Checked here and again by the unique index. Only whether the
                 // address is taken: the owner's row need not be readable.
-                if try db.fetchOne(Int.self, "SELECT 1 FROM User_Master WHERE USER_EMAIL = ?", arguments: [email])
-                    != nil
-                {
+                if try db.fetchOne(Int.self, "SELECT 1 FROM \(Self.table) WHERE \(Column.email) = \(email)") != nil {
                     throw Self.emailTaken
                 }
                 var row = row
@@ -159,9 +159,11 @@ public struct UsersStore: RecordStore {
     public func authenticate(email: String, password: String) async throws -> User {
         let address = email.trimmingCharacters(in: .whitespacesAndNewlines)
         let account = try await database.read(for: .users) { db in
-            try db.fetchOne("SELECT \(User.selection), USER_PASS FROM User_Master WHERE USER_EMAIL = \(address)").map {
-                row in (user: try User(row: row), hash: try row["USER_PASS"] as String)
-            }
+            try db.fetchOne(
+                """
+                SELECT \(User.selection), \(Column.passwordHash) FROM \(Self.table) WHERE \(Column.email) = \(address)
+                """
+            ).map { row in (user: try User(row: row), hash: try row[Column.passwordHash] as String) }
         }
         let hasher = self.hasher
         guard let account else {
@@ -178,8 +180,10 @@ public struct UsersStore: RecordStore {
             _ = try? await database.write(for: .users) { db in
                 // Only if no one changed the password meanwhile.
                 try db.execute(
-                    "UPDATE User_Master SET USER_PASS = ? WHERE UID = ? AND USER_PASS = ?",
-                    arguments: [newHash, id, account.hash])
+                    """
+                    UPDATE \(Self.table) SET \(Column.passwordHash) = \(newHash)
+                    WHERE \(Column.id) = \(id) AND \(Column.passwordHash) = \(account.hash)
+                    """)
             }
         }
         return account.user
@@ -234,8 +238,10 @@ public struct UsersStore: RecordStore {
         let hash = try await PasswordWork.run { try hasher.hash(new) }
         try await database.write(for: .users) { db in
             try db.execute(
-                "UPDATE User_Master SET USER_PASS = ? WHERE UID = ? AND USER_PASS = ?",
-                arguments: [hash, id, stored])
+                """
+                UPDATE \(Self.table) SET \(Column.passwordHash) = \(hash)
+                WHERE \(Column.id) = \(id) AND \(Column.passwordHash) = \(stored)
+                """)
             if db.changesCount == 0 {
                 // Deleted, or its password changed, since it was checked.
                 guard try Self.passwordHash(db, id: id) != nil else { throw RecordNotFoundError(kind: "user", id: id) }
@@ -301,11 +307,10 @@ public struct UsersStore: RecordStore {
             try await table.update(
                 id: id,
                 setting: [
-                    ("USER_FNAME", valid.firstName), ("USER_LNAME", valid.lastName), ("USER_EMAIL", valid.email),
-                    ("USER_MOBILE", valid.mobile), ("USER_STATE", valid.state), ("USER_CITY", valid.city),
-                    ("USER_PINCODE", valid.pincode), ("USER_ADDRESS", valid.address),
-                    ("USER_GENDER", valid.gender?.rawValue), ("USER_DOB", valid.dateOfBirth?.description),
-                    ("USER_IMAGENAME", valid.imageName),
+                    (.firstName, valid.firstName), (.lastName, valid.lastName), (.email, valid.email),
+                    (.mobile, valid.mobile), (.state, valid.state), (.city, valid.city), (.pincode, valid.pincode),
+                    (.address, valid.address), (.gender, valid.gender?.rawValue),
+                    (.dateOfBirth, valid.dateOfBirth?.description), (.imageName, valid.imageName),
                 ],
                 check: { db in
                     if let passwordHash, try Self.passwordHash(db, id: id) != passwordHash {
@@ -317,8 +322,9 @@ public struct UsersStore: RecordStore {
                     }
                     guard let email = valid.email else { return }
                     let owner = try db.fetchOne(
-                        Int64.self, "SELECT UID FROM User_Master WHERE USER_EMAIL = ? AND UID <> ?",
-                        arguments: [email, id])
+                        Int64.self,
+                        "SELECT \(Column.id) FROM \(Self.table) WHERE \(Column.email) = \(email) AND \(Column.id) <> \(id)"
+                    )
                     if owner != nil { throw Self.emailTaken }
                 })
         }
@@ -335,9 +341,9 @@ public struct UsersStore: RecordStore {
         let unchanged = try db.fetchOne(
             Int.self,
             """
-            SELECT (\(email) IS NULL OR USER_EMAIL = \(email) COLLATE BINARY)
-                AND (\(mobile) IS NULL OR USER_MOBILE = \(mobile))
-            FROM User_Master WHERE UID = \(id)
+            SELECT (\(email) IS NULL OR \(Column.email) = \(email) COLLATE BINARY)
+                AND (\(mobile) IS NULL OR \(Column.mobile) = \(mobile))
+            FROM \(Self.table) WHERE \(Column.id) = \(id)
             """)
         return unchanged == 0
     }
@@ -381,16 +387,22 @@ public struct UsersStore: RecordStore {
         }
     }
 
+    private typealias Column = User.Columns
+    /// The table, for SQL.
+    private static let table: SQL = "\(identifier: User.tableName)"
+    /// Whether there is any user.
+    private static let anyUser: SQL = "SELECT 1 FROM \(table) LIMIT 1"
+
     @Sendable private static func orderBy(_ sort: UserSort) -> SQL {
-        let byName: SQL = "records_fold(USER_LNAME), records_fold(USER_FNAME), UID"
+        let byName: SQL = "records_fold(\(Column.lastName)), records_fold(\(Column.firstName)), \(Column.id)"
         switch sort {
         case .name: return byName
-        case .newest: return "UID DESC"
+        case .newest: return "\(Column.id) DESC"
         }
     }
 
     private static func passwordHash(_ db: Database, id: Int64) throws -> String? {
-        try db.fetchOne(String.self, "SELECT USER_PASS FROM User_Master WHERE UID = ?", arguments: [id])
+        try db.fetchOne(String.self, "SELECT \(Column.passwordHash) FROM \(table) WHERE \(Column.id) = \(id)")
     }
 }
 
