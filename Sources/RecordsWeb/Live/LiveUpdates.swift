@@ -18,8 +18,8 @@ import RecordsApp
 /// faster than the client reads are coalesced into one event). A comment
 /// line every ``WebConfiguration/liveHeartbeat`` finds clients that went
 /// away, and a `retry:` line tells the browser how soon to reconnect after
-/// the server restarts. The topics are the apps: `people`, `contacts`,
-/// `coffee`, `users`.
+/// the server restarts. The topics are the apps' names (`people`,
+/// `coffee`, ...), those the apps' pages follow (``AppPages/liveTopics``).
 ///
 /// However many streams are open, each table has at most one observation,
 /// started with the first stream that follows it and stopped with the
@@ -253,13 +253,17 @@ public final class LiveUpdates: Sendable {
     ///   that is not an app.
     static func topics(from text: String?) throws -> Set<AppDatabase.App> {
         let names = (text ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        let known = SiteApps.liveTopics
         guard !names.isEmpty else {
-            throw HTTPError.badRequest("Name what to follow: /events?topics=people,contacts,coffee,users.")
+            let example = known.map(\.rawValue).joined(separator: ",")
+            throw HTTPError.badRequest("Name what to follow: /events?topics=\(example).")
         }
         var topics: Set<AppDatabase.App> = []
         for name in names {
-            guard let topic = AppDatabase.App(rawValue: name) else {
-                throw HTTPError.badRequest("There is no topic with that name: use people, contacts, coffee or users.")
+            guard let topic = known.first(where: { $0.rawValue == name }) else {
+                let choices = known.map(\.rawValue)
+                let list = choices.dropLast().joined(separator: ", ") + " or " + (choices.last ?? "")
+                throw HTTPError.badRequest("There is no topic with that name: use \(list).")
             }
             topics.insert(topic)
         }
