@@ -138,7 +138,7 @@ public final class LiveUpdates: Sendable {
             return stream
         }
         // Started outside the lock: starting reads the database.
-        for (topic, observation) in observations.new { startObserving(topic, observation) }
+        for (topic, observation) in observations.new { await startObserving(topic, observation) }
         for observation in observations.all { await observation.started() }
         return stream
     }
@@ -196,8 +196,8 @@ public final class LiveUpdates: Sendable {
     }
 
     /// Starts the observation of `topic`'s table.
-    private func startObserving(_ topic: AppDatabase.App, _ observation: TopicObservation) {
-        observation.start(
+    private func startObserving(_ topic: AppDatabase.App, _ observation: TopicObservation) async {
+        await observation.start(
             database.changes(of: topic), onChange: { [weak self] in self?.changed(topic) },
             onError: { [weak self, weak observation] error in
                 guard let observation else { return }
@@ -306,20 +306,28 @@ final class TopicObservation: @unchecked Sendable {
     private var isStarted = false
     private var waiters: [CheckedContinuation<Void, Never>] = []
 
-    /// Observes `changes` from now on; `onError` is called once if the
+    /// Observes `changes` from now on: reads the state at the start (the
+    /// caller waits for that, on its own executor, so that opening a stream
+    /// needs no thread of Swift's shared pool), then calls `onChange` after
+    /// each change, from a task of its own. `onError` is called once if the
     /// observation fails.
     func start(
         _ changes: AppChanges, onChange: @escaping @Sendable () -> Void,
         onError: @escaping @Sendable (any Error) -> Void
-    ) {
-        // Made here, so that the observation runs from this call on.
+    ) async {
         var signals = changes.makeAsyncIterator()
-        let task = Task { [self] in
-            defer { markStarted() }
+        defer { markStarted() }
+        do {
+            // The first signal is the state at the start, not a change.
+            guard try await signals.next() != nil else { return }
+        } catch {
+            onError(error)
+            return
+        }
+        // Cancelled meanwhile: dropping the signals ends the observation.
+        guard !lock.withLock({ isCancelled }) else { return }
+        let task = Task {
             do {
-                // The first signal is the state at the start, not a change.
-                guard try await signals.next() != nil else { return }
-                markStarted()
                 while try await signals.next() != nil { onChange() }
             } catch {
                 onError(error)
