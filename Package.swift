@@ -128,7 +128,7 @@ let package = Package(
         ),
         .testTarget(
             name: "RecordsCLITests",
-            dependencies: ["records", "RecordsApp", "SQLiteStore", "TestSupport"]
+            dependencies: ["records", "RecordsApp", "RecordsWeb", "SQLiteStore", "TestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

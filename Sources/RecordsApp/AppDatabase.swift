@@ -35,33 +35,49 @@ import SQLiteStoreAppSupport
 ///
 /// ## Adding an app
 /// A new app (Coffee, Users, ...) adds its folder with a `…Schema.swift`
-/// holding its migrations as `static let migrations: [Migrator.Migration]`,
-/// a case to ``App``, and one line to ``migrationGroups``. Never change or
-/// remove a migration that has shipped; append new ones to the app's list.
+/// holding its migrations and an `…App.swift` declaring its
+/// ``AppDescriptor``, and one line to ``apps``: ``App``, the migrations and
+/// ``changes(of:)`` follow from it. Never change or remove a migration that
+/// has shipped; append new ones to the app's list.
 public final class AppDatabase: Sendable {
-    /// The apps that share the database.
-    public enum App: String, Sendable, CaseIterable {
-        /// People (`peopleInfo`).
-        case people
-        /// Contacts (`CONTACTS`).
-        case contacts
-        /// Coffee (`coffee`).
-        case coffee
-        /// Users (`User_Master`).
-        case users
+    /// One of the apps that share the database, as its ``AppDescriptor``
+    /// names it: `people`, `contacts`, `coffee`, `users`. Every app is one
+    /// of ``AppDatabase/apps``.
+    public struct App: Hashable, Sendable, CaseIterable, RawRepresentable, CustomStringConvertible {
+        /// The app's name, as the command line and the web's live topics
+        /// spell it: "people".
+        public let rawValue: String
+
+        /// The app of that name (exactly: "People" is none), if there is one.
+        public init?(rawValue: String) {
+            guard let app = Self.allCases.first(where: { $0.rawValue == rawValue }) else { return nil }
+            self = app
+        }
+
+        /// An app's name, for its descriptor's file; only ``AppDatabase/apps`` makes it an app.
+        init(named name: String) { rawValue = name }
+
+        /// Every app, in the order of ``AppDatabase/apps``.
+        public static var allCases: [App] { AppDatabase.apps.map(\.app) }
 
         /// "People", "Coffee", ...
         public var displayName: String { rawValue.prefix(1).uppercased() + rawValue.dropFirst() }
+
+        public var description: String { rawValue }
+
+        /// What the database knows of the app.
+        var descriptor: AppDescriptor {
+            guard let descriptor = AppDatabase.apps.first(where: { $0.app == self }) else {
+                preconditionFailure("the app \(rawValue) is not in AppDatabase.apps")
+            }
+            return descriptor
+        }
     }
 
-    /// The migrations of every app, in registration order. A new app adds
-    /// one line here.
-    static let migrationGroups: [(app: App, migrations: [Migrator.Migration])] = [
-        (.people, PeopleSchema.migrations),
-        (.contacts, ContactsSchema.migrations),
-        (.coffee, CoffeeSchema.migrations),
-        (.users, UsersSchema.migrations),
-    ]
+    /// The migrations of every app, in the order of ``apps``.
+    static var migrationGroups: [(app: App, migrations: [Migrator.Migration])] {
+        apps.map { ($0.app, $0.migrations) }
+    }
 
     /// The name of the data directory (`~/.local/share/records` on Linux).
     public static let applicationName = "records"

@@ -249,16 +249,12 @@ public protocol RecordStore: Sendable {
     var access: RecordStoreAccess<Record, Sort> { get }
 }
 
-/// The orders of an app's list: each has one by name, the default.
+/// The orders of an app's list: each has one by name, the default. Each
+/// app declares its conformance in its folder's `…App.swift`.
 public protocol RecordSort: Sendable {
     /// By name, ignoring case and accents.
     static var name: Self { get }
 }
-
-extension PersonSort: RecordSort {}
-extension ContactSort: RecordSort {}
-extension CoffeeSort: RecordSort {}
-extension UserSort: RecordSort {}
 
 /// How ``RecordStore``'s shared methods reach a store's table.
 public struct RecordStoreAccess<Record: Sendable, Sort: Sendable>: Sendable {
@@ -270,7 +266,7 @@ public struct RecordStoreAccess<Record: Sendable, Sort: Sendable>: Sendable {
         ) async throws -> Int
     let count: @Sendable () async throws -> Int
     let delete: @Sendable (_ id: Int64) async throws -> Record
-
+    let changes: @Sendable () -> ObservedValues<Bool>
 }
 
 extension RecordStoreAccess where Record: AppRecord {
@@ -281,6 +277,7 @@ extension RecordStoreAccess where Record: AppRecord {
         }
         count = { try await table.count() }
         delete = { id in try await table.delete(id: id) }
+        changes = { table.changes }
     }
 }
 

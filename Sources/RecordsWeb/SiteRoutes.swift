@@ -1,27 +1,74 @@
 import Foundation
+import RecordsApp
 
-/// Every route of the site, in one list: each app adds its pages here.
-enum SiteRoutes {
-    static func all(_ context: WebContext) -> [Route] {
-        StaticFiles.routes + HomePage.routes(context) + AccountPages.routes(context) + PeoplePages.routes(context)
-            + ContactsPages.routes(context) + CoffeePages.routes(context)
+/// One app's pages, declared once, in the app's folder
+/// (`People/PeopleSite.swift`): the app they show, their routes, their
+/// entry in the navigation, their tile on the start page, and the live
+/// topics their regions follow.
+///
+/// ``SiteApps/all`` lists every app's pages; the site's routes,
+/// ``Layout/sections``, the start page and the topics `/events` takes
+/// iterate it.
+struct AppPages: Sendable {
+    /// A tile of the start page.
+    struct Tile: Sendable {
+        /// What it is called: "People".
+        let title: String
+        /// What is there: "Names and ages".
+        let summary: String
+        /// Where it leads.
+        let path: String
+    }
+
+    /// The app whose records the pages show.
+    let app: AppDatabase.App
+    /// Its entry in the navigation (``Layout/sections``), if it has one.
+    let navigation: (name: String, path: String)?
+    /// Its tile on the start page.
+    let tile: Tile
+    /// The topics its pages' live regions name in `data-live-topics`.
+    let liveTopics: [AppDatabase.App]
+    /// Its routes, over the site's stores and settings.
+    let routes: @Sendable (WebContext) -> [Route]
+}
+
+/// Every app's pages, in the order of the navigation and the start page's
+/// tiles. A new app adds its ``AppPages`` here.
+enum SiteApps {
+    static let all: [AppPages] = [.people, .contacts, .coffee, .account]
+
+    /// The topics `/events` follows: those the pages name, in order.
+    static var liveTopics: [AppDatabase.App] {
+        var seen = Set<AppDatabase.App>()
+        return all.flatMap(\.liveTopics).filter { seen.insert($0).inserted }
     }
 }
 
-/// The start page: the four apps.
+/// Every route of the site: the static files, the start page and each
+/// app's pages.
+enum SiteRoutes {
+    static func all(_ context: WebContext) -> [Route] {
+        StaticFiles.routes + HomePage.routes(context) + SiteApps.all.flatMap { $0.routes(context) }
+    }
+}
+
+/// The start page: a tile for each app.
 enum HomePage {
     static func routes(_ context: WebContext) -> [Route] {
-        [
+        let tiles = HTML(
+            joining: SiteApps.all.map { pages -> HTML in
+                let tile = pages.tile
+                return
+                    "<li><a href=\"\(tile.path)\"><strong>\(tile.title)</strong><span>\(tile.summary)</span></a></li>"
+            }, separator: "\n")
+        return [
             Route.get("/") { request in
                 Layout.page(
                     request, title: "Your records",
                     content: """
                         <h1>Your records</h1>
                         <ul class="apps">
-                        <li><a href="/people"><strong>People</strong><span>Names and ages</span></a></li>
-                        <li><a href="/contacts"><strong>Contacts</strong><span>Addresses and phone numbers</span></a></li>
-                        <li><a href="/coffee"><strong>Coffee</strong><span>Coffees, prices and pictures</span></a></li>
-                        <li><a href="/account"><strong>Your account</strong><span>Profile and password</span></a></li>
+                        \(tiles)
                         </ul>
                         """)
             }

@@ -38,33 +38,20 @@ public struct WebConfiguration: Sendable {
     public init() {}
 }
 
-/// What every page's handler may use: the stores and the settings.
+/// What every page's handler may use: the database and the settings.
+/// Each app's folder gives its store (`context.people`), over these.
 public struct WebContext: Sendable {
     /// The database.
     public let database: AppDatabase
-    /// The People app's store.
-    public let people: PeopleStore
-    /// The Contacts app's store.
-    public let contacts: ContactsStore
-    /// The Coffee app's store.
-    public let coffee: CoffeeStore
-    /// The Users app's store.
-    public let users: UsersStore
     /// The settings.
     public let configuration: WebConfiguration
     /// Sessions, the log-in throttle and the registration policy.
     public let accounts: Accounts
 
-    /// The stores over `database`.
+    /// The context over `database`.
     public init(database: AppDatabase, configuration: WebConfiguration) {
         self.database = database
         self.configuration = configuration
-        people = PeopleStore(database: database)
-        contacts = ContactsStore(database: database)
-        coffee = CoffeeStore(database: database, pictureSizeLimit: max(configuration.pictureSizeLimit, 0))
-        let now = configuration.now
-        users = UsersStore(
-            database: database, hasher: configuration.passwordHasher, today: { CalendarDate.today(now: now()) })
         accounts = Accounts(database: database, configuration: configuration)
     }
 }

@@ -1,15 +1,19 @@
 import Foundation
+import RecordsApp
 
 /// A group of commands for one app: `records people ...`.
 struct CommandFamily {
-    /// The word that selects the family ("people").
-    let name: String
+    /// The app whose commands these are.
+    let app: AppDatabase.App
     /// One line for `records --help`.
     let summary: String
     /// The commands, in the order help lists them.
     let commands: [Command]
     /// One line for the help of each group of commands (`picture`).
     var groupSummaries: [String: String] = [:]
+
+    /// The word that selects the family: the app's name ("people").
+    var name: String { app.rawValue }
 
     func command(named name: String) -> Command? { commands.first { $0.name == name } }
 

@@ -6,7 +6,7 @@ private let pictureLimitMiB = CoffeeRules.defaultPictureSizeLimit >> 20
 
 /// `records coffee ...`: the original tutorial's Coffee app.
 let coffeeCommands = CommandFamily(
-    name: "coffee",
+    app: .coffee,
     summary: "coffees with an exact price and a picture stored in the database",
     commands: [
         Command(

@@ -2,7 +2,7 @@ import RecordsApp
 
 /// `records contacts ...`: the original tutorial's Contacts app.
 let contactsCommands = CommandFamily(
-    name: "contacts",
+    app: .contacts,
     summary: "contacts with a name, address and phone, email or URL",
     commands: [
         Command(

@@ -2,7 +2,7 @@ import RecordsApp
 
 /// `records people ...`: the original tutorial's People app.
 let peopleCommands = CommandFamily(
-    name: "people",
+    app: .people,
     summary: "people with a first name, last name and age",
     commands: [
         Command(

@@ -1,11 +1,15 @@
-/// Every app of the `records` command, in the order help lists them. A new
-/// app adds a file with its `CommandFamily` and one line here.
-let commandFamilies: [CommandFamily] = [
-    peopleCommands,
-    contactsCommands,
-    coffeeCommands,
-    usersCommands,
-]
+import RecordsApp
+
+/// Every app's commands, one line per app (its `<App>Commands.swift`
+/// declares them).
+let appCommandFamilies: [CommandFamily] = [peopleCommands, contactsCommands, coffeeCommands, usersCommands]
+
+/// The apps' command families in the order of `AppDatabase.apps`, the order
+/// help, completion and the manual page list them. A test checks that
+/// every app has one.
+let commandFamilies: [CommandFamily] = AppDatabase.App.allCases.compactMap { app in
+    appCommandFamilies.first { $0.app == app }
+}
 
 /// Commands for the whole database rather than one app (`records backup
 /// FILE`), in the order help lists them.

@@ -9,10 +9,18 @@ import RecordsWeb
     import Darwin
 #endif
 
+/// The apps' names, in order ("People", ...).
+private let appNames = AppDatabase.App.allCases.map(\.displayName)
+
+/// "A, B and C".
+private func listed(_ names: [String]) -> String {
+    names.count < 2 ? names.joined() : names.dropLast().joined(separator: ", ") + " and " + (names.last ?? "")
+}
+
 /// `records serve`: the apps' screens in a browser, over the same database
 /// as the other commands.
 let serveCommand = Command(
-    name: "serve", summary: "Serve the apps as a web site (People, Contacts, Coffee, Users)",
+    name: "serve", summary: "Serve the apps as a web site (\(appNames.joined(separator: ", ")))",
     options: [
         Command.Option(
             name: "listen", valueName: "HOST:PORT",
@@ -31,11 +39,11 @@ let serveCommand = Command(
                 + "server's 2048); raise it behind a reverse proxy"),
     ],
     discussion: """
-        Serves the People, Contacts, Coffee and Users apps as web pages, rendered on the
+        Serves the \(listed(appNames)) apps as web pages, rendered on the
         server: every page works without JavaScript. The Users app's accounts are the way
         in: every page but log-in and registration needs a signed-in account. Since every
-        account sees the same People, Contacts and Coffee records, registration is open by
-        default only until the first account exists (--registration).
+        account sees the same \(listed(appNames.filter { $0 != AppDatabase.App.users.displayName })) records,
+        registration is open by default only until the first account exists (--registration).
 
         The server listens on the loopback address unless told otherwise, so only this
         machine can reach it. Listening on another address without --tls-cert and --tls-key

@@ -51,7 +51,7 @@ private let registerPasswordStdin = Command.Option.flag(
 
 /// `records users ...`: the original tutorial's registration app.
 let usersCommands = CommandFamily(
-    name: "users",
+    app: .users,
     summary: "registered users: sign-up, login, profiles; passwords stored as scrypt hashes",
     commands: [
         Command(

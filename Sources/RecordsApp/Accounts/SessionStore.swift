@@ -294,18 +294,14 @@ public struct SessionStore: Sendable {
         return Set(open)
     }
 
-    /// Calls `onChange` after every committed transaction that changed the
-    /// sessions (a log-in, a log-out, a revocation, a password change that
-    /// ended sessions), whoever committed it, as
-    /// ``AppDatabase/observeChanges(of:onError:onChange:)`` does for an
-    /// app's table: this database's writes at once, another process's
-    /// within the library's polling interval.
-    ///
-    /// - Returns: The observation; keep it to keep observing.
-    public func observeChanges(
-        onError: @escaping @Sendable (any Error) -> Void, onChange: @escaping @Sendable () -> Void
-    ) -> AppChangesObservation {
-        database.observeChanges(ofTable: SessionSchema.tableName, of: .users, onError: onError, onChange: onChange)
+    /// A signal now, then again after every committed transaction that
+    /// changed the sessions (a log-in, a log-out, a revocation, a password
+    /// change that ended sessions), whoever committed it, as
+    /// ``AppDatabase/changes(of:)`` signals an app's: this database's
+    /// writes at once, another process's within the library's polling
+    /// interval.
+    public var changes: AppChanges {
+        database.changes(ofTable: SessionSchema.tableName, of: .users)
     }
 
     /// Ends the session a token opens (log-out).

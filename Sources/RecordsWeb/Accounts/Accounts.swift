@@ -81,8 +81,14 @@ public struct AccountsAuthenticator: SessionAuthenticator {
     }
 
     public func observeSessionChanges(_ onChange: @escaping @Sendable () -> Void) -> (@Sendable () -> Void)? {
-        // A failed observation leaves the regular checks.
-        let observation = accounts.sessions.observeChanges(onError: { _ in }, onChange: onChange)
-        return { observation.cancel() }
+        // Started here, so that no change after this call is missed. Every
+        // signal is a reason to check, the first included: a session that
+        // ended before the observation began is found by it. A failed
+        // observation leaves the regular checks.
+        var changes = accounts.sessions.changes.makeAsyncIterator()
+        let task = Task {
+            while (try? await changes.next()) != nil { onChange() }
+        }
+        return { task.cancel() }
     }
 }

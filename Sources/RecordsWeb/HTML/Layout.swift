@@ -10,8 +10,9 @@ import Foundation
 /// whoever changed them (another browser, the `records` command). Give the
 /// element that holds them (the list's `<ul>` or `<table>`, the detail's
 /// `<section>`) an `id` unique on the page and a `data-live-topics`
-/// attribute naming the apps whose changes concern it, comma-separated:
-/// `people`, `contacts`, `coffee`, `users`.
+/// attribute naming the apps whose changes concern it, comma-separated,
+/// by their names (``AppDatabase/App``: `people`, `coffee`, ...); an app's
+/// ``AppPages`` lists the topics its pages name.
 ///
 /// ```swift
 /// content: """
@@ -34,10 +35,9 @@ import Foundation
 /// anything that must not be replaced (a search box being typed in)
 /// outside it.
 public enum Layout {
-    /// The apps in the navigation, in order: label and path.
-    public static let sections: [(name: String, path: String)] = [
-        ("People", "/people"), ("Contacts", "/contacts"), ("Coffee", "/coffee"),
-    ]
+    /// The apps in the navigation, in order: label and path (each app's
+    /// pages give theirs).
+    public static let sections: [(name: String, path: String)] = SiteApps.all.compactMap(\.navigation)
 
     /// A page in the site's frame.
     ///

@@ -18,8 +18,8 @@ import RecordsApp
 /// faster than the client reads are coalesced into one event). A comment
 /// line every ``WebConfiguration/liveHeartbeat`` finds clients that went
 /// away, and a `retry:` line tells the browser how soon to reconnect after
-/// the server restarts. The topics are the apps: `people`, `contacts`,
-/// `coffee`, `users`.
+/// the server restarts. The topics are the apps' names (`people`,
+/// `coffee`, ...), those the apps' pages follow (``AppPages/liveTopics``).
 ///
 /// However many streams are open, each table has at most one observation,
 /// started with the first stream that follows it and stopped with the
@@ -44,7 +44,7 @@ public final class LiveUpdates: Sendable {
 
     private struct State {
         var streams: [ObjectIdentifier: EventStream] = [:]
-        var observations: [AppDatabase.App: AppChangesObservation] = [:]
+        var observations: [AppDatabase.App: TopicObservation] = [:]
         var isStopped = false
         /// The topics that changed and are not announced yet.
         var changed: Set<AppDatabase.App> = []
@@ -112,22 +112,34 @@ public final class LiveUpdates: Sendable {
     }
 
     /// A new stream following `topics`, for as long as the session
-    /// `sessionID` lasts (nil: as long as its client).
-    func open(topics: Set<AppDatabase.App>, sessionID: Int64?) -> EventStream {
+    /// `sessionID` lasts (nil: as long as its client). It returns once
+    /// the observations of its topics have read the state at the start, so
+    /// that every change committed afterwards reaches the stream.
+    func open(topics: Set<AppDatabase.App>, sessionID: Int64?) async -> EventStream {
         let stream = EventStream(
             topics: topics, sessionID: sessionID, heartbeat: heartbeat, retry: retry, hub: self)
-        let (stopped, newTopics) = state.withLock { state -> (Bool, [AppDatabase.App]) in
-            guard !state.isStopped else { return (true, []) }
+        let observations = state.withLock {
+            state -> (all: [TopicObservation], new: [(AppDatabase.App, TopicObservation)])? in
+            guard !state.isStopped else { return nil }
             state.streams[ObjectIdentifier(stream)] = stream
             if state.watch == nil { state.watch = startWatch() }
-            let missing = topics.filter { state.observations[$0] == nil }
-            return (false, Array(missing))
+            var new: [(AppDatabase.App, TopicObservation)] = []
+            let all = topics.map { topic in
+                if let running = state.observations[topic] { return running }
+                let observation = TopicObservation()
+                state.observations[topic] = observation
+                new.append((topic, observation))
+                return observation
+            }
+            return (all, new)
         }
-        if stopped {
+        guard let observations else {
             stream.end()
             return stream
         }
-        for topic in newTopics { startObserving(topic) }
+        // Started outside the lock: starting reads the database.
+        for (topic, observation) in observations.new { await startObserving(topic, observation) }
+        for observation in observations.all { await observation.started() }
         return stream
     }
 
@@ -183,28 +195,21 @@ public final class LiveUpdates: Sendable {
         }
     }
 
-    /// Starts the observation of `topic`'s table unless one runs (another
-    /// stream may have started it meanwhile).
-    private func startObserving(_ topic: AppDatabase.App) {
-        let observation = database.observeChanges(
-            of: topic,
-            onError: { [weak self] error in self?.observationFailed(topic, error: error) },
-            onChange: { [weak self] in self?.changed(topic) })
-        let keep = state.withLock { state -> Bool in
-            guard !state.isStopped, state.observations[topic] == nil,
-                state.streams.values.contains(where: { $0.topics.contains(topic) })
-            else { return false }
-            state.observations[topic] = observation
-            return true
-        }
-        if !keep { observation.cancel() }
+    /// Starts the observation of `topic`'s table.
+    private func startObserving(_ topic: AppDatabase.App, _ observation: TopicObservation) async {
+        await observation.start(
+            database.changes(of: topic), onChange: { [weak self] in self?.changed(topic) },
+            onError: { [weak self, weak observation] error in
+                guard let observation else { return }
+                self?.observationFailed(topic, observation, error: error)
+            })
     }
 
     /// A stream is over: the observations no stream follows any more stop.
     func closed(_ stream: EventStream) {
-        let (unused, watch) = state.withLock { state -> ([AppChangesObservation], Watch?) in
+        let (unused, watch) = state.withLock { state -> ([TopicObservation], Watch?) in
             guard state.streams.removeValue(forKey: ObjectIdentifier(stream)) != nil else { return ([], nil) }
-            var unused: [AppChangesObservation] = []
+            var unused: [TopicObservation] = []
             for topic in stream.topics where !state.streams.values.contains(where: { $0.topics.contains(topic) }) {
                 if let observation = state.observations.removeValue(forKey: topic) { unused.append(observation) }
             }
@@ -235,9 +240,11 @@ public final class LiveUpdates: Sendable {
     /// The table cannot be observed (the app is unavailable in this
     /// database, or the database closed): the streams stay open, with
     /// heartbeats only; the next stream that follows it tries again.
-    private func observationFailed(_ topic: AppDatabase.App, error: any Error) {
-        let observation = state.withLock { $0.observations.removeValue(forKey: topic) }
-        observation?.cancel()
+    private func observationFailed(_ topic: AppDatabase.App, _ failed: TopicObservation, error: any Error) {
+        state.withLock { state in
+            if state.observations[topic] === failed { state.observations[topic] = nil }
+        }
+        failed.cancel()
     }
 
     /// The topics a `topics` query value names.
@@ -246,13 +253,17 @@ public final class LiveUpdates: Sendable {
     ///   that is not an app.
     static func topics(from text: String?) throws -> Set<AppDatabase.App> {
         let names = (text ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        let known = SiteApps.liveTopics
         guard !names.isEmpty else {
-            throw HTTPError.badRequest("Name what to follow: /events?topics=people,contacts,coffee,users.")
+            let example = known.map(\.rawValue).joined(separator: ",")
+            throw HTTPError.badRequest("Name what to follow: /events?topics=\(example).")
         }
         var topics: Set<AppDatabase.App> = []
         for name in names {
-            guard let topic = AppDatabase.App(rawValue: name) else {
-                throw HTTPError.badRequest("There is no topic with that name: use people, contacts, coffee or users.")
+            guard let topic = known.first(where: { $0.rawValue == name }) else {
+                let choices = known.map(\.rawValue)
+                let list = choices.dropLast().joined(separator: ", ") + " or " + (choices.last ?? "")
+                throw HTTPError.badRequest("There is no topic with that name: use \(list).")
             }
             topics.insert(topic)
         }
@@ -277,10 +288,88 @@ public final class LiveUpdates: Sendable {
                     ("X-Accel-Buffering", "no"),
                 ]
                 if request.isHead { return Response(status: 200, headers: headers) }
-                let stream = open(topics: topics, sessionID: request.session?.sessionID)
+                let stream = await open(topics: topics, sessionID: request.session?.sessionID)
                 return Response(status: 200, headers: headers, body: .stream(length: nil, stream))
             }
         ]
+    }
+}
+
+/// The observation of one app's table, shared by the streams that follow
+/// it: it reads the state at the start, then calls `onChange` after each
+/// committed change, until it is cancelled or fails.
+final class TopicObservation: @unchecked Sendable {
+    // Guarded by `lock`.
+    private let lock = NSLock()
+    private var task: Task<Void, Never>?
+    private var isCancelled = false
+    private var isStarted = false
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    /// Observes `changes` from now on: reads the state at the start (the
+    /// caller waits for that, on its own executor, so that opening a stream
+    /// needs no thread of Swift's shared pool), then calls `onChange` after
+    /// each change, from a task of its own. `onError` is called once if the
+    /// observation fails.
+    func start(
+        _ changes: AppChanges, onChange: @escaping @Sendable () -> Void,
+        onError: @escaping @Sendable (any Error) -> Void
+    ) async {
+        var signals = changes.makeAsyncIterator()
+        defer { markStarted() }
+        do {
+            // The first signal is the state at the start, not a change.
+            guard try await signals.next() != nil else { return }
+        } catch {
+            onError(error)
+            return
+        }
+        // Cancelled meanwhile: dropping the signals ends the observation.
+        guard !lock.withLock({ isCancelled }) else { return }
+        let task = Task {
+            do {
+                while try await signals.next() != nil { onChange() }
+            } catch {
+                onError(error)
+            }
+        }
+        let cancelled = lock.withLock {
+            self.task = task
+            return isCancelled
+        }
+        if cancelled { task.cancel() }
+    }
+
+    /// Returns once the state at the start is read, or the observation
+    /// ended.
+    func started() async {
+        await withCheckedContinuation { continuation in
+            let now = lock.withLock {
+                if !isStarted { waiters.append(continuation) }
+                return isStarted
+            }
+            if now { continuation.resume() }
+        }
+    }
+
+    /// Stops the observation.
+    func cancel() {
+        let task = lock.withLock {
+            isCancelled = true
+            return self.task
+        }
+        task?.cancel()
+    }
+
+    private func markStarted() {
+        let waiting = lock.withLock {
+            defer {
+                isStarted = true
+                waiters = []
+            }
+            return waiters
+        }
+        for waiter in waiting { waiter.resume() }
     }
 }
 

@@ -1,0 +1,54 @@
+import SQLiteStore
+
+/// What the database knows of one app, declared once, in the app's folder
+/// (`People/PeopleApp.swift`): its name, its tables, its migrations, its
+/// sort keys and search index, and the table whose changes are its change
+/// topic.
+///
+/// ``AppDatabase/apps`` lists every app's descriptor. ``AppDatabase/App``,
+/// the migrator and ``AppDatabase/changes(of:)`` are derived from that list;
+/// the web pages and the `records` command each list the apps they serve,
+/// and a test checks that every layer's list names the same apps.
+public struct AppDescriptor: Sendable {
+    /// The app.
+    public let app: AppDatabase.App
+    /// The table of the app's records. Its committed changes are the app's
+    /// change topic (``AppDatabase/changes(of:)``, the web's live topic
+    /// named after the app).
+    public let table: String
+    /// The app's other tables, beside ``table`` and those of its sort keys
+    /// and search index (the Users app's sessions).
+    public let otherTables: [String]
+    /// The app's migrations, in order: append, never change a shipped one.
+    let migrations: [Migrator.Migration]
+    /// The folded names kept beside ``table`` for sorting, if the app
+    /// sorts through an index.
+    let sortKeys: SortKeyTable?
+    /// The full-text index of ``table``, if the app is searched by one.
+    let searchIndex: FullTextIndex?
+
+    init(
+        app: AppDatabase.App, table: String, otherTables: [String] = [], migrations: [Migrator.Migration],
+        sortKeys: SortKeyTable? = nil, searchIndex: FullTextIndex? = nil
+    ) {
+        self.app = app
+        self.table = table
+        self.otherTables = otherTables
+        self.migrations = migrations
+        self.sortKeys = sortKeys
+        self.searchIndex = searchIndex
+    }
+
+    /// Every table the app's migrations make: its records' table, the
+    /// others, its sort keys' side table and its full-text index.
+    public var tables: [String] {
+        [table] + otherTables + [sortKeys?.name, searchIndex?.name].compactMap { $0 }
+    }
+}
+
+extension AppDatabase {
+    /// Every app, in the order help, navigation and migrations list them.
+    /// A new app adds its ``AppDescriptor`` here, and nothing else in this
+    /// module outside its folder.
+    public static let apps: [AppDescriptor] = [.people, .contacts, .coffee, .users]
+}

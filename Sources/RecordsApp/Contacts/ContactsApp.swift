@@ -1,0 +1,15 @@
+import SQLiteStore
+
+extension AppDescriptor {
+    /// The Contacts app: the original tutorial's `CONTACTS`.
+    static let contacts = AppDescriptor(
+        app: .contacts, table: Contact.tableName, migrations: ContactsSchema.migrations,
+        sortKeys: ContactsSchema.sortKeys, searchIndex: ContactsSchema.searchIndex)
+}
+
+extension AppDatabase.App {
+    /// Contacts (`CONTACTS`).
+    public static let contacts = Self(named: "contacts")
+}
+
+extension ContactSort: RecordSort {}

@@ -1,0 +1,15 @@
+import SQLiteStore
+
+extension AppDescriptor {
+    /// The Users app: the original tutorial's `User_Master`, and the
+    /// sessions of its accounts.
+    static let users = AppDescriptor(
+        app: .users, table: User.tableName, otherTables: [SessionSchema.tableName], migrations: UsersSchema.migrations)
+}
+
+extension AppDatabase.App {
+    /// Users (`User_Master`).
+    public static let users = Self(named: "users")
+}
+
+extension UserSort: RecordSort {}
