@@ -9,18 +9,6 @@ import Testing
 // view model, another connection, another process. Waits are bounded
 // loops on the state itself, never on elapsed time.
 
-/// Waits until `condition` holds, yielding and sleeping briefly between
-/// looks, for at most a generous bound; returns whether it held.
-@MainActor
-func eventually(_ condition: @MainActor () -> Bool) async -> Bool {
-    for _ in 0..<3000 {
-        if condition() { return true }
-        await Task.yield()
-        try? await Task.sleep(for: .milliseconds(10))
-    }
-    return condition()
-}
-
 /// An app database on a file of a fresh temporary directory (a pool in
 /// WAL mode, so that other connections and processes can share it).
 struct FileDatabase {

@@ -200,9 +200,9 @@ import Testing
             })
         let client = server.client()
         let inFlight = Task { try await client.get("/slow") }
-        while !started.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
+        try #require(await eventually { started.withLock { $0 } }, "the request started")
         let stopping = Task { await server.server.stop() }
-        while !server.server.isStopping { try await Task.sleep(for: .milliseconds(5)) }
+        try #require(await eventually { server.server.isStopping }, "the stop began")
         #expect(server.server.requestsInFlight == 1)
         release.withLock { $0 = true }
         let response = try await inFlight.value

@@ -1,6 +1,7 @@
 import Foundation
 import RecordsApp
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import RecordsWeb
