@@ -4,7 +4,7 @@ import Testing
 
 @testable import RecordsApp
 
-@Suite("Accounts: log-in throttle")
+@Suite("Accounts: log-in throttle", .tags(.concurrency))
 struct AccountsThrottleTests {
     private func throttle(_ policy: LoginThrottle.Policy = .standard) -> (LoginThrottle, TestClock) {
         let clock = TestClock()

@@ -5,7 +5,7 @@ import Testing
 
 @testable import RecordsApp
 
-@Suite("Coffee pictures read in chunks, with versions")
+@Suite("Coffee pictures read in chunks, with versions", .tags(.concurrency))
 struct CoffeePictureReadingTests {
     let dir: TemporaryDirectory
     let database: AppDatabase

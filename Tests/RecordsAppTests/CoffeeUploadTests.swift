@@ -17,7 +17,7 @@ func openFiles(in directory: TemporaryDirectory) -> [String] {
     }
 }
 
-@Suite("Coffee pictures uploaded in chunks")
+@Suite("Coffee pictures uploaded in chunks", .tags(.concurrency))
 struct CoffeeUploadTests {
     let database: AppDatabase
     let store: CoffeeStore

@@ -43,7 +43,7 @@ let sqlite3Installed = ["/usr/bin/sqlite3", "/usr/local/bin/sqlite3", "/opt/home
     .contains { FileManager.default.isExecutableFile(atPath: $0) }
 
 @MainActor
-@Suite("Live view models: People")
+@Suite("Live view models: People", .tags(.concurrency))
 struct LivePeopleTests {
     @Test("A person added through one view model appears in another's list by itself")
     func addThroughOneSeenByAnother() async throws {
@@ -207,7 +207,7 @@ struct LivePeopleTests {
 }
 
 @MainActor
-@Suite("Live view models: Contacts")
+@Suite("Live view models: Contacts", .tags(.concurrency))
 struct LiveContactsTests {
     @Test("A contact added through one view model appears in another's list by itself")
     func addThroughOneSeenByAnother() async throws {
@@ -277,7 +277,7 @@ struct LiveContactsTests {
 }
 
 @MainActor
-@Suite("Live view models: Coffee")
+@Suite("Live view models: Coffee", .tags(.concurrency))
 struct LiveCoffeeTests {
     @Test("A coffee added through one list appears in another's by itself")
     func addThroughOneSeenByAnother() async throws {
@@ -439,7 +439,7 @@ struct LiveCoffeeTests {
 }
 
 @MainActor
-@Suite("Live view models: Users")
+@Suite("Live view models: Users", .tags(.concurrency))
 struct LiveUsersTests {
     @Test("A profile saved through one view model shows in another, whose form follows it")
     func profileFollowsAnotherScreen() async throws {

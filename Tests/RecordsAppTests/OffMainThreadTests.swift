@@ -41,7 +41,7 @@ final class ThreadCheckedLog: Sendable {
 }
 
 @MainActor
-@Suite("No SQL on the main actor")
+@Suite("No SQL on the main actor", .tags(.concurrency))
 struct OffMainThreadTests {
     let dir: TemporaryDirectory
     let log = ThreadCheckedLog()

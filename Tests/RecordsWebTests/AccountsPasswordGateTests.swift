@@ -4,7 +4,7 @@ import Testing
 
 @testable import RecordsWeb
 
-@Suite("Accounts: the password gate")
+@Suite("Accounts: the password gate", .tags(.concurrency))
 struct AccountsPasswordGateTests {
     /// Counts how many bodies run at once, and the most seen.
     final class Meter: @unchecked Sendable {

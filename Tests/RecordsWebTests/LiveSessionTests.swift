@@ -8,7 +8,7 @@ import Testing
 /// A live page's event stream lasts as long as the session it was opened
 /// with: log-out, revocation from another browser, a password change in
 /// another browser and expiry each end it, and it announces nothing after.
-@Suite struct LiveSessionTests {
+@Suite(.tags(.concurrency)) struct LiveSessionTests {
     /// The last chunk of a chunked body: the stream's end (no event or
     /// comment holds it).
     static let end = "0\r\n\r\n"

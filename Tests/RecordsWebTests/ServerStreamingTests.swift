@@ -12,7 +12,7 @@ import Testing
 
 /// Uploads arrive at the route's sink chunk by chunk; streamed responses
 /// leave chunk by chunk; the server stops cleanly.
-@Suite struct ServerStreamingTests {
+@Suite(.tags(.concurrency)) struct ServerStreamingTests {
     /// A sink that keeps a digest-free copy of small files and counts
     /// chunks, refusing past `limit` bytes.
     final class RecordingSink: UploadSink, @unchecked Sendable {

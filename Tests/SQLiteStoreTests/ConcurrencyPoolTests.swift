@@ -4,7 +4,7 @@ import Testing
 
 @testable import SQLiteStore
 
-@Suite("DatabasePool")
+@Suite("DatabasePool", .tags(.concurrency))
 struct DatabasePoolTests {
     /// A pool over a new file with a table `t`, in a directory removed with
     /// the fixture.

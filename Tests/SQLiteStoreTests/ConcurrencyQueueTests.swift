@@ -10,7 +10,7 @@ import Testing
     import CSQLite
 #endif
 
-@Suite("DatabaseQueue")
+@Suite("DatabaseQueue", .tags(.concurrency))
 struct DatabaseQueueTests {
     // MARK: - Reading and writing
 

@@ -7,7 +7,7 @@ import Testing
 /// Many writers and readers at once on one queue or pool: every write
 /// lands, every read sees a state that was committed, and nothing fails
 /// (no `SQLITE_BUSY`, no deadlock).
-@Suite("Concurrency stress")
+@Suite("Concurrency stress", .tags(.concurrency))
 struct ConcurrencyStressTests {
     enum Kind: String, CaseIterable, CustomTestStringConvertible {
         case queue, pool

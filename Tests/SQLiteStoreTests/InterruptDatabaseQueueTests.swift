@@ -24,7 +24,7 @@ private func interruptRepeatedly(_ interrupt: @escaping @Sendable () -> Void) ->
     return (stop, done)
 }
 
-@Suite("DatabaseQueue.interrupt()")
+@Suite("DatabaseQueue.interrupt()", .tags(.concurrency))
 struct InterruptDatabaseQueueTests {
     @Test("Interrupting from another thread stops an endless read with .interrupt", .timeLimit(.minutes(2)))
     func interruptsEndlessRead() async throws {
@@ -120,7 +120,7 @@ struct InterruptDatabaseQueueTests {
     }
 }
 
-@Suite("DatabasePool.interrupt()")
+@Suite("DatabasePool.interrupt()", .tags(.concurrency))
 struct InterruptDatabasePoolTests {
     private let dir: TemporaryDirectory
     private let pool: DatabasePool

@@ -224,7 +224,7 @@ struct BlobRangeTests {
     }
 }
 
-@Suite("Transactions never return normally without their changes")
+@Suite("Transactions never return normally without their changes", .tags(.concurrency))
 struct TransactionIntegrityTests {
     struct Failure: Error {}
 
@@ -411,7 +411,7 @@ struct TransactionIntegrityTests {
     }
 }
 
-@Suite("Closing a connection from inside an access")
+@Suite("Closing a connection from inside an access", .tags(.concurrency))
 struct CloseInsideAccessTests {
     private func makeFile() throws -> (TemporaryDirectory, String) {
         let dir = try TemporaryDirectory()
@@ -487,7 +487,7 @@ struct CloseInsideAccessTests {
     }
 }
 
-@Suite("Waiting for another connection's lock")
+@Suite("Waiting for another connection's lock", .tags(.concurrency))
 struct BusyWaitingTests {
     @Test("A write waits for a lock that another connection releases while it waits")
     func waitsForRelease() throws {

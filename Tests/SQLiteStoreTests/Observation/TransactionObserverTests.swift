@@ -20,7 +20,7 @@ private func makePeople(_ db: Database) throws {
     try db.execute("CREATE TABLE pets (id INTEGER PRIMARY KEY, name TEXT NOT NULL)")
 }
 
-@Suite("Transaction observers")
+@Suite("Transaction observers", .tags(.concurrency))
 struct TransactionObserverTests {
     @Test func committedInsertUpdateAndDeleteAreReportedAfterTheCommit() throws {
         let db = try Database.inMemory()

@@ -50,7 +50,7 @@ enum WriterKind: String, CaseIterable, Sendable {
 // The limit guards against a hang. Each test takes well under a second
 // alone, but under Thread Sanitizer on two cores a test can wait a long time
 // for a cooperative thread before its first line runs.
-@Suite("Value observation", .timeLimit(.minutes(3)))
+@Suite("Value observation", .timeLimit(.minutes(3)), .tags(.concurrency))
 struct ValueObservationTests {
     @Test(arguments: WriterKind.allCases)
     func initialValueThenAValueAfterEachChange(_ kind: WriterKind) async throws {
