@@ -112,12 +112,14 @@ let package = Package(
         ),
         .testTarget(
             name: "PasswordHashingTests",
-            dependencies: ["PasswordHashing"]
+            dependencies: ["PasswordHashing", "TestSupport"]
         ),
         // Test data and helpers shared by the test targets (no tests of its
-        // own): patterned bytes, and child processes awaited without holding
-        // a cooperative thread.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        // own): temporary directories, special files, clocks, the cheap
+        // password hasher, `eventually`, the `.concurrency` tag, patterned
+        // bytes, and child processes awaited without holding a cooperative
+        // thread.
+        .target(name: "TestSupport", dependencies: ["PasswordHashing"], path: "Tests/TestSupport"),
         .testTarget(
             name: "RecordsAppTests",
             dependencies: ["RecordsApp", "SQLiteStore", "SQLiteStoreAppSupport", "PasswordHashing", "TestSupport"]

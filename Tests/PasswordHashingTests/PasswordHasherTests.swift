@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import PasswordHashing
@@ -19,7 +20,7 @@ struct PasswordHasherTests {
         let stored = try cheapHasher.hash("secret password")
         #expect(stored.hasPrefix("$scrypt$ln=10,r=8,p=1$"))
         let parsed = try ScryptPasswordHash(phcString: stored)
-        #expect(parsed.parameters == cheap)
+        #expect(parsed.parameters == cheapParameters)
         #expect(parsed.salt.count == 16)
         #expect(parsed.hash.count == 32)
         #expect(parsed.phcString == stored)

@@ -1,11 +1,6 @@
+import TestSupport
+
 @testable import PasswordHashing
-
-/// Parameters cheap enough (1 MiB, about a millisecond) for tests that do not
-/// test the cost itself.
-let cheap = ScryptParameters(uncheckedLogN: 10, blockSize: 8, parallelism: 1)
-
-/// A hasher with ``cheap`` parameters.
-let cheapHasher = PasswordHasher(parameters: cheap)
 
 /// A valid stored hash made by Python's `hashlib.scrypt` (an independent
 /// scrypt) for "correct horse battery staple", salt bytes 0...15, ln=10, r=8,
@@ -27,7 +22,7 @@ func malformedReason(_ phcString: String) -> MalformedHashReason? {
     }
 }
 
-/// A PHC string for ``cheap`` parameters with the given fields.
+/// A PHC string for ``cheapParameters`` with the given fields.
 func phc(
     params: String = "ln=10,r=8,p=1", salt: String = "AAECAwQFBgcICQoLDA0ODw",
     hash: String = "mp90zEQd5XGhjEv4WArVH4Z0XRSzkGWtJK2S/AXJlRU"

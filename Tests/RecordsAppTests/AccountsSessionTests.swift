@@ -1,6 +1,7 @@
 import Foundation
 import PasswordHashing
 import SQLiteStore
+import TestSupport
 import Testing
 
 @testable import RecordsApp

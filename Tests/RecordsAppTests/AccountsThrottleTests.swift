@@ -1,9 +1,10 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import RecordsApp
 
-@Suite("Accounts: log-in throttle")
+@Suite("Accounts: log-in throttle", .tags(.concurrency))
 struct AccountsThrottleTests {
     private func throttle(_ policy: LoginThrottle.Policy = .standard) -> (LoginThrottle, TestClock) {
         let clock = TestClock()

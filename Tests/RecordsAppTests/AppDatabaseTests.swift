@@ -1,6 +1,7 @@
 import Foundation
 import SQLiteStore
 import SQLiteStoreAppSupport
+import TestSupport
 import Testing
 
 @testable import RecordsApp

@@ -1,10 +1,11 @@
 import Foundation
 import SQLiteStore
+import TestSupport
 import Testing
 
 @testable import RecordsApp
 
-@Suite("Coffee pictures read in chunks, with versions")
+@Suite("Coffee pictures read in chunks, with versions", .tags(.concurrency))
 struct CoffeePictureReadingTests {
     let dir: TemporaryDirectory
     let database: AppDatabase

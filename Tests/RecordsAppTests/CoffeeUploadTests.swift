@@ -1,5 +1,6 @@
 import Foundation
 import SQLiteStore
+import TestSupport
 import Testing
 
 @testable import RecordsApp
@@ -16,7 +17,7 @@ func openFiles(in directory: TemporaryDirectory) -> [String] {
     }
 }
 
-@Suite("Coffee pictures uploaded in chunks")
+@Suite("Coffee pictures uploaded in chunks", .tags(.concurrency))
 struct CoffeeUploadTests {
     let database: AppDatabase
     let store: CoffeeStore

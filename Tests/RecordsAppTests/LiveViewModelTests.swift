@@ -9,18 +9,6 @@ import Testing
 // view model, another connection, another process. Waits are bounded
 // loops on the state itself, never on elapsed time.
 
-/// Waits until `condition` holds, yielding and sleeping briefly between
-/// looks, for at most a generous bound; returns whether it held.
-@MainActor
-func eventually(_ condition: @MainActor () -> Bool) async -> Bool {
-    for _ in 0..<3000 {
-        if condition() { return true }
-        await Task.yield()
-        try? await Task.sleep(for: .milliseconds(10))
-    }
-    return condition()
-}
-
 /// An app database on a file of a fresh temporary directory (a pool in
 /// WAL mode, so that other connections and processes can share it).
 struct FileDatabase {
@@ -55,7 +43,7 @@ let sqlite3Installed = ["/usr/bin/sqlite3", "/usr/local/bin/sqlite3", "/opt/home
     .contains { FileManager.default.isExecutableFile(atPath: $0) }
 
 @MainActor
-@Suite("Live view models: People")
+@Suite("Live view models: People", .tags(.concurrency))
 struct LivePeopleTests {
     @Test("A person added through one view model appears in another's list by itself")
     func addThroughOneSeenByAnother() async throws {
@@ -219,7 +207,7 @@ struct LivePeopleTests {
 }
 
 @MainActor
-@Suite("Live view models: Contacts")
+@Suite("Live view models: Contacts", .tags(.concurrency))
 struct LiveContactsTests {
     @Test("A contact added through one view model appears in another's list by itself")
     func addThroughOneSeenByAnother() async throws {
@@ -289,7 +277,7 @@ struct LiveContactsTests {
 }
 
 @MainActor
-@Suite("Live view models: Coffee")
+@Suite("Live view models: Coffee", .tags(.concurrency))
 struct LiveCoffeeTests {
     @Test("A coffee added through one list appears in another's by itself")
     func addThroughOneSeenByAnother() async throws {
@@ -451,7 +439,7 @@ struct LiveCoffeeTests {
 }
 
 @MainActor
-@Suite("Live view models: Users")
+@Suite("Live view models: Users", .tags(.concurrency))
 struct LiveUsersTests {
     @Test("A profile saved through one view model shows in another, whose form follows it")
     func profileFollowsAnotherScreen() async throws {

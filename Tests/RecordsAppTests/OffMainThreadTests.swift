@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import RecordsApp
@@ -40,7 +41,7 @@ final class ThreadCheckedLog: Sendable {
 }
 
 @MainActor
-@Suite("No SQL on the main actor")
+@Suite("No SQL on the main actor", .tags(.concurrency))
 struct OffMainThreadTests {
     let dir: TemporaryDirectory
     let log = ThreadCheckedLog()

@@ -1,6 +1,7 @@
 import Foundation
 import Observation
 import SQLiteStore
+import TestSupport
 import Testing
 
 @testable import RecordsApp

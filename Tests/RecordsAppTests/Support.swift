@@ -3,22 +3,6 @@ import Foundation
 @testable import RecordsApp
 @testable import SQLiteStore
 
-/// A directory removed when the value is released.
-final class TemporaryDirectory {
-    let url: URL
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("records-tests-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
-    func fileURL(_ name: String) -> URL { url.appendingPathComponent(name) }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
-}
-
 /// The repository's root, found from this file's path.
 let repositoryRoot = URL(fileURLWithPath: #filePath)
     .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -28,14 +12,6 @@ let resourcesDirectory = repositoryRoot.appendingPathComponent("Sources/RecordsA
 /// An empty app database (schema, no rows) in memory.
 func emptyDatabase() throws -> AppDatabase {
     try AppDatabase.inMemory()
-}
-
-/// A flag set from any thread, for observation callbacks.
-final class Flag: Sendable {
-    private let value = Locked(false)
-    func set() { value.withLock { $0 = true } }
-    func reset() { value.withLock { $0 = false } }
-    var isSet: Bool { value.withLock { $0 } }
 }
 
 /// The rows of every table, as text, for comparing databases by content.

@@ -1,21 +1,9 @@
 import Foundation
 import PasswordHashing
+import TestSupport
 
 @testable import RecordsApp
 @testable import SQLiteStore
-
-/// Scrypt parameters cheap enough (1 MiB, about a millisecond) for tests
-/// that do not test the cost itself.
-let cheapParameters: ScryptParameters = {
-    do {
-        return try ScryptParameters(logN: 10, blockSize: 8, parallelism: 1)
-    } catch {
-        fatalError("the cheap test parameters are valid: \(error)")
-    }
-}()
-
-/// A hasher with ``cheapParameters``.
-let cheapHasher = PasswordHasher(parameters: cheapParameters)
 
 /// The day the tests are run "on", so that dates of birth are checked
 /// against a fixed date.

@@ -28,23 +28,6 @@ func writePicture(_ path: String, count: Int, seed: UInt8 = 1) throws {
     }
 }
 
-/// Whether two files hold the same bytes, compared a mebibyte at a time.
-func sameBytes(_ first: String, _ second: String) throws -> Bool {
-    guard let a = FileHandle(forReadingAtPath: first), let b = FileHandle(forReadingAtPath: second) else {
-        return false
-    }
-    defer {
-        try? a.close()
-        try? b.close()
-    }
-    while true {
-        let left = try a.read(upToCount: 1 << 20) ?? Data()
-        let right = try b.read(upToCount: 1 << 20) ?? Data()
-        if left != right { return false }
-        if left.isEmpty { return true }
-    }
-}
-
 /// A price read from JSON text.
 func jsonDecimal(_ value: Any?) -> Decimal? {
     (value as? String).flatMap { Decimal(string: $0, locale: Locale(identifier: "en_US_POSIX")) }

@@ -17,17 +17,6 @@ struct CoffeeServeMemoryCLITests {
         return (run.status, run.output)
     }
 
-    /// A `kB` line of `/proc/PID/status`, in bytes.
-    func status(of pid: Int32, _ field: String) -> Int? {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
-        for line in text.split(separator: "\n") where line.hasPrefix(field + ":") {
-            let number = line.dropFirst(field.count + 1).trimmingCharacters(in: .whitespaces)
-                .replacingOccurrences(of: " kB", with: "")
-            return Int(number).map { $0 * 1024 }
-        }
-        return nil
-    }
-
     @Test(
         "A 30 MiB picture uploaded and downloaded through records serve: its peak grows far less than the picture",
         .enabled(if: ChildMemory.isAvailable && FileManager.default.isExecutableFile(atPath: "/usr/bin/curl")))
@@ -61,19 +50,19 @@ struct CoffeeServeMemoryCLITests {
         // Logging in ran scrypt; the peak from here on is the picture's.
         let pid = server.child.processIdentifier
         try Data("5".utf8).write(to: URL(fileURLWithPath: "/proc/\(pid)/clear_refs"))
-        let start = try #require(status(of: pid, "VmRSS"))
+        let start = try #require(ProcessStatus.bytes("VmRSS", of: pid))
         let upload = try await curl(
             jar + [
                 "--output", "/dev/null", "--write-out", "%{http_code}", "--form", "csrf=\(csrf)", "--form",
                 "picture=@\(picture);type=image/png", server.url + "coffee/\(id)/picture",
             ])
         #expect(upload.output == "303")
-        let afterUpload = try #require(status(of: pid, "VmHWM"))
+        let afterUpload = try #require(ProcessStatus.bytes("VmHWM", of: pid))
         let copy = sandbox.path("copy.png")
         let download = try await curl(
             jar + ["--output", copy, "--write-out", "%{http_code}", server.url + "coffee/\(id)/picture"])
         #expect(download.output == "200")
-        let afterDownload = try #require(status(of: pid, "VmHWM"))
+        let afterDownload = try #require(ProcessStatus.bytes("VmHWM", of: pid))
         #expect(try Data(contentsOf: URL(fileURLWithPath: copy)) == bytes)
 
         let mebibytes = { (bytes: Int) in String(format: "%.1f MiB", Double(bytes) / 1_048_576) }

@@ -8,61 +8,6 @@ import Testing
 // FILE of `coffee picture get`), and what an interrupted run leaves. Device
 // nodes are made with mknod only inside the sandbox, never on /dev.
 
-private let runsAsRoot = geteuid() == 0
-#if os(Linux)
-    private let onLinux = true
-#else
-    private let onLinux = false
-#endif
-
-private enum Node {
-    /// A character device with `/dev/null`'s numbers (1, 3), as glibc's
-    /// `makedev` packs them.
-    static func makeNull(at path: String) throws {
-        guard mknod(path, mode_t(S_IFCHR) | 0o666, dev_t(0x103)) == 0 else { throw CocoaError(.fileWriteNoPermission) }
-    }
-
-    static func makeFIFO(at path: String) throws {
-        guard mkfifo(path, 0o644) == 0 else { throw CocoaError(.fileWriteUnknown) }
-    }
-
-    /// The file type bits of `path` itself (a link is not followed).
-    static func type(_ path: String) -> mode_t? {
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return nil }
-        return info.st_mode & mode_t(S_IFMT)
-    }
-
-    static func permissions(_ path: String) -> Int? {
-        (try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions]) as? Int
-    }
-}
-
-/// Reads a FIFO to its end on a thread of its own (not a task: opening a
-/// FIFO blocks until the writer opens it, and a blocked task could starve
-/// the cooperative pool that the writer's side needs).
-final class FIFOReader: @unchecked Sendable {
-    private let done = DispatchSemaphore(value: 0)
-    private var data = Data()
-
-    init(_ path: String) {
-        let thread = Thread { [self] in
-            if let handle = FileHandle(forReadingAtPath: path) {
-                data = (try? handle.readToEnd()) ?? Data()
-                try? handle.close()
-            }
-            done.signal()
-        }
-        thread.start()
-    }
-
-    /// Everything read, once the writer has closed its end.
-    func received() -> Data {
-        done.wait()
-        return data
-    }
-}
-
 private func entries(_ directory: String) -> [String] {
     ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
 }
@@ -91,26 +36,26 @@ private func waitForCopy(in directory: String, process: ChildProcess) -> Bool {
 struct FileSafetyCLITests {
     @Test(
         "--database naming a character device is refused; the device stays",
-        .enabled(if: runsAsRoot, "mknod needs root"))
+        .enabled(if: isRoot, "mknod needs root"))
     func databaseIsDevice() async throws {
         let sandbox = try Sandbox()
         let null = sandbox.path("null")
-        try Node.makeNull(at: null)
+        try SpecialFiles.makeNullDevice(at: null)
         let run = try await sandbox.runRaw(["--database", null, "people", "list"])
         #expect(run.status == 1)
         #expect(run.stderr.contains("cannot install the database at \(null): it is a character device"))
-        #expect(Node.type(null) == mode_t(S_IFCHR))
+        #expect(SpecialFiles.type(null) == .characterDevice)
     }
 
     @Test("--database naming a FIFO is refused; the FIFO stays")
     func databaseIsFIFO() async throws {
         let sandbox = try Sandbox()
         let fifo = sandbox.path("fifo")
-        try Node.makeFIFO(at: fifo)
+        try SpecialFiles.makeFIFO(at: fifo)
         let run = try await sandbox.runRaw(["--database", fifo, "people", "list"])
         #expect(run.status == 1)
         #expect(run.stderr.contains("cannot install the database at \(fifo): it is a FIFO (named pipe)"))
-        #expect(Node.type(fifo) == mode_t(S_IFIFO))
+        #expect(SpecialFiles.type(fifo) == .fifo)
     }
 
     @Test("--database naming a dangling symbolic link creates the database where it points")
@@ -121,8 +66,8 @@ struct FileSafetyCLITests {
         let run = try await sandbox.runRaw(["--database", link, "people", "list"])
         #expect(run.status == 0, "\(run)")
         #expect(!run.stderr.contains("keeps changing"))
-        #expect(Node.type(link) == mode_t(S_IFLNK))
-        #expect(Node.type(sandbox.path("real.sqlite")) == mode_t(S_IFREG))
+        #expect(SpecialFiles.type(link) == .symbolicLink)
+        #expect(SpecialFiles.type(sandbox.path("real.sqlite")) == .regular)
         #expect(
             try await sandbox.runRaw(["--database", sandbox.path("real.sqlite"), "people", "list"]).stdout == run.stdout
         )
@@ -161,26 +106,26 @@ struct FileSafetyCLITests {
                 atPath: sandbox.database, contents: Data(), attributes: [.posixPermissions: 0o600]))
         let run = try await sandbox.run("people", "list")
         #expect(run.status == 0, "\(run)")
-        #expect(Node.permissions(sandbox.database) == 0o600)
+        #expect(SpecialFiles.permissions(sandbox.database) == 0o600)
     }
 
     @Test(
         "picture get into a character device writes into it; the device stays",
-        .enabled(if: runsAsRoot, "mknod needs root"))
+        .enabled(if: isRoot, "mknod needs root"))
     func pictureIntoDevice() async throws {
         let sandbox = try Sandbox()
         let null = sandbox.path("null")
-        try Node.makeNull(at: null)
+        try SpecialFiles.makeNullDevice(at: null)
         let run = try await sandbox.run("coffee", "picture", "get", "1", null)
         #expect(run.status == 0, "\(run)")
-        #expect(Node.type(null) == mode_t(S_IFCHR))
+        #expect(SpecialFiles.type(null) == .characterDevice)
     }
 
     @Test("picture get into a FIFO writes the picture to its reader; the FIFO stays")
     func pictureIntoFIFO() async throws {
         let sandbox = try Sandbox()
         let fifo = sandbox.path("fifo")
-        try Node.makeFIFO(at: fifo)
+        try SpecialFiles.makeFIFO(at: fifo)
         // A second name for the FIFO: if the FIFO were replaced, opening it
         // for writing still ends the reader, which would otherwise wait for
         // a writer forever.
@@ -192,7 +137,7 @@ struct FileSafetyCLITests {
         #expect(run.status == 0, "\(run)")
         #expect(received.count == 135)
         #expect(received.starts(with: [0x89, 0x50, 0x4E, 0x47]))
-        #expect(Node.type(fifo) == mode_t(S_IFIFO))
+        #expect(SpecialFiles.type(fifo) == .fifo)
     }
 
     @Test("picture get --force through a symbolic link replaces the file it points to; the link stays")
@@ -205,13 +150,13 @@ struct FileSafetyCLITests {
         try FileManager.default.createSymbolicLink(atPath: sandbox.path("link.png"), withDestinationPath: "real.png")
         let run = try await sandbox.run("coffee", "picture", "get", "1", sandbox.path("link.png"), "--force")
         #expect(run.status == 0, "\(run)")
-        #expect(Node.type(sandbox.path("link.png")) == mode_t(S_IFLNK))
+        #expect(SpecialFiles.type(sandbox.path("link.png")) == .symbolicLink)
         #expect(fileSize(real) == 135)
-        #expect(Node.permissions(real) == 0o640)
+        #expect(SpecialFiles.permissions(real) == 0o640)
     }
 }
 
-@Suite("records: interrupted runs leave no temporary file", .enabled(if: onLinux, "watches the copy through /proc"))
+@Suite("records: interrupted runs leave no temporary file", .enabled(if: isLinux, "watches the copy through /proc"))
 struct InterruptedRunCLITests {
     /// A sandbox whose coffee 1 has a 20 MiB picture, and an empty
     /// directory to copy it into.
@@ -281,7 +226,7 @@ private func fileSize(_ path: String) -> Int {
     ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? -1
 }
 
-@Suite("records: a database file it may not write", .disabled(if: runsAsRoot, "root writes any file"))
+@Suite("records: a database file it may not write", .disabled(if: isRoot, "root writes any file"))
 struct UnwritableDatabaseCLITests {
     /// The sandbox's database, made by a first run, then made read-only.
     private func readOnlyDatabase() async throws -> Sandbox {

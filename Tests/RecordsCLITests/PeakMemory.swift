@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 @testable import SQLiteStore
 
@@ -19,18 +20,10 @@ struct MeasuredRun {
 /// `exec`, and only grows, so the last value read before the child exits
 /// is its peak up to then.
 enum ChildMemory {
-    static var isAvailable: Bool { FileManager.default.isReadableFile(atPath: "/proc/self/status") }
+    static var isAvailable: Bool { ProcessStatus.isAvailable }
 
     /// `VmHWM` of process `pid` in bytes; nil once it has exited.
-    static func peak(of pid: Int32) -> Int? {
-        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
-        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
-            let number = line.dropFirst("VmHWM:".count).trimmingCharacters(in: .whitespaces)
-                .replacingOccurrences(of: " kB", with: "")
-            return Int(number).map { $0 * 1024 }
-        }
-        return nil
-    }
+    static func peak(of pid: Int32) -> Int? { ProcessStatus.bytes("VmHWM", of: pid) }
 }
 
 extension Sandbox {

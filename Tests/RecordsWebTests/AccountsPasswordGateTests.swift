@@ -1,9 +1,10 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import RecordsWeb
 
-@Suite("Accounts: the password gate")
+@Suite("Accounts: the password gate", .tags(.concurrency))
 struct AccountsPasswordGateTests {
     /// Counts how many bodies run at once, and the most seen.
     final class Meter: @unchecked Sendable {

@@ -2,19 +2,7 @@ import Foundation
 import PasswordHashing
 import RecordsApp
 import RecordsWeb
-
-/// A clock the tests move by hand, given to the server as its `now`.
-final class WebTestClock: @unchecked Sendable {
-    private let lock = NSLock()
-    private var current = Date(timeIntervalSince1970: 1_800_000_000)
-
-    var now: Date { lock.withLock { current } }
-    func advance(seconds: Double) { lock.withLock { current = current.addingTimeInterval(seconds) } }
-    var closure: @Sendable () -> Date { { [self] in self.now } }
-}
-
-/// Scrypt cheap enough (1 MiB) for tests that do not test its cost.
-let cheapWebHasher = PasswordHasher(parameters: try! ScryptParameters(logN: 10, blockSize: 8, parallelism: 1))
+import TestSupport
 
 /// The fields of a valid registration, in form order.
 func registrationFields(
@@ -33,13 +21,13 @@ func registrationFields(
 /// A server for the accounts tests: cheap hashing, a clock the test moves,
 /// open registration unless told otherwise.
 func accountsServer(
-    storage: TestServer.Storage = .memory, databaseURL: URL? = nil, clock: WebTestClock = WebTestClock(),
+    storage: TestServer.Storage = .memory, databaseURL: URL? = nil, clock: TestClock = TestClock(),
     registration: RegistrationPolicy = .open, configure: @escaping (inout WebConfiguration) -> Void = { _ in }
 ) throws -> TestServer {
     try TestServer(
         storage: storage, databaseURL: databaseURL,
         configure: { configuration in
-            configuration.passwordHasher = cheapWebHasher
+            configuration.passwordHasher = cheapHasher
             configuration.now = clock.closure
             configuration.registration = registration
             configure(&configuration)
@@ -80,19 +68,19 @@ final class CountingWebHasher: PasswordHashingService, @unchecked Sendable {
 
     func hash(_ password: String) throws -> String {
         lock.withLock { hashes += 1 }
-        return try cheapWebHasher.hash(password)
+        return try cheapHasher.hash(password)
     }
 
     func hash(passwordBytes: [UInt8]) throws -> String {
         lock.withLock { hashes += 1 }
-        return try cheapWebHasher.hash(passwordBytes: passwordBytes)
+        return try cheapHasher.hash(passwordBytes: passwordBytes)
     }
 
     func verify(_ password: String, against storedHash: String) throws -> Bool {
-        try cheapWebHasher.verify(password, against: storedHash)
+        try cheapHasher.verify(password, against: storedHash)
     }
 
-    func needsRehash(_ storedHash: String) throws -> Bool { try cheapWebHasher.needsRehash(storedHash) }
+    func needsRehash(_ storedHash: String) throws -> Bool { try cheapHasher.needsRehash(storedHash) }
 
-    func performDummyVerification(_ password: String) { cheapWebHasher.performDummyVerification(password) }
+    func performDummyVerification(_ password: String) { cheapHasher.performDummyVerification(password) }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import RecordsApp
 import RecordsWeb
+import TestSupport
 import Testing
 
 @Suite("Accounts: web pages")
@@ -158,7 +159,7 @@ struct AccountsWebTests {
     }
 
     @Test func repeatedFailuresLockTheAccountThenLetItGo() async throws {
-        let clock = WebTestClock()
+        let clock = TestClock()
         let server = try accountsServer(clock: clock)
         defer { server.stop() }
         try await server.client().register()
@@ -199,7 +200,7 @@ struct AccountsWebTests {
     // MARK: - Expiry and revocation
 
     @Test func anIdleSessionExpires() async throws {
-        let clock = WebTestClock()
+        let clock = TestClock()
         let server = try accountsServer(clock: clock)
         defer { server.stop() }
         let client = server.client()
@@ -216,7 +217,7 @@ struct AccountsWebTests {
     }
 
     @Test func aSessionEndsThirtyDaysAfterLogInHoweverUsed() async throws {
-        let clock = WebTestClock()
+        let clock = TestClock()
         let server = try accountsServer(clock: clock)
         defer { server.stop() }
         let client = server.client()

@@ -45,10 +45,13 @@ private let serverDirectory = ProcessInfo.processInfo.environment["RECORDS_TEST_
         // ChildProcess's own thread; not waited for here).
         defer { if server.isRunning { server.send(SIGTERM) } }
         let ready = directory.appendingPathComponent("ready")
-        try await waitFor { FileManager.default.fileExists(atPath: ready.path) || !server.isRunning }
+        #expect(
+            await eventually(timeout: .seconds(120)) {
+                FileManager.default.fileExists(atPath: ready.path) || !server.isRunning
+            }, "the child never answered")
         let port = try #require(UInt16(String(decoding: try Data(contentsOf: ready), as: UTF8.self)))
         let pid = server.processIdentifier
-        let start = try #require(Self.status(of: pid, "VmRSS"))
+        let start = try #require(ProcessStatus.bytes("VmRSS", of: pid))
 
         let client = WebClient(baseURL: URL(string: "http://127.0.0.1:\(port)")!)
         client.setCookie(WebApp.sessionCookie, "ada-token")
@@ -57,7 +60,7 @@ private let serverDirectory = ProcessInfo.processInfo.environment["RECORDS_TEST_
         let uploaded = try await client.postMultipart(
             "/coffee/1/picture", fields: [], file: ("picture", "big.png", "image/png", picture))
         #expect(uploaded.status == 303)
-        let afterUpload = try #require(Self.status(of: pid, "VmHWM"))
+        let afterUpload = try #require(ProcessStatus.bytes("VmHWM", of: pid))
         // curl writes the picture to a file as it arrives (URLSession on
         // Linux gathers a large body slowly).
         let copy = directory.appendingPathComponent("copy.png")
@@ -70,13 +73,16 @@ private let serverDirectory = ProcessInfo.processInfo.environment["RECORDS_TEST_
             ])
         #expect(curl.status == 0, "\(curl.errors)")
         #expect(try Data(contentsOf: copy) == picture)
-        let afterDownload = try #require(Self.status(of: pid, "VmHWM"))
+        let afterDownload = try #require(ProcessStatus.bytes("VmHWM", of: pid))
 
         // The measure sees a picture held whole: the child fills a buffer
         // of its size on request.
         try Data().write(to: directory.appendingPathComponent("hold"))
-        try await waitFor { FileManager.default.fileExists(atPath: directory.appendingPathComponent("held").path) }
-        let holding = try #require(Self.status(of: pid, "VmHWM"))
+        #expect(
+            await eventually(timeout: .seconds(120)) {
+                FileManager.default.fileExists(atPath: directory.appendingPathComponent("held").path)
+            }, "the child never answered")
+        let holding = try #require(ProcessStatus.bytes("VmHWM", of: pid))
         try Data().write(to: directory.appendingPathComponent("stop"))
         #expect(await server.exited() == 0)
 
@@ -114,25 +120,5 @@ private let serverDirectory = ProcessInfo.processInfo.environment["RECORDS_TEST_
         }
         held?.deallocate()
         await server.stopAndWait(keepFiles: true)
-    }
-
-    /// A `kB` line of `/proc/PID/status`, in bytes.
-    static func status(of pid: Int32, _ field: String) -> Int? {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
-        for line in text.split(separator: "\n") where line.hasPrefix(field + ":") {
-            let number = line.dropFirst(field.count + 1).trimmingCharacters(in: .whitespaces)
-                .replacingOccurrences(of: " kB", with: "")
-            return Int(number).map { $0 * 1024 }
-        }
-        return nil
-    }
-
-    /// Waits (up to two minutes, checking often) for `condition`.
-    func waitFor(_ condition: () -> Bool) async throws {
-        for _ in 0..<12000 {
-            if condition() { return }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        Issue.record("the child never answered")
     }
 }

@@ -416,10 +416,10 @@ struct CoffeeWebTests {
         let socket = try RawConnection(port: server.server.port)
         try socket.send(Data(head.utf8) + body)
         // The server spools what came...
-        try await waitUntil { !openUploadFiles().isEmpty }
+        #expect(await eventually { !openUploadFiles().isEmpty }, "the condition never held")
         // ...and lets it go when the client leaves.
         socket.close()
-        try await waitUntil { openUploadFiles().isEmpty }
+        #expect(await eventually { openUploadFiles().isEmpty }, "the condition never held")
         #expect(try await storedPicture(coffee.id) == WebPictures.make(count: 100))
     }
 
@@ -447,15 +447,6 @@ struct CoffeeWebTests {
         #expect(head.contains("Content-Length: \(size)"))
         #expect(body.count < size, "the download must stop short")
         #expect(body.elementsEqual(original.prefix(body.count)), "every byte received is the first picture's")
-    }
-
-    /// Waits (up to a minute, checking often) for `condition`.
-    func waitUntil(_ condition: () -> Bool) async throws {
-        for _ in 0..<6000 {
-            if condition() { return }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        Issue.record("the condition never held")
     }
 }
 

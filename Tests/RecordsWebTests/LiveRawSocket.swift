@@ -158,17 +158,6 @@ final class RawSocket: @unchecked Sendable {
     deinit { close() }
 }
 
-/// Waits (polling) until `condition` holds, up to `timeout`; returns
-/// whether it did.
-func eventually(timeout: Duration = .seconds(10), _ condition: @Sendable () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now.advanced(by: timeout)
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(20))
-    }
-    return condition()
-}
-
 extension TestServer {
     /// Stops the server and closes the database on a thread of its own,
     /// returning at once. `stop()` blocks while requests in flight finish,

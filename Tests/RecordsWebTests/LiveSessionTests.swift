@@ -8,7 +8,7 @@ import Testing
 /// A live page's event stream lasts as long as the session it was opened
 /// with: log-out, revocation from another browser, a password change in
 /// another browser and expiry each end it, and it announces nothing after.
-@Suite struct LiveSessionTests {
+@Suite(.tags(.concurrency)) struct LiveSessionTests {
     /// The last chunk of a chunked body: the stream's end (no event or
     /// comment holds it).
     static let end = "0\r\n\r\n"
@@ -20,7 +20,7 @@ import Testing
 
     /// An accounts server whose streams' sessions are checked every
     /// `check` (and after each change of the sessions).
-    static func server(clock: WebTestClock = WebTestClock(), check: Duration = .milliseconds(50)) throws
+    static func server(clock: TestClock = TestClock(), check: Duration = .milliseconds(50)) throws
         -> TestServer
     {
         try accountsServer(
@@ -136,7 +136,7 @@ import Testing
     }
 
     @Test func anExpiredSessionsStreamEnds() async throws {
-        let clock = WebTestClock()
+        let clock = TestClock()
         let server = try Self.server(clock: clock)
         defer { server.stopInBackground() }
         let browser = server.client()

@@ -8,7 +8,7 @@ import Testing
 /// Live screens: `/events` announces each committed change of the followed
 /// apps' tables, whoever committed it, and ends cleanly; the layout loads
 /// the live script only on pages with a live region.
-@Suite struct LiveTests {
+@Suite(.tags(.concurrency)) struct LiveTests {
     static let ada = "records_session=ada-token"
 
     /// A server whose streams send a heartbeat every 100 ms, so that a

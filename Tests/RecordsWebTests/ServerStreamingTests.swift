@@ -12,7 +12,7 @@ import Testing
 
 /// Uploads arrive at the route's sink chunk by chunk; streamed responses
 /// leave chunk by chunk; the server stops cleanly.
-@Suite struct ServerStreamingTests {
+@Suite(.tags(.concurrency)) struct ServerStreamingTests {
     /// A sink that keeps a digest-free copy of small files and counts
     /// chunks, refusing past `limit` bytes.
     final class RecordingSink: UploadSink, @unchecked Sendable {
@@ -200,9 +200,9 @@ import Testing
             })
         let client = server.client()
         let inFlight = Task { try await client.get("/slow") }
-        while !started.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
+        try #require(await eventually { started.withLock { $0 } }, "the request started")
         let stopping = Task { await server.server.stop() }
-        while !server.server.isStopping { try await Task.sleep(for: .milliseconds(5)) }
+        try #require(await eventually { server.server.isStopping }, "the stop began")
         #expect(server.server.requestsInFlight == 1)
         release.withLock { $0 = true }
         let response = try await inFlight.value

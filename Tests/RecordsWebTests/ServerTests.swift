@@ -1,6 +1,7 @@
 import Foundation
 import RecordsApp
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import RecordsWeb
@@ -8,7 +9,7 @@ import Testing
 /// The server's HTTP behaviour, through real connections on a loopback
 /// port: routing, error pages, headers, sessions and CSRF, form bodies,
 /// uploads, streamed responses and shutdown.
-@Suite struct ServerTests {
+@Suite(.tags(.concurrency)) struct ServerTests {
     /// Counts handler runs, to show a refused request never reached one.
     final class Counter: Sendable {
         private let value = Mutex(0)

@@ -1,5 +1,6 @@
 import Foundation
 import SQLiteStore
+import TestSupport
 import Testing
 
 @testable import SQLiteStoreAppSupport
@@ -15,7 +16,7 @@ func makePeopleTemplate(at path: String) throws {
     db.close()
 }
 
-@Suite("DBManager")
+@Suite("DBManager", .tags(.concurrency))
 struct DBManagerTests {
     @Test("The seed's flow: insert, load, update, delete, with affectedRows and lastInsertedRowID")
     func seedFlow() throws {
@@ -262,7 +263,7 @@ enum ManagerCall: String, CaseIterable, Sendable, CustomTestStringConvertible {
     }
 }
 
-@Suite("DBManager: nested calls and closing")
+@Suite("DBManager: nested calls and closing", .tags(.concurrency))
 struct DBManagerNestingTests {
     private func makeManager(debugLog: (@Sendable (String) -> Void)? = nil) throws -> DBManager {
         let manager = try DBManager.inMemory(debugLog: debugLog)

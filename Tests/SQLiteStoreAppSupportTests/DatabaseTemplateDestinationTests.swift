@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import SQLiteStore
@@ -48,7 +49,7 @@ struct DatabaseTemplateDestinationTests {
         #expect(SpecialFiles.type(null) == .characterDevice)
         #expect(SpecialFiles.deviceID(null) == SpecialFiles.deviceNumber(major: 1, minor: 3))
         #expect(!DatabaseTemplate.isInstalled(at: URL(fileURLWithPath: null)))
-        #expect(try directoryEntries(dir) == ["null", "template.sqlite"])
+        #expect(try dir.entries() == ["null", "template.sqlite"])
     }
 
     @Test("A FIFO at the destination is refused and left as it is")
@@ -61,7 +62,7 @@ struct DatabaseTemplateDestinationTests {
         #expect(error?.kind == .destinationUnusable)
         #expect(error?.message.hasSuffix(": it is a FIFO (named pipe)") == true)
         #expect(SpecialFiles.type(fifo) == .fifo)
-        #expect(try directoryEntries(dir) == ["fifo", "template.sqlite"])
+        #expect(try dir.entries() == ["fifo", "template.sqlite"])
     }
 
     @Test("A socket at the destination is refused and left as it is")
@@ -100,7 +101,7 @@ struct DatabaseTemplateDestinationTests {
         #expect(SpecialFiles.type(dir.path("app.sqlite")) == .symbolicLink)
         #expect(try storedValue(dir.path("real/app.sqlite")) == "from template")
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path("real")) == ["app.sqlite"])
-        #expect(try directoryEntries(dir) == ["app.sqlite", "real", "template.sqlite"])
+        #expect(try dir.entries() == ["app.sqlite", "real", "template.sqlite"])
     }
 
     @Test("A symbolic link to a database counts as installed")
@@ -122,7 +123,7 @@ struct DatabaseTemplateDestinationTests {
         #expect(try install(dir, to: dir.path("app.sqlite")) == .installed)
         #expect(SpecialFiles.type(dir.path("app.sqlite")) == .symbolicLink)
         #expect(try storedValue(dir.path("target.sqlite")) == "from template")
-        #expect(try directoryEntries(dir) == ["app.sqlite", "target.sqlite", "template.sqlite"])
+        #expect(try dir.entries() == ["app.sqlite", "target.sqlite", "template.sqlite"])
     }
 
     @Test("A dangling symbolic link into a missing directory names the link's target and the directory")
@@ -137,7 +138,7 @@ struct DatabaseTemplateDestinationTests {
             error?.message
                 == "cannot install the database at \(dir.path("app.sqlite")): it is a symbolic link to \(target), "
                 + "which cannot be created: the directory \(dir.path("gone")) does not exist")
-        #expect(try directoryEntries(dir) == ["app.sqlite", "template.sqlite"])
+        #expect(try dir.entries() == ["app.sqlite", "template.sqlite"])
     }
 
     @Test("A symbolic link that leads back to itself is named as such")
@@ -161,7 +162,7 @@ struct DatabaseTemplateDestinationTests {
         #expect(try install(dir, to: destination, unnamed: unnamed) == .installed)
         #expect(SpecialFiles.permissions(destination) == 0o600)
         #expect(try storedValue(destination) == "from template")
-        #expect(try directoryEntries(dir) == ["app.sqlite", "template.sqlite"])
+        #expect(try dir.entries() == ["app.sqlite", "template.sqlite"])
     }
 
     @Test(
@@ -195,7 +196,7 @@ struct DatabaseTemplateDestinationTests {
         #expect(
             error?.message
                 == "cannot install the database at \(dir.path("new"))/: the path names a directory, not a file")
-        #expect(try directoryEntries(dir) == ["template.sqlite"])
+        #expect(try dir.entries() == ["template.sqlite"])
     }
 
     @Test("A name over 255 bytes is named as the problem, not the directory")
@@ -217,7 +218,7 @@ struct DatabaseTemplateDestinationTests {
         try makeTemplate(at: dir.path("template.sqlite"))
         let error = fileError { _ = try install(dir, to: dir.path(String(repeating: "j", count: 250))) }
         #expect(error?.message.contains("is 250 bytes long, over the limit of 247 bytes for a database") == true)
-        #expect(try directoryEntries(dir) == ["template.sqlite"])
+        #expect(try dir.entries() == ["template.sqlite"])
     }
 
     @Test("A path over PATH_MAX is named as the problem, not the directory")
@@ -239,7 +240,7 @@ struct DatabaseTemplateDestinationTests {
         let name = String(repeating: "é", count: 123) + "x"  // 247 bytes
         #expect(try install(dir, to: dir.path(name), unnamed: unnamed) == .installed)
         #expect(try storedValue(dir.path(name)) == "from template")
-        #expect(try directoryEntries(dir) == [name, "template.sqlite"].sorted())
+        #expect(try dir.entries() == [name, "template.sqlite"].sorted())
     }
 
     @Test("Through a named temporary file (no O_TMPFILE), a fresh install leaves nothing else behind")
@@ -248,7 +249,7 @@ struct DatabaseTemplateDestinationTests {
         try makeTemplate(at: dir.path("template.sqlite"))
         #expect(try install(dir, to: dir.path("app.sqlite"), unnamed: false) == .installed)
         #expect(try install(dir, to: dir.path("app.sqlite"), unnamed: false) == .alreadyInstalled)
-        #expect(try directoryEntries(dir) == ["app.sqlite", "template.sqlite"])
+        #expect(try dir.entries() == ["app.sqlite", "template.sqlite"])
     }
 
     @Test("A WAL-mode template is checked without leaving files beside it, and installs")
@@ -257,9 +258,9 @@ struct DatabaseTemplateDestinationTests {
         let db = try Database(path: dir.path("template.sqlite"))
         try db.execute("PRAGMA journal_mode = WAL; CREATE TABLE t (a TEXT); INSERT INTO t VALUES ('from template')")
         db.close()
-        #expect(try directoryEntries(dir) == ["template.sqlite"])
+        #expect(try dir.entries() == ["template.sqlite"])
         #expect(try install(dir, to: dir.path("app.sqlite")) == .installed)
-        #expect(try directoryEntries(dir) == ["app.sqlite", "template.sqlite"])
+        #expect(try dir.entries() == ["app.sqlite", "template.sqlite"])
         #expect(try storedValue(dir.path("app.sqlite")) == "from template")
     }
 }
@@ -295,6 +296,6 @@ struct DatabaseTemplateSweepTests {
             kept.append(foreign)
         }
         #expect(try install(dir, to: dir.path("app.sqlite")) == .installed)
-        #expect(try directoryEntries(dir) == (kept + ["app.sqlite", "template.sqlite"]).sorted())
+        #expect(try dir.entries() == (kept + ["app.sqlite", "template.sqlite"]).sorted())
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import SQLiteStore
@@ -13,10 +14,6 @@ func makeTemplate(at path: String, value: String = "from template") throws {
 
 func fileSize(_ path: String) -> Int {
     ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? -1
-}
-
-func directoryEntries(_ dir: TemporaryDirectory) throws -> [String] {
-    try FileManager.default.contentsOfDirectory(atPath: dir.url.path).sorted()
 }
 
 @Suite("Installing a template database")
@@ -34,7 +31,7 @@ struct DatabaseTemplateTests {
         let db = try Database(path: destination.path)
         #expect(try db.fetchOne(String.self, "SELECT a FROM t") == "from template")
         // No temporary file is left behind.
-        #expect(try directoryEntries(dir) == ["app.sqlite", "template.sqlite"])
+        #expect(try dir.entries() == ["app.sqlite", "template.sqlite"])
     }
 
     @Test("An installed database is never overwritten")
@@ -77,7 +74,7 @@ struct DatabaseTemplateTests {
             let error = error as? DatabaseFileError
             return error?.kind == .templateMissing && error?.message.contains("nope.sqlite") == true
         }
-        #expect(try directoryEntries(dir).isEmpty)
+        #expect(try dir.entries().isEmpty)
     }
 
     @Test("A template that is not a database throws and leaves nothing behind")
@@ -92,7 +89,7 @@ struct DatabaseTemplateTests {
             let error = error as? DatabaseFileError
             return error?.kind == .templateNotADatabase && error?.message.contains("template.sqlite") == true
         }
-        #expect(try directoryEntries(dir) == ["template.sqlite"])
+        #expect(try dir.entries() == ["template.sqlite"])
     }
 
     @Test("An empty template throws and leaves nothing behind")
@@ -105,7 +102,7 @@ struct DatabaseTemplateTests {
         } throws: { error in
             (error as? DatabaseFileError)?.kind == .templateNotADatabase
         }
-        #expect(try directoryEntries(dir) == ["template.sqlite"])
+        #expect(try dir.entries() == ["template.sqlite"])
     }
 
     @Test("A truncated template (an interrupted copy of it) is refused; a later good install works")
@@ -207,6 +204,6 @@ struct DatabaseTemplateTests {
         }
         #expect(outcomes.filter { $0 == .installed }.count == 1)
         #expect(outcomes.filter { $0 == .alreadyInstalled }.count == 7)
-        #expect(try directoryEntries(dir) == ["app.sqlite", "template.sqlite"])
+        #expect(try dir.entries() == ["app.sqlite", "template.sqlite"])
     }
 }

@@ -1,33 +1,6 @@
 import Foundation
-import SQLiteStore
 
-/// A directory removed when the value is released.
-final class TemporaryDirectory {
-    let url: URL
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("sqlitestore-appsupport-tests-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
-
-    deinit {
-        // Restore write permission in case a test removed it.
-        try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: url.path)
-        try? FileManager.default.removeItem(at: url)
-    }
-}
-
-/// Whether the tests run as root, for whom file permissions do not apply.
-let isRoot = getuid() == 0
-
-#if os(Linux)
-    let isLinux = true
-#else
-    let isLinux = false
-#endif
+@testable import SQLiteStore
 
 /// An error thrown by a test's closure on purpose.
 struct TestFailure: Error, Equatable {}
@@ -51,4 +24,9 @@ final class LogLines: @unchecked Sendable {
 
     var all: [String] { lock.withLock { lines } }
     var sink: @Sendable (String) -> Void { { line in self.lock.withLock { self.lines.append(line) } } }
+}
+
+/// The name of a temporary file as the library makes them for `name`.
+func stagingName(for name: String) -> String {
+    TemporaryNames.make(for: name)
 }

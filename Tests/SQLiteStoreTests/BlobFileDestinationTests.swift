@@ -39,7 +39,7 @@ struct BlobFileDestinationTests {
         #expect(try readPicture(db, to: path, unnamed: unnamed) == picture.count)
         #expect(try contents(path) == picture)
         #expect(SpecialFiles.permissions(path) == 0o600)
-        #expect(try directoryEntries(dir) == ["out.bin", "pictures.sqlite"])
+        #expect(try dir.entries() == ["out.bin", "pictures.sqlite"])
     }
 
     @Test("A new file is created, with or without O_TMPFILE, and nothing else is left", arguments: [true, false])
@@ -48,7 +48,7 @@ struct BlobFileDestinationTests {
         let (db, picture) = try databaseWithPicture(dir)
         try readPicture(db, to: dir.path("new.bin"), unnamed: unnamed)
         #expect(try contents(dir.path("new.bin")) == picture)
-        #expect(try directoryEntries(dir) == ["new.bin", "pictures.sqlite"])
+        #expect(try dir.entries() == ["new.bin", "pictures.sqlite"])
     }
 
     @Test("A replaced file keeps its owner and group", .enabled(if: isRoot, "only root gives files away"))
@@ -85,7 +85,7 @@ struct BlobFileDestinationTests {
         #expect(try contents(real) == picture)
         #expect(SpecialFiles.permissions(real) == 0o640)
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path("real")) == ["picture.bin"])
-        #expect(try directoryEntries(dir) == ["link", "link2", "pictures.sqlite", "real"])
+        #expect(try dir.entries() == ["link", "link2", "pictures.sqlite", "real"])
     }
 
     @Test("A dangling symbolic link: the file it points to is created, the link stays")
@@ -114,7 +114,7 @@ struct BlobFileDestinationTests {
         #expect(try written.get() == picture.count)
         #expect(reader.received() == picture)
         #expect(SpecialFiles.type(fifo) == .fifo)
-        #expect(try directoryEntries(dir) == ["fifo", "fifo-kept", "pictures.sqlite"])
+        #expect(try dir.entries() == ["fifo", "fifo-kept", "pictures.sqlite"])
     }
 
     @Test("A character device is written into and stays a device", .enabled(if: isRoot, "mknod needs root"))
@@ -126,7 +126,7 @@ struct BlobFileDestinationTests {
         #expect(try readPicture(db, to: null) == picture.count)
         #expect(SpecialFiles.type(null) == .characterDevice)
         #expect(SpecialFiles.deviceID(null) == SpecialFiles.deviceNumber(major: 1, minor: 3))
-        #expect(try directoryEntries(dir) == ["null", "pictures.sqlite"])
+        #expect(try dir.entries() == ["null", "pictures.sqlite"])
     }
 
     @Test("A symbolic link to a character device writes into the device", .enabled(if: isRoot, "mknod needs root"))
@@ -149,7 +149,7 @@ struct BlobFileDestinationTests {
         let error = blobError { try readPicture(db, to: device) }
         #expect(error?.reason == .unwritableDestination("it is a block device"))
         #expect(SpecialFiles.type(device) == .blockDevice)
-        #expect(try directoryEntries(dir) == ["disk", "pictures.sqlite"])
+        #expect(try dir.entries() == ["disk", "pictures.sqlite"])
     }
 
     @Test("A socket is refused and left as it is")
@@ -188,7 +188,7 @@ struct BlobFileDestinationTests {
                 table: "pictures", column: "picture", rowID: 1, to: .file(URL(fileURLWithPath: dir.path("new") + "/")))
         }
         #expect(error?.reason == .unwritableDestination("the path names a directory, not a file"))
-        #expect(try directoryEntries(dir) == ["pictures.sqlite"])
+        #expect(try dir.entries() == ["pictures.sqlite"])
     }
 
     @Test("A 255-byte name is written: the temporary name is shortened to fit", arguments: [true, false])
@@ -200,7 +200,7 @@ struct BlobFileDestinationTests {
         try Data("old".utf8).write(to: URL(fileURLWithPath: dir.path(name)))
         try readPicture(db, to: dir.path(name), unnamed: unnamed)
         #expect(try contents(dir.path(name)) == picture)
-        #expect(try directoryEntries(dir) == [name, "pictures.sqlite"].sorted())
+        #expect(try dir.entries() == [name, "pictures.sqlite"].sorted())
     }
 
     @Test("Names and paths over the system's limits are named as the problem")
@@ -218,7 +218,7 @@ struct BlobFileDestinationTests {
             blobError { try readPicture(db, to: longPath) }?.reason
                 == .unwritableDestination("the path is \(longPath.utf8.count) bytes long, over the limit of 4095 bytes")
         )
-        #expect(try directoryEntries(dir) == ["pictures.sqlite"])
+        #expect(try dir.entries() == ["pictures.sqlite"])
     }
 
     @Test(
@@ -234,7 +234,7 @@ struct BlobFileDestinationTests {
         let path = dir.path("sub") + "/" + name
         #expect(try readPicture(db, to: path, unnamed: unnamed) == picture.count)
         #expect(try contents(path) == picture)
-        #expect(try directoryEntries(dir) == ["pictures.sqlite", "sub"])
+        #expect(try dir.entries() == ["pictures.sqlite", "sub"])
         let inSub = try FileManager.default.contentsOfDirectory(atPath: dir.path("sub"))
         #expect(inSub.map { Array($0.utf8) } == [Array(name.utf8)])
     }
@@ -261,7 +261,7 @@ struct BlobFileDestinationTests {
         }
         try age(dir.path(stale), by: 2 * 3600)
         try readPicture(db, to: dir.path("out.bin"))
-        #expect(try directoryEntries(dir) == [recent, "out.bin", "pictures.sqlite"].sorted())
+        #expect(try dir.entries() == [recent, "out.bin", "pictures.sqlite"].sorted())
     }
 
     @Test("The sweep matches names byte for byte: a copy to é.bin leaves the stale files of e + U+0301 .bin")
@@ -297,10 +297,10 @@ struct StagedFileTests {
         let dir = try TemporaryDirectory()
         let staged = try StagedFile.create(for: dir.path("out.bin"), mode: 0o644, allowsUnnamed: unnamed)
         try Data(repeating: 1, count: 1000).withUnsafeBytes { try staged.write($0) }
-        #expect(try directoryEntries(dir).count == (unnamed && staged.isUnnamed ? 0 : 1))
+        #expect(try dir.entries().count == (unnamed && staged.isUnnamed ? 0 : 1))
         staged.discard()
         staged.discard()
-        #expect(try directoryEntries(dir).isEmpty)
+        #expect(try dir.entries().isEmpty)
     }
 
     @Test("On Linux the content has no name until it is published", .enabled(if: isLinux))
@@ -309,9 +309,9 @@ struct StagedFileTests {
         let staged = try StagedFile.create(for: dir.path("out.bin"), mode: 0o644)
         #expect(staged.isUnnamed)
         try Data("content".utf8).withUnsafeBytes { try staged.write($0) }
-        #expect(try directoryEntries(dir).isEmpty)
+        #expect(try dir.entries().isEmpty)
         #expect(try staged.publishIfAbsent())
-        #expect(try directoryEntries(dir) == ["out.bin"])
+        #expect(try dir.entries() == ["out.bin"])
         #expect(try contents(dir.path("out.bin")) == Data("content".utf8))
     }
 
@@ -324,7 +324,7 @@ struct StagedFileTests {
         #expect(try staged.publishIfAbsent() == false)
         staged.discard()
         #expect(try contents(dir.path("out.bin")) == Data("theirs".utf8))
-        #expect(try directoryEntries(dir) == ["out.bin"])
+        #expect(try dir.entries() == ["out.bin"])
     }
 
     @Test("Replacing refuses a FIFO that appeared during the copy, and leaves it")
@@ -335,7 +335,7 @@ struct StagedFileTests {
         #expect(throws: SystemCallError.self) { try staged.publishReplacing(nil) }
         staged.discard()
         #expect(SpecialFiles.type(dir.path("out.bin")) == .fifo)
-        #expect(try directoryEntries(dir) == ["out.bin"])
+        #expect(try dir.entries() == ["out.bin"])
     }
 }
 

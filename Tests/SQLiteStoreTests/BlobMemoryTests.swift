@@ -6,19 +6,11 @@ import Testing
 
 /// The resident memory of this process, from Linux's `/proc/self/status`.
 enum ResidentMemory {
-    static var isAvailable: Bool { FileManager.default.isReadableFile(atPath: "/proc/self/status") }
+    static var isAvailable: Bool { ProcessStatus.isAvailable }
 
     /// A `/proc/self/status` field in bytes: `VmRSS` (resident now) or
     /// `VmHWM` (the peak since the process started or ``resetPeak()``).
-    static func bytes(_ field: String) -> Int? {
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
-        for line in status.split(separator: "\n") where line.hasPrefix(field + ":") {
-            let number = line.dropFirst(field.count + 1).trimmingCharacters(in: .whitespaces)
-                .replacingOccurrences(of: " kB", with: "")
-            return Int(number).map { $0 * 1024 }
-        }
-        return nil
-    }
+    static func bytes(_ field: String) -> Int? { ProcessStatus.bytes(field) }
 
     /// Resets `VmHWM` to the current resident size (writing 5 to
     /// `/proc/self/clear_refs`, Linux 4.0 and later); false if refused.
@@ -127,7 +119,7 @@ struct BlobMemoryProbe {
         let report = BlobMemoryReport(
             valueSize: largeValueSize, peakWasReset: write.peakWasReset && read.peakWasReset,
             writeGrowth: write.growth, readGrowth: read.growth, sampledGrowth: sampled,
-            wholeValueGrowth: whole.growth, roundTripIsExact: try filesAreEqual(input, copy))
+            wholeValueGrowth: whole.growth, roundTripIsExact: try sameBytes(input, copy))
         try JSONEncoder().encode(report).write(to: URL(fileURLWithPath: output))
     }
 }

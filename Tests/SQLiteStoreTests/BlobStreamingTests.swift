@@ -3,6 +3,7 @@ import TestSupport
 import Testing
 
 @testable import SQLiteStore
+
 #if canImport(SQLite3)
     import SQLite3
 #else
@@ -73,7 +74,7 @@ struct BlobRoundTripTests {
         #expect(
             try db.readBlob(table: "pictures", column: "picture", rowID: 1, to: .file(path: dir.path("out.bin")))
                 == size)
-        #expect(try filesAreEqual(dir.path("in.bin"), dir.path("out.bin")))
+        #expect(try sameBytes(dir.path("in.bin"), dir.path("out.bin")))
     }
 
     @Test("Writing replaces NULL, text and older blobs of any size; other columns are untouched")

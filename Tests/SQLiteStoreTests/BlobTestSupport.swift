@@ -2,23 +2,6 @@ import Foundation
 import SQLiteStore
 import TestSupport
 
-/// Whether two files hold the same bytes, compared a chunk at a time.
-func filesAreEqual(_ first: String, _ second: String) throws -> Bool {
-    guard let a = FileHandle(forReadingAtPath: first), let b = FileHandle(forReadingAtPath: second) else {
-        throw CocoaError(.fileReadNoSuchFile)
-    }
-    defer {
-        try? a.close()
-        try? b.close()
-    }
-    while true {
-        let left = try a.read(upToCount: 1 << 20) ?? Data()
-        let right = try b.read(upToCount: 1 << 20) ?? Data()
-        if left != right { return false }
-        if left.isEmpty { return true }
-    }
-}
-
 /// A file database with a `pictures` table whose blob column comes last, as
 /// the incremental BLOB API recommends.
 func makePictureDatabase(in directory: TemporaryDirectory, name: String = "pictures.sqlite") throws -> Database {

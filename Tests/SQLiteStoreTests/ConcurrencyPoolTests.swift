@@ -1,28 +1,22 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import SQLiteStore
 
-@Suite("DatabasePool")
+@Suite("DatabasePool", .tags(.concurrency))
 struct DatabasePoolTests {
     /// A pool over a new file with a table `t`, in a directory removed with
     /// the fixture.
     private final class Fixture: Sendable {
-        let directory: URL
+        let directory: TemporaryDirectory
         let pool: DatabasePool
         var path: String { pool.path }
 
         init(maximumReaderCount: Int = 4) throws {
-            directory = FileManager.default.temporaryDirectory
-                .appendingPathComponent("sqlitestore-pool-\(UUID().uuidString)", isDirectory: true)
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            pool = try DatabasePool(
-                path: directory.appendingPathComponent("pool.sqlite").path, maximumReaderCount: maximumReaderCount)
+            directory = try TemporaryDirectory()
+            pool = try DatabasePool(path: directory.path("pool.sqlite"), maximumReaderCount: maximumReaderCount)
             try pool.write { db in try db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, a)") }
-        }
-
-        deinit {
-            try? FileManager.default.removeItem(at: directory)
         }
     }
 
@@ -112,7 +106,7 @@ struct DatabasePoolTests {
             try await pool.write { db in try db.execute("INSERT INTO t (a) VALUES (?)", arguments: [expected]) }
             #expect(try await pool.read { db in try db.fetchOne(Int.self, Self.countSQL) } == expected)
         }
-        try await onNewThread {
+        try await onOwnThread {
             for expected in 51...100 {
                 try pool.write { db in try db.execute("INSERT INTO t (a) VALUES (?)", arguments: [expected]) }
                 #expect(try pool.read { db in try db.fetchOne(Int.self, Self.countSQL) } == expected)
@@ -158,7 +152,7 @@ struct DatabasePoolTests {
         let fixture = try Fixture(maximumReaderCount: 1)
         let held = try await HeldAccess.start { try await fixture.pool.read($0) }
         let waiting = Task { try await fixture.pool.read { db in try db.fetchOne(Int.self, Self.countSQL) } }
-        try await eventually("read in line") { fixture.pool.waitingReaderCount == 1 }
+        try #require(await eventually { fixture.pool.waitingReaderCount == 1 }, "read in line")
         // Writes do not need a reader.
         try await fixture.pool.write { db in try db.execute("INSERT INTO t (a) VALUES (1)") }
         try await held.finish()
@@ -392,7 +386,7 @@ struct DatabasePoolTests {
         let held = try await HeldAccess.start { try await fixture.pool.read($0) }
         let ran = Flag()
         let waiting = Task { try await fixture.pool.read { _ in ran.set() } }
-        try await eventually("read in line") { fixture.pool.waitingReaderCount == 1 }
+        try #require(await eventually { fixture.pool.waitingReaderCount == 1 }, "read in line")
         waiting.cancel()
         await #expect(throws: CancellationError.self) { try await waiting.value }
         try await held.finish()
@@ -426,7 +420,7 @@ struct DatabasePoolTests {
         } throws: { error in
             isMisuse(error, mentioning: "closed")
         }
-        try await onNewThread {
+        try await onOwnThread {
             #expect {
                 try pool.read { _ in 1 }
             } throws: { error in
@@ -466,8 +460,8 @@ struct DatabasePoolTests {
         }
         try await reading.wait()
         try await writing.wait()
-        let closing = Task { try await onNewThread { try pool.close() } }
-        try await eventually("close begun") { pool.isClosing }
+        let closing = Task { try await onOwnThread { try pool.close() } }
+        try #require(await eventually { pool.isClosing }, "close begun")
         release.open()
         #expect(try await read.value == [0, 0])
         try await write.value
@@ -497,7 +491,7 @@ struct DatabasePoolTests {
         }
         try await writing.wait()
         let closing = Task { await pool.close() }
-        try await eventually("close begun") { pool.isClosing }
+        try #require(await eventually { pool.isClosing }, "close begun")
         release.open()
         #expect(try await task.value == 1)
         await closing.value

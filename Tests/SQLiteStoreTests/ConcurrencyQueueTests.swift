@@ -1,25 +1,17 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import SQLiteStore
+
 #if canImport(SQLite3)
     import SQLite3
 #else
     import CSQLite
 #endif
 
-@Suite("DatabaseQueue")
+@Suite("DatabaseQueue", .tags(.concurrency))
 struct DatabaseQueueTests {
-    private func makeQueue() throws -> DatabaseQueue {
-        let queue = try DatabaseQueue.inMemory()
-        try queue.write { db in try db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, a)") }
-        return queue
-    }
-
-    private func count(_ queue: DatabaseQueue) throws -> Int {
-        try queue.read { db in try db.fetchOne(Int.self, "SELECT COUNT(*) FROM t") ?? -1 }
-    }
-
     // MARK: - Reading and writing
 
     @Test("A write is committed and a later read sees it")
@@ -52,10 +44,10 @@ struct DatabaseQueueTests {
                 throw Failure()
             }
         }
-        #expect(try count(queue) == 0)
+        #expect(try rowCount(queue) == 0)
         // The connection is left outside any transaction.
         try queue.write { db in try db.execute("INSERT INTO t (a) VALUES (2)") }
-        #expect(try count(queue) == 1)
+        #expect(try rowCount(queue) == 1)
     }
 
     @Test("An async write whose closure throws is rolled back")
@@ -103,10 +95,10 @@ struct DatabaseQueueTests {
         } throws: { error in
             (error as? SQLiteError)?.code == .readOnly
         }
-        #expect(try count(queue) == 0)
+        #expect(try rowCount(queue) == 0)
         #expect(try queue.read { db in try db.fetchOne(Int.self, "SELECT COUNT(*) FROM sqlite_master") } == 1)
         try queue.write { db in try db.execute("INSERT INTO t (a) VALUES (1)") }
-        #expect(try count(queue) == 1)
+        #expect(try rowCount(queue) == 1)
     }
 
     @Test("Reads and writes keep the connection's prepared statements: nothing is re-prepared")
@@ -162,16 +154,16 @@ struct DatabaseQueueTests {
         } throws: { error in
             isMisuse(error, mentioning: "rolled back")
         }
-        #expect(try count(queue) == 0)
+        #expect(try rowCount(queue) == 0)
         try await queue.write { db in try db.execute("INSERT INTO t (a) VALUES (2)") }
-        #expect(try count(queue) == 1)
+        #expect(try rowCount(queue) == 1)
     }
 
     @Test("An in-memory queue keeps its data between accesses; a bad path fails at init")
     func openingErrors() throws {
         let queue = try makeQueue()
         try queue.write { db in try db.execute("INSERT INTO t (a) VALUES (1)") }
-        #expect(try count(queue) == 1)
+        #expect(try rowCount(queue) == 1)
         let dir = try TemporaryDirectory()
         #expect {
             try DatabaseQueue(path: dir.path("missing/dir/q.sqlite"))
@@ -189,7 +181,7 @@ struct DatabaseQueueTests {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<4 {
                 group.addTask {
-                    try await onNewThread {
+                    try await onOwnThread {
                         for _ in 0..<100 {
                             try queue.write { db in
                                 // Read, then write: only safe if nothing runs in between.
@@ -215,7 +207,7 @@ struct DatabaseQueueTests {
                 Task {
                     try await queue.write { db in try db.execute("INSERT INTO t (a) VALUES (?)", arguments: [value]) }
                 })
-            try await eventually("write \(value) in line") { queue.waitingCount == value }
+            try #require(await eventually { queue.waitingCount == value }, "write \(value) in line")
         }
         try await held.finish()
         for write in writes { try await write.value }
@@ -250,7 +242,7 @@ struct DatabaseQueueTests {
         }
         // The failed attempts left the queue usable and open.
         try queue.write { db in try db.execute("INSERT INTO t (a) VALUES (1)") }
-        #expect(try count(queue) == 1)
+        #expect(try rowCount(queue) == 1)
     }
 
     @Test("Re-entrant use is detected inside async accesses too")
@@ -272,7 +264,7 @@ struct DatabaseQueueTests {
             let values = try second.read { db in try db.fetchAll(Int.self, "SELECT a FROM t") }
             try db.execute("INSERT INTO t (a) VALUES (?)", arguments: [values.count])
         }
-        #expect(try count(first) == 1)
+        #expect(try rowCount(first) == 1)
     }
 
     // MARK: - Cancellation
@@ -297,9 +289,9 @@ struct DatabaseQueueTests {
                 try db.runEndless("INSERT INTO t (a) \(endlessQuery)", signalling: running)
             }
         }
-        #expect(try count(queue) == 0)
+        #expect(try rowCount(queue) == 0)
         try await queue.write { db in try db.execute("INSERT INTO t (a) VALUES ('kept')") }
-        #expect(try count(queue) == 1)
+        #expect(try rowCount(queue) == 1)
     }
 
     @Test("A write cancelled between its statements is rolled back when its closure returns")
@@ -320,7 +312,7 @@ struct DatabaseQueueTests {
         task.cancel()
         cancelled.open()
         await #expect(throws: CancellationError.self) { try await task.value }
-        #expect(try count(queue) == 0)
+        #expect(try rowCount(queue) == 0)
     }
 
     @Test("An access cancelled while waiting for the connection never runs")
@@ -334,13 +326,13 @@ struct DatabaseQueueTests {
                 try db.execute("INSERT INTO t (a) VALUES (1)")
             }
         }
-        try await eventually("write in line") { queue.waitingCount == 1 }
+        try #require(await eventually { queue.waitingCount == 1 }, "write in line")
         waiting.cancel()
         await #expect(throws: CancellationError.self) { try await waiting.value }
         #expect(queue.waitingCount == 0)
         try await held.finish()
         #expect(!ran.isSet)
-        #expect(try count(queue) == 0)
+        #expect(try rowCount(queue) == 0)
     }
 
     @Test("An access from an already cancelled task throws without running")
@@ -356,7 +348,7 @@ struct DatabaseQueueTests {
         }
         await #expect(throws: CancellationError.self) { try await task.value }
         #expect(!ran.isSet)
-        #expect(try count(queue) == 0)
+        #expect(try rowCount(queue) == 0)
     }
 
     // MARK: - Closing
@@ -412,14 +404,14 @@ struct DatabaseQueueTests {
         }
         try await holding.wait()
         let inLine = Task { try await queue.write { db in try db.execute("INSERT INTO t VALUES ('in line')") } }
-        try await eventually("write in line") { queue.waitingCount == 1 }
+        try #require(await eventually { queue.waitingCount == 1 }, "write in line")
         let closed = Flag()
         let closing = Task {
             await queue.close()
             closed.set()
         }
         // Once close() has begun, new accesses are refused...
-        try await eventually("close begun") { queue.isClosing }
+        try #require(await eventually { queue.isClosing }, "close begun")
         #expect {
             try queue.read { _ in 0 }
         } throws: { error in

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import SQLiteStore
@@ -6,7 +7,7 @@ import Testing
 /// Many writers and readers at once on one queue or pool: every write
 /// lands, every read sees a state that was committed, and nothing fails
 /// (no `SQLITE_BUSY`, no deadlock).
-@Suite("Concurrency stress")
+@Suite("Concurrency stress", .tags(.concurrency))
 struct ConcurrencyStressTests {
     enum Kind: String, CaseIterable, CustomTestStringConvertible {
         case queue, pool
@@ -22,14 +23,12 @@ struct ConcurrencyStressTests {
     /// number of inserts, updated in the same transaction as each insert:
     /// a read that sees a committed state finds them equal.
     private final class Fixture: Sendable {
-        let directory: URL
+        let directory: TemporaryDirectory
         let writer: any DatabaseWriter
 
         init(_ kind: Kind) throws {
-            directory = FileManager.default.temporaryDirectory
-                .appendingPathComponent("sqlitestore-stress-\(UUID().uuidString)", isDirectory: true)
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            let path = directory.appendingPathComponent("stress.sqlite").path
+            directory = try TemporaryDirectory()
+            let path = directory.path("stress.sqlite")
             var configuration = Configuration()
             // Thousands of tiny commits: what is tested is their ordering,
             // not their durability, so spare the disk an fsync per commit.
@@ -49,10 +48,6 @@ struct ConcurrencyStressTests {
                     INSERT INTO counter VALUES (0);
                     """)
             }
-        }
-
-        deinit {
-            try? FileManager.default.removeItem(at: directory)
         }
 
         /// What one read sees: the number of rows and the counter.
@@ -124,7 +119,7 @@ struct ConcurrencyStressTests {
         ) async throws -> T {
             switch self {
             case .async: try await asyncBody()
-            case .threads: try await onNewThread(syncBody)
+            case .threads: try await onOwnThread(syncBody)
             }
         }
     }

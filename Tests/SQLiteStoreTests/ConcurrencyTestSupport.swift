@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import TestSupport
 import Testing
 
 @testable import SQLiteStore
@@ -74,39 +75,21 @@ final class Gate: Sendable {
     }
 }
 
-/// A flag set once, read from any thread.
-final class Flag: Sendable {
-    private let value = Locked(false)
-
-    func set() { value.withLock { $0 = true } }
-    var isSet: Bool { value.withLock { $0 } }
-}
-
 struct GateTimeout: Error, CustomStringConvertible {
     let gate: String
     var description: String { "gave up waiting for \(gate)" }
 }
 
-/// Polls until `condition` holds, for internal state that has no signal
-/// (how many accesses wait in line). Gives up like ``Gate``.
-func eventually(_ what: String, _ condition: () -> Bool) async throws {
-    let clock = ContinuousClock()
-    let deadline = clock.now + Gate.timeout
-    while !condition() {
-        guard clock.now < deadline else { throw GateTimeout(gate: what) }
-        try await Task.sleep(for: .milliseconds(2))
-    }
+/// An in-memory queue with an empty table `t (id, a)`.
+func makeQueue() throws -> DatabaseQueue {
+    let queue = try DatabaseQueue.inMemory()
+    try queue.write { db in try db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, a)") }
+    return queue
 }
 
-/// Runs `body` on a new thread (not one of the cooperative pool), and lets
-/// a task await its end.
-func onNewThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        let thread = Thread {
-            continuation.resume(with: Result { try body() })
-        }
-        thread.start()
-    }
+/// The number of rows in `t`.
+func rowCount(_ reader: some DatabaseReader) throws -> Int {
+    try reader.read { db in try db.fetchOne(Int.self, "SELECT COUNT(*) FROM t") ?? -1 }
 }
 
 /// A query that runs for hours unless interrupted.

@@ -1,7 +1,9 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import SQLiteStore
+
 #if canImport(SQLite3)
     import SQLite3
 #else

@@ -367,7 +367,7 @@ struct FullFileSystemTests {
 
 // MARK: - I/O errors
 
-@Suite("Fault injection: I/O errors during a write")
+@Suite("Fault injection: I/O errors during a write", .tags(.concurrency))
 struct IOErrorTests {
     @Test(
         "A write failing with an I/O error surfaces SQLITE_IOERR_WRITE; once healed, only committed data remains",

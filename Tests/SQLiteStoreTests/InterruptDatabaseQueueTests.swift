@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import SQLiteStore
@@ -23,24 +24,14 @@ private func interruptRepeatedly(_ interrupt: @escaping @Sendable () -> Void) ->
     return (stop, done)
 }
 
-@Suite("DatabaseQueue.interrupt()")
+@Suite("DatabaseQueue.interrupt()", .tags(.concurrency))
 struct InterruptDatabaseQueueTests {
-    private func makeQueue() throws -> DatabaseQueue {
-        let queue = try DatabaseQueue.inMemory()
-        try queue.write { db in try db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, a)") }
-        return queue
-    }
-
-    private func count(_ queue: DatabaseQueue) throws -> Int {
-        try queue.read { db in try db.fetchOne(Int.self, "SELECT COUNT(*) FROM t") ?? -1 }
-    }
-
     @Test("Interrupting from another thread stops an endless read with .interrupt", .timeLimit(.minutes(2)))
     func interruptsEndlessRead() async throws {
         let queue = try makeQueue()
         let running = Gate("endless read running")
         let access = Task {
-            try await onNewThread { try queue.read { db in try db.runEndless(signalling: running) } }
+            try await onOwnThread { try queue.read { db in try db.runEndless(signalling: running) } }
         }
         try await running.wait()
         queue.interrupt()
@@ -52,7 +43,7 @@ struct InterruptDatabaseQueueTests {
         let queue = try makeQueue()
         let running = Gate("endless write running")
         let access = Task {
-            try await onNewThread {
+            try await onOwnThread {
                 try queue.write { db in
                     try db.execute("INSERT INTO t (a) VALUES ('undone')")
                     try db.runEndless("INSERT INTO t (a) \(endlessQuery)", signalling: running)
@@ -62,9 +53,9 @@ struct InterruptDatabaseQueueTests {
         try await running.wait()
         queue.interrupt()
         await expectInterrupted(access)
-        #expect(try count(queue) == 0)
+        #expect(try rowCount(queue) == 0)
         try await queue.write { db in try db.execute("INSERT INTO t (a) VALUES ('kept')") }
-        #expect(try count(queue) == 1)
+        #expect(try rowCount(queue) == 1)
     }
 
     @Test("An interrupted async access throws .interrupt, not CancellationError", .timeLimit(.minutes(2)))
@@ -83,7 +74,7 @@ struct InterruptDatabaseQueueTests {
         let queue = try makeQueue()
         queue.interrupt()
         try queue.write { db in try db.execute("INSERT INTO t (a) VALUES (1)") }
-        #expect(try count(queue) == 1)
+        #expect(try rowCount(queue) == 1)
     }
 
     @Test("Interrupting a closed queue does nothing")
@@ -91,7 +82,7 @@ struct InterruptDatabaseQueueTests {
         let queue = try makeQueue()
         try queue.close()
         queue.interrupt()
-        #expect(throws: SQLiteError.self) { try count(queue) }
+        #expect(throws: SQLiteError.self) { try rowCount(queue) }
     }
 
     @Test("Interrupting in a loop while the queue closes does not crash", .timeLimit(.minutes(2)))
@@ -129,7 +120,7 @@ struct InterruptDatabaseQueueTests {
     }
 }
 
-@Suite("DatabasePool.interrupt()")
+@Suite("DatabasePool.interrupt()", .tags(.concurrency))
 struct InterruptDatabasePoolTests {
     private let dir: TemporaryDirectory
     private let pool: DatabasePool
@@ -150,10 +141,10 @@ struct InterruptDatabasePoolTests {
         let readsRunning = [Gate("read 1 running"), Gate("read 2 running")]
         let writeRunning = Gate("write running")
         let reads = readsRunning.map { running in
-            Task { try await onNewThread { try pool.read { db in try db.runEndless(signalling: running) } } }
+            Task { try await onOwnThread { try pool.read { db in try db.runEndless(signalling: running) } } }
         }
         let write = Task {
-            try await onNewThread {
+            try await onOwnThread {
                 try pool.write { db in
                     try db.execute("INSERT INTO t (a) VALUES ('undone')")
                     try db.runEndless("INSERT INTO t (a) \(endlessQuery)", signalling: writeRunning)

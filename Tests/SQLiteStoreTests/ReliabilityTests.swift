@@ -1,8 +1,10 @@
 import Dispatch
 import Foundation
+import TestSupport
 import Testing
 
 @testable import SQLiteStore
+
 #if canImport(SQLite3)
     import SQLite3
 #else
@@ -222,7 +224,7 @@ struct BlobRangeTests {
     }
 }
 
-@Suite("Transactions never return normally without their changes")
+@Suite("Transactions never return normally without their changes", .tags(.concurrency))
 struct TransactionIntegrityTests {
     struct Failure: Error {}
 
@@ -409,7 +411,7 @@ struct TransactionIntegrityTests {
     }
 }
 
-@Suite("Closing a connection from inside an access")
+@Suite("Closing a connection from inside an access", .tags(.concurrency))
 struct CloseInsideAccessTests {
     private func makeFile() throws -> (TemporaryDirectory, String) {
         let dir = try TemporaryDirectory()
@@ -418,10 +420,6 @@ struct CloseInsideAccessTests {
         try db.execute("CREATE TABLE t (a INTEGER)")
         db.close()
         return (dir, path)
-    }
-
-    private func count(_ reader: some DatabaseReader) throws -> Int {
-        try reader.read { db in try db.fetchOne(Int.self, "SELECT COUNT(*) FROM t") ?? -1 }
     }
 
     @Test("A queue's write that closes its Database throws, is rolled back, and the queue stays usable")
@@ -435,9 +433,9 @@ struct CloseInsideAccessTests {
             }
         }
         #expect(error?.code == .misuse)
-        #expect(try count(queue) == 0)
+        #expect(try rowCount(queue) == 0)
         try queue.write { db in try db.execute("INSERT INTO t VALUES (2)") }
-        #expect(try count(queue) == 1)
+        #expect(try rowCount(queue) == 1)
         try queue.close()
         _ = dir
     }
@@ -447,12 +445,12 @@ struct CloseInsideAccessTests {
         let (dir, path) = try makeFile()
         let queue = try DatabaseQueue(path: path)
         #expect(throws: SQLiteError.self) { try queue.read { db in db.close() } }
-        #expect(try count(queue) == 0)
+        #expect(try rowCount(queue) == 0)
         let error = sqliteError { try queue.writeWithoutTransaction { db in db.close() } }
         #expect(error?.message.contains("closed the Database it was given") == true)
         await #expect(throws: SQLiteError.self) { try await queue.write { db in db.close() } }
         try await queue.write { db in try db.execute("INSERT INTO t VALUES (1)") }
-        #expect(try count(queue) == 1)
+        #expect(try rowCount(queue) == 1)
         _ = dir
     }
 
@@ -462,7 +460,7 @@ struct CloseInsideAccessTests {
         try queue.write { db in try db.execute("CREATE TABLE t (a INTEGER); INSERT INTO t VALUES (1)") }
         #expect(throws: SQLiteError.self) { try queue.write { db in db.close() } }
         for _ in 0..<2 {
-            let error = sqliteError { _ = try count(queue) }
+            let error = sqliteError { _ = try rowCount(queue) }
             #expect(error?.code == .misuse)
             #expect(error?.message.contains("in-memory database is gone") == true)
         }
@@ -480,16 +478,16 @@ struct CloseInsideAccessTests {
             }
         }
         #expect(throws: SQLiteError.self) { try pool.read { db in db.close() } }
-        #expect(try count(pool) == 0)
+        #expect(try rowCount(pool) == 0)
         try pool.write { db in try db.execute("INSERT INTO t VALUES (2)") }
-        #expect(try count(pool) == 1)
+        #expect(try rowCount(pool) == 1)
         #expect(try pool.read { db in try db.fetchOne(String.self, "PRAGMA journal_mode") } == "wal")
         try pool.close()
         _ = dir
     }
 }
 
-@Suite("Waiting for another connection's lock")
+@Suite("Waiting for another connection's lock", .tags(.concurrency))
 struct BusyWaitingTests {
     @Test("A write waits for a lock that another connection releases while it waits")
     func waitsForRelease() throws {

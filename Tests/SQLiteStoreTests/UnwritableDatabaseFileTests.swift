@@ -56,7 +56,7 @@ struct UnwritableDatabaseFileTests {
         #expect(try db.fetchAll(Int.self, "SELECT a FROM t") == [1])
         #expect(exists(path + "-wal") && exists(path + "-shm"), "SQLite made them for the read")
         db.close()
-        #expect(try directoryEntries(dir) == ["db.sqlite"])
+        #expect(try dir.entries() == ["db.sqlite"])
     }
 
     @Test("Several read-only connections: the files stay until the last one closes")
@@ -72,7 +72,7 @@ struct UnwritableDatabaseFileTests {
         #expect(exists(path + "-wal") && exists(path + "-shm"))
         #expect(try second.fetchAll(Int.self, "SELECT a FROM t") == [1])
         second.close()
-        #expect(try directoryEntries(dir) == ["db.sqlite"])
+        #expect(try dir.entries() == ["db.sqlite"])
     }
 
     @Test("A -wal file that was there before is left; the -shm file the connection made is removed")
@@ -84,7 +84,7 @@ struct UnwritableDatabaseFileTests {
         let db = try Database(path: path, configuration: readOnlyConfiguration())
         #expect(try db.fetchAll(Int.self, "SELECT a FROM t") == [1])
         db.close()
-        #expect(try directoryEntries(dir) == ["db.sqlite", "db.sqlite-wal"])
+        #expect(try dir.entries() == ["db.sqlite", "db.sqlite-wal"])
     }
 
     @Test("The files stay while a writing connection of the same process uses them")
@@ -145,7 +145,7 @@ struct UnwritableDatabaseFileTests {
         #expect(error.code == .readOnly)
         #expect(error.message.contains("the database file \(path) is not writable"), "\(error.message)")
         db.close()
-        #expect(try directoryEntries(dir) == ["db.sqlite"])
+        #expect(try dir.entries() == ["db.sqlite"])
 
         try setPermissions(path, 0o644)
         let writable = try Database(path: path)
@@ -168,7 +168,7 @@ struct UnwritableDatabaseFileTests {
         #expect(try pool.read { try $0.fetchAll(Int.self, "SELECT a FROM t") } == [1])
         #expect(try pool.writeWithoutTransaction { try $0.fetchAll(Int.self, "SELECT a FROM t") } == [1])
         try pool.close()
-        #expect(try directoryEntries(dir) == ["db.sqlite"])
+        #expect(try dir.entries() == ["db.sqlite"])
     }
 
     @Test(

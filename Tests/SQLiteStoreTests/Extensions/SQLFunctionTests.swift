@@ -1,5 +1,6 @@
 import Foundation
 import SQLiteStore
+import TestSupport
 import Testing
 
 /// Echoes its arguments' storage classes and values, to check what reaches Swift.

@@ -77,7 +77,7 @@ struct InterruptedCopyTests {
             during.count == 1 && during.first?.hasSuffix(".tmp") == true, "no temporary file while copying:\n\(log)")
         #expect(process.terminationReason == .uncaughtSignal)
         #expect(process.terminationStatus == signal)
-        #expect(try directoryEntries(dir, "out").isEmpty)
+        #expect(try dir.entries(in: "out").isEmpty)
     }
 
     @Test(
@@ -95,7 +95,7 @@ struct InterruptedCopyTests {
         #expect(during.contains { $0.hasSuffix(".tmp-journal") }, "no journal while backing up: \(during)\n\(log)")
         #expect(process.terminationReason == .uncaughtSignal)
         #expect(process.terminationStatus == signal)
-        #expect(try directoryEntries(dir, "out") == ["other.txt"])
+        #expect(try dir.entries(in: "out") == ["other.txt"])
     }
 }
 
@@ -111,12 +111,8 @@ private func interrupt(_ process: ChildProcess, with signal: Int32, once marker:
             usleep(1000)
         }
     }
-    let during = try directoryEntries(dir, "out")
+    let during = try dir.entries(in: "out")
     process.send(signal)
     await process.exited()
     return (during, (try? String(contentsOfFile: dir.path("child.log"), encoding: .utf8)) ?? "")
-}
-
-private func directoryEntries(_ dir: TemporaryDirectory, _ subdirectory: String) throws -> [String] {
-    try FileManager.default.contentsOfDirectory(atPath: dir.path(subdirectory)).sorted()
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import SQLiteStore
@@ -27,7 +28,7 @@ struct StagingSweepTests {
         let left = stagingName(for: "copy.sqlite") + suffix
         try leftFile(dir, left)
         try db.backup(toPath: dir.path("copy.sqlite"))
-        #expect(try directoryEntries(dir) == ["copy.sqlite", "source.sqlite"])
+        #expect(try dir.entries() == ["copy.sqlite", "source.sqlite"])
     }
 
     @Test("A stale journal whose staging file is still there is kept, as is that staging file while recent")
@@ -38,7 +39,7 @@ struct StagingSweepTests {
         try leftFile(dir, staging, agedBy: 0)
         try leftFile(dir, staging + "-journal")
         try db.backup(toPath: dir.path("copy.sqlite"))
-        #expect(try directoryEntries(dir) == [staging, staging + "-journal", "copy.sqlite", "source.sqlite"].sorted())
+        #expect(try dir.entries() == [staging, staging + "-journal", "copy.sqlite", "source.sqlite"].sorted())
     }
 
     @Test("A stale staging file and its journal are swept together")
@@ -49,7 +50,7 @@ struct StagingSweepTests {
         try leftFile(dir, staging)
         try leftFile(dir, staging + "-journal")
         try db.backup(toPath: dir.path("copy.sqlite"))
-        #expect(try directoryEntries(dir) == ["copy.sqlite", "source.sqlite"])
+        #expect(try dir.entries() == ["copy.sqlite", "source.sqlite"])
     }
 
     @Test("Recent journals, and stale files that only look like ours, are left")
@@ -82,6 +83,6 @@ struct StagingSweepTests {
         #expect(chown(dir.path(foreign), 4242, 4242) == 0)
         try age(dir.path(foreign), by: 2 * 3600)
         try db.backup(toPath: dir.path("copy.sqlite"))
-        #expect(try directoryEntries(dir) == [foreign, "copy.sqlite", "source.sqlite"].sorted())
+        #expect(try dir.entries() == [foreign, "copy.sqlite", "source.sqlite"].sorted())
     }
 }

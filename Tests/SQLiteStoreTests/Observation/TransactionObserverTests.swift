@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import SQLiteStore
@@ -19,7 +20,7 @@ private func makePeople(_ db: Database) throws {
     try db.execute("CREATE TABLE pets (id INTEGER PRIMARY KEY, name TEXT NOT NULL)")
 }
 
-@Suite("Transaction observers")
+@Suite("Transaction observers", .tags(.concurrency))
 struct TransactionObserverTests {
     @Test func committedInsertUpdateAndDeleteAreReportedAfterTheCommit() throws {
         let db = try Database.inMemory()

@@ -50,7 +50,7 @@ enum WriterKind: String, CaseIterable, Sendable {
 // The limit guards against a hang. Each test takes well under a second
 // alone, but under Thread Sanitizer on two cores a test can wait a long time
 // for a cooperative thread before its first line runs.
-@Suite("Value observation", .timeLimit(.minutes(3)))
+@Suite("Value observation", .timeLimit(.minutes(3)), .tags(.concurrency))
 struct ValueObservationTests {
     @Test(arguments: WriterKind.allCases)
     func initialValueThenAValueAfterEachChange(_ kind: WriterKind) async throws {
@@ -215,7 +215,7 @@ struct ValueObservationTests {
             #expect(value > last)
             last = value
         }
-        try await eventually("the waiting fetch ended") { fetched.withLock { $0.count } == 3 }
+        try #require(await eventually { fetched.withLock { $0.count } == 3 }, "the waiting fetch ended")
         // The fetch that started after the first commit saw that commit
         // only, though the second was committed before it read.
         #expect(fetched.withLock { $0 } == [1: 0, 2: 1, 3: 2])
@@ -260,10 +260,10 @@ struct ValueObservationTests {
         let task = Task {
             for try await _ in queue.observe(countPeople(FetchCounter())) {}
         }
-        try await eventually("two polls") { polls.withLock { $0 } >= 2 }
+        try #require(await eventually { polls.withLock { $0 } >= 2 }, "two polls")
         task.cancel()
         _ = await task.result
-        try await eventually("observation removed") { !queue.observationCenter.tracker.isActive }
+        try #require(await eventually { !queue.observationCenter.tracker.isActive }, "observation removed")
         // A poll already waiting for the writer may still run once.
         try await Task.sleep(for: .milliseconds(50))
         let afterStop = polls.withLock { $0 }
@@ -296,8 +296,8 @@ struct ValueObservationTests {
         task.cancel()
         _ = await task.result
         let center = (writer as? any ObservableWriter)?.observationCenter
-        try await eventually("observation removed") { center?.tracker.isActive == false }
-        try await eventually("fetch closure released") { weakResource == nil }
+        try #require(await eventually { center?.tracker.isActive == false }, "observation removed")
+        try #require(await eventually { weakResource == nil }, "fetch closure released")
         let fetches = counter.value
         try insertPerson(writer)
         try await writer.write { db in try db.execute("DELETE FROM people") }

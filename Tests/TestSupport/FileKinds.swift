@@ -1,34 +1,46 @@
 import Foundation
 
-@testable import SQLiteStore
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
-/// Special files for the destination tests, made only inside a test's own
-/// temporary directory, never on real device files.
-enum SpecialFiles {
+/// What kind of file a path names, as `lstat` sees it (a symbolic link is
+/// not followed).
+public enum FileKind: Equatable, Sendable {
+    case regular, directory, characterDevice, blockDevice, fifo, socket, symbolicLink, other
+}
+
+/// Special files for the tests of what the library and `records` do with
+/// the files they are pointed at; made only inside a test's own temporary
+/// directory, never on real device files.
+public enum SpecialFiles {
     /// A device number as glibc's `makedev` builds it.
-    static func deviceNumber(major: UInt64, minor: UInt64) -> UInt64 {
+    public static func deviceNumber(major: UInt64, minor: UInt64) -> UInt64 {
         (minor & 0xff) | ((major & 0xfff) << 8) | ((minor & ~0xff) << 12) | ((major & ~0xfff) << 32)
     }
 
     /// A character device with the numbers of `/dev/null` (1, 3). Needs
     /// root.
-    static func makeNullDevice(at path: String) throws {
+    public static func makeNullDevice(at path: String) throws {
         try check(mknod(path, mode_t(S_IFCHR) | 0o666, dev_t(deviceNumber(major: 1, minor: 3))), path)
     }
 
     /// A block device node for loop device 200, which no test ever opens:
     /// refusing it is what is tested. Needs root.
-    static func makeBlockDevice(at path: String) throws {
+    public static func makeBlockDevice(at path: String) throws {
         try check(mknod(path, mode_t(S_IFBLK) | 0o600, dev_t(deviceNumber(major: 7, minor: 200))), path)
     }
 
-    static func makeFIFO(at path: String) throws {
+    /// A FIFO (named pipe).
+    public static func makeFIFO(at path: String) throws {
         try check(mkfifo(path, 0o644), path)
     }
 
     /// A listening Unix socket bound at `path`; returns its descriptor,
     /// which the caller closes.
-    static func makeSocket(at path: String) throws -> Int32 {
+    public static func makeSocket(at path: String) throws -> Int32 {
         #if canImport(Darwin)
             let descriptor = socket(AF_UNIX, SOCK_STREAM, 0)
         #else
@@ -57,20 +69,32 @@ enum SpecialFiles {
         return descriptor
     }
 
-    /// What is at `path` itself (a symbolic link is not followed).
-    static func type(_ path: String) -> FileStatus.FileType? {
-        (try? FileStatus.notFollowing(path))?.type
+    /// What is at `path` itself (a symbolic link is not followed); nil when
+    /// nothing is.
+    public static func type(_ path: String) -> FileKind? {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return nil }
+        switch info.st_mode & mode_t(S_IFMT) {
+        case mode_t(S_IFREG): return .regular
+        case mode_t(S_IFDIR): return .directory
+        case mode_t(S_IFCHR): return .characterDevice
+        case mode_t(S_IFBLK): return .blockDevice
+        case mode_t(S_IFIFO): return .fifo
+        case mode_t(S_IFSOCK): return .socket
+        case mode_t(S_IFLNK): return .symbolicLink
+        default: return .other
+        }
     }
 
     /// The device number of the node at `path`.
-    static func deviceID(_ path: String) -> UInt64? {
+    public static func deviceID(_ path: String) -> UInt64? {
         var info = stat()
         guard lstat(path, &info) == 0 else { return nil }
         return UInt64(info.st_rdev)
     }
 
     /// The permission bits of `path`.
-    static func permissions(_ path: String) -> Int? {
+    public static func permissions(_ path: String) -> Int? {
         (try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions]) as? Int
     }
 
@@ -84,24 +108,20 @@ enum SpecialFiles {
 }
 
 /// Sets a file's modification time `seconds` into the past.
-func age(_ path: String, by seconds: TimeInterval) throws {
+public func age(_ path: String, by seconds: TimeInterval) throws {
     try FileManager.default.setAttributes(
         [.modificationDate: Date(timeIntervalSinceNow: -seconds)], ofItemAtPath: path)
-}
-
-/// The name of a temporary file as the library makes them for `name`.
-func stagingName(for name: String) -> String {
-    TemporaryNames.make(for: name)
 }
 
 /// Reads a FIFO to its end on a thread of its own (not a task: opening a
 /// FIFO blocks until the writer opens it, and a blocked task could starve
 /// the cooperative pool that the writer's side needs).
-final class FIFOReader: @unchecked Sendable {
+public final class FIFOReader: @unchecked Sendable {
     private let done = DispatchSemaphore(value: 0)
     private var data = Data()
 
-    init(_ path: String) {
+    /// Starts reading the FIFO at `path`.
+    public init(_ path: String) {
         let thread = Thread { [self] in
             if let handle = FileHandle(forReadingAtPath: path) {
                 data = (try? handle.readToEnd()) ?? Data()
@@ -113,13 +133,8 @@ final class FIFOReader: @unchecked Sendable {
     }
 
     /// Everything read, once the writer has closed its end.
-    func received() -> Data {
+    public func received() -> Data {
         done.wait()
         return data
     }
-}
-
-/// The names in a test's temporary directory, sorted.
-func directoryEntries(_ dir: TemporaryDirectory) throws -> [String] {
-    try FileManager.default.contentsOfDirectory(atPath: dir.url.path).sorted()
 }
