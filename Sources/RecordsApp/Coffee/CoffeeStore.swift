@@ -208,7 +208,7 @@ public struct CoffeeStore: SearchableRecordStore {
         let id = coffee.id
         let statementArguments = StatementArguments(arguments)
         try await database.write(for: .coffee) { db in
-            try db.execute(sql, arguments: statementArguments)
+            try db.execute(sql: sql, arguments: statementArguments)
             if db.changesCount == 0 { throw RecordNotFoundError(kind: "coffee", id: id) }
         }
         saved.markSaved(fields: written)
