@@ -163,11 +163,11 @@ private func outcome<T>(_ body: () throws -> T) -> Outcome {
 private func compare<T: FetchableRecord>(_ type: T.Type, _ db: Database, _ sql: String, _ arguments: StatementArguments)
     -> [T]
 {
-    guard let copies = try? db.fetchAll(sql, arguments: arguments) else { return [] }
+    guard let copies = try? db.fetchAll(sql: sql, arguments: arguments) else { return [] }
     var live: [Outcome] = []
     var records: [T] = []
     do {
-        let cursor = try db.fetchCursor(T.self, sql, arguments: arguments)
+        let cursor = try db.fetchCursor(T.self, sql: sql, arguments: arguments)
         // A failed row is skipped; the cursor goes on with the next one.
         for _ in 0...copies.count {
             do {
@@ -229,7 +229,7 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let kept = compare(ByHand.self, db, sql, arguments)
     // The cursor moved on after each of these records was made: the rows
     // they kept were frozen with their own values.
-    if let copies = try? db.fetchAll(sql, arguments: arguments) {
+    if let copies = try? db.fetchAll(sql: sql, arguments: arguments) {
         for (record, copy) in zip(kept, copies) {
             require(record.row.values == copy.values, "a kept row changed: \(record.row) vs \(copy)")
         }

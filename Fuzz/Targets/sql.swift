@@ -141,12 +141,12 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     }
     defer { db.close() }
 
-    let first = attempt { try db.execute(sql, arguments: arguments) }
-    let isSingleStatement = (try? db.makeStatement(sql)) != nil
+    let first = attempt { try db.execute(sql: sql, arguments: arguments) }
+    let isSingleStatement = (try? db.makeStatement(sql: sql)) != nil
     if isSingleStatement {
         // Again, now from the statement cache: the same arguments are
         // checked the same way.
-        let again = attempt { try db.execute(sql, arguments: arguments) }
+        let again = attempt { try db.execute(sql: sql, arguments: arguments) }
         if isArgumentError(first) {
             require(
                 isArgumentError(again),
@@ -156,11 +156,11 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         // runs again (on a fresh statement) and is fetched.
         var cursor: RowCursor?
         _ = attempt {
-            cursor = try db.fetchCursor(sql, arguments: arguments)
+            cursor = try db.fetchCursor(sql: sql, arguments: arguments)
             _ = try cursor?.next()
         }
-        _ = attempt { try db.execute(sql, arguments: arguments) }
-        _ = attempt { _ = try db.fetchAll(sql, arguments: arguments) }
+        _ = attempt { try db.execute(sql: sql, arguments: arguments) }
+        _ = attempt { _ = try db.fetchAll(sql: sql, arguments: arguments) }
         _ = attempt { _ = try cursor?.next() }
         cursor = nil
     }

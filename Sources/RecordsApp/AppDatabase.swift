@@ -446,7 +446,7 @@ extension AppDatabase {
                 message: "\(destination.path) already exists; remove it first")
         }
         let db = try Database.inMemory()
-        try db.transaction { db in try db.execute(sql) }
+        try db.transaction { db in try db.execute(sql: sql) }
         try db.execute("VACUUM INTO ?", arguments: [destination.path])
         db.close()
     }

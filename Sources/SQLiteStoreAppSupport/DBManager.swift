@@ -169,27 +169,31 @@ public final class DBManager: Sendable {
 
     // MARK: - Running SQL
 
-    /// Runs a query and returns all its rows, typed, with the column names.
+    /// Runs a query given as SQL text, used as written, and returns all its
+    /// rows, typed, with the column names.
     ///
     /// The SQL must hold one statement; values go in `arguments`, never in
-    /// the SQL text.
+    /// the SQL text. A string literal without the `sql:` label is an `SQL`
+    /// and goes to ``loadData(_:arguments:)``, which also binds what it
+    /// interpolates.
     ///
     /// ```swift
-    /// let adults = try manager.loadData(
-    ///     "SELECT * FROM peopleInfo WHERE age >= ? ORDER BY peopleInfoID DESC", arguments: [18])
+    /// let query = "SELECT * FROM peopleInfo WHERE age >= ? ORDER BY peopleInfoID DESC"
+    /// let adults = try manager.loadData(sql: query, arguments: [18])
     /// ```
     ///
     /// - Parameters:
     ///   - sql: One statement.
     ///   - arguments: The values of its parameters.
-    @_disfavoredOverload
-    public func loadData(_ sql: String, arguments: StatementArguments = StatementArguments()) throws -> QueryResult {
-        try load { db in try db.fetchCursor(sql, arguments: arguments) }
+    public func loadData(sql: String, arguments: StatementArguments = StatementArguments()) throws -> QueryResult {
+        try load { db in try db.fetchCursor(sql: sql, arguments: arguments) }
     }
 
-    /// Runs SQL that changes the database (INSERT, UPDATE, DELETE, schema
-    /// changes; several statements separated by semicolons are allowed) and
-    /// reports what it did. Rows a statement returns are discarded.
+    /// Runs SQL text, used as written, that changes the database (INSERT,
+    /// UPDATE, DELETE, schema changes; several statements separated by
+    /// semicolons are allowed) and reports what it did. Rows a statement
+    /// returns are discarded. A string literal without the `sql:` label goes
+    /// to ``executeQuery(_:arguments:)``.
     ///
     /// Each call stands alone: SQL that begins a transaction must also end
     /// it (a transaction left open is rolled back and the call throws); use
@@ -198,12 +202,11 @@ public final class DBManager: Sendable {
     /// - Parameters:
     ///   - sql: One statement, or several separated by semicolons.
     ///   - arguments: The values of its parameters.
-    @_disfavoredOverload
     @discardableResult
-    public func executeQuery(_ sql: String, arguments: StatementArguments = StatementArguments()) throws
+    public func executeQuery(sql: String, arguments: StatementArguments = StatementArguments()) throws
         -> ExecutionResult
     {
-        try execute { db in try db.execute(sql, arguments: arguments) }
+        try execute { db in try db.execute(sql: sql, arguments: arguments) }
     }
 
     /// Runs `body` in a transaction on the connection: committed when it
@@ -420,7 +423,7 @@ private final class ManagerState: @unchecked Sendable {
     }
 }
 
-/// What ``DBManager/executeQuery(_:arguments:)-(String,_)`` did.
+/// What ``DBManager/executeQuery(sql:arguments:)`` did.
 public struct ExecutionResult: Sendable, Equatable {
     /// Rows inserted, updated or deleted by the SQL, including those changed
     /// by triggers it fired; 0 for schema changes and queries.
@@ -461,5 +464,34 @@ extension DBManager {
         -> ExecutionResult
     {
         try execute { db in try db.execute(sql, arguments: arguments) }
+    }
+}
+
+// MARK: - SQL text without its label
+
+extension DBManager {
+    /// Unavailable: SQL text in a `String` is labelled `sql:`.
+    @available(
+        *, unavailable, renamed: "loadData(sql:arguments:)",
+        message:
+            "SQL text in a String is used as written; label it sql:, or write the query as an SQL literal, which binds its values"
+    )
+    @_disfavoredOverload
+    public func loadData(_ sql: String, arguments: StatementArguments = StatementArguments()) throws -> QueryResult {
+        try loadData(sql: sql, arguments: arguments)
+    }
+
+    /// Unavailable: SQL text in a `String` is labelled `sql:`.
+    @available(
+        *, unavailable, renamed: "executeQuery(sql:arguments:)",
+        message:
+            "SQL text in a String is used as written; label it sql:, or write the query as an SQL literal, which binds its values"
+    )
+    @_disfavoredOverload
+    @discardableResult
+    public func executeQuery(_ sql: String, arguments: StatementArguments = StatementArguments()) throws
+        -> ExecutionResult
+    {
+        try executeQuery(sql: sql, arguments: arguments)
     }
 }

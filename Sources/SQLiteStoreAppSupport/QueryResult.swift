@@ -1,6 +1,6 @@
 import SQLiteStore
 
-/// The rows of a query loaded by ``DBManager/loadData(_:arguments:)-(String,_)``: the
+/// The rows of a query loaded by ``DBManager/loadData(_:arguments:)``: the
 /// column names and every row's typed values, NULLs in place.
 ///
 /// ```swift

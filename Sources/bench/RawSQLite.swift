@@ -84,6 +84,6 @@ let benchPragmas = "PRAGMA synchronous = OFF"
 /// Opens a SQLiteStore connection set up like the raw ones.
 func openStore(_ path: String) throws -> Database {
     let db = try Database(path: path)
-    try db.execute(benchPragmas)
+    try db.execute(sql: benchPragmas)
     return db
 }

@@ -16,7 +16,7 @@ let backupCommand = Command(
     options: [.flag("force", "Replace FILE if it is already there (a regular file only)")],
     discussion: """
         The copy is made while the database stays usable: other programs may write to it
-        meanwhile, and the copy then starts over so that it holds one consistent state.
+        meanwhile, and the copy holds the database as it was when the backup started.
         FILE appears only once the copy is complete and has passed SQLite's integrity
         check; a failed or interrupted backup leaves nothing there. An existing FILE is
         kept unless --force is given. On a terminal, progress is shown on standard error.

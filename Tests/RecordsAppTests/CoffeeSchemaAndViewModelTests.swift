@@ -11,7 +11,7 @@ struct CoffeeSchemaTests {
     /// A database file made by `sql`, as another app or version left it.
     func makeDatabase(_ url: URL, _ sql: String) throws -> URL {
         let db = try Database(path: url.path)
-        try db.execute(sql)
+        try db.execute(sql: sql)
         db.close()
         return url
     }

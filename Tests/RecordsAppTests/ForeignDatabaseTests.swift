@@ -14,7 +14,7 @@ struct ForeignDatabaseTests {
     func makeDatabase(_ url: URL, journalMode: JournalMode = .delete, _ sql: String) throws -> URL {
         let db = try Database(path: url.path)
         try db.execute("PRAGMA journal_mode = \(unsafeLiteral: journalMode.rawValue)")
-        try db.execute(sql)
+        try db.execute(sql: sql)
         db.close()
         return url
     }

@@ -22,18 +22,19 @@ struct UsersImportTests {
     private func rows(_ url: URL, _ sql: String) throws -> [Row] {
         let db = try Database(path: url.path)
         defer { db.close() }
-        return try db.fetchAll(sql)
+        return try db.fetchAll(sql: sql)
     }
 
     @Test("The seed's exact table is recognised; others are not")
     func recognition() throws {
         let db = try Database.inMemory()
         #expect(try UsersSchema.existingLayout(db) == .none)
-        try db.execute(seedCreateTableSQL)
+        try db.execute(sql: seedCreateTableSQL)
         #expect(try UsersSchema.existingLayout(db) == .seed)
 
         let almost = try Database.inMemory()
-        try almost.execute(seedCreateTableSQL.replacingOccurrences(of: "USER_CPASS VARCHAR(200) NOT NULL,", with: ""))
+        try almost.execute(
+            sql: seedCreateTableSQL.replacingOccurrences(of: "USER_CPASS VARCHAR(200) NOT NULL,", with: ""))
         let layout = try UsersSchema.existingLayout(almost)
         guard case .unknown(let columns) = layout else {
             Issue.record("a table without USER_CPASS is not the seed's: \(layout)")
@@ -44,7 +45,7 @@ struct UsersImportTests {
         // This app's columns without its CHECK could hold plain passwords.
         let unchecked = try Database.inMemory()
         try unchecked.execute(
-            UsersSchema.createTableSQL(name: "User_Master").replacingOccurrences(
+            sql: UsersSchema.createTableSQL(name: "User_Master").replacingOccurrences(
                 of: "CHECK (USER_PASS GLOB '$[a-z0-9]*$*')", with: ""))
         #expect(try UsersSchema.existingLayout(unchecked) == .unknown(columns: columns))
 
@@ -131,7 +132,7 @@ struct UsersImportTests {
         try makeSeedDatabase(at: url, users: seedUsers)
         do {
             let db = try Database(path: url.path)
-            try db.execute(deletion)
+            try db.execute(sql: deletion)
             db.close()
         }
         try migrateUsers(at: url)
@@ -222,7 +223,7 @@ struct UsersImportTests {
         let url = dir.fileURL("records.sqlite")
         do {
             let db = try Database(path: url.path)
-            try db.execute(UsersSchema.createTableSQL(name: "User_Master"))
+            try db.execute(sql: UsersSchema.createTableSQL(name: "User_Master"))
             try db.execute(
                 """
                 INSERT INTO User_Master VALUES

@@ -144,7 +144,7 @@ struct SeedUser {
 func makeSeedDatabase(at url: URL, users: [SeedUser]) throws {
     let db = try Database(path: url.path)
     defer { db.close() }
-    try db.execute(seedCreateTableSQL)
+    try db.execute(sql: seedCreateTableSQL)
     for user in users {
         try db.execute(
             """

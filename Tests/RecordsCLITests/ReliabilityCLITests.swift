@@ -37,7 +37,7 @@ struct ReliabilityCLITests {
     func tamper(_ sandbox: Sandbox, _ sql: String) async throws {
         #expect(try await sandbox.run("people", "list").status == 0)
         let db = try Database(path: sandbox.database)
-        try db.execute(sql)
+        try db.execute(sql: sql)
         db.close()
     }
 

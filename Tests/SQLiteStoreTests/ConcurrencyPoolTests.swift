@@ -82,7 +82,7 @@ struct DatabasePoolTests {
         } throws: { error in
             (error as? SQLiteError)?.code == .readOnly
         }
-        #expect(try await fixture.pool.read { db in try db.fetchOne(Int.self, Self.countSQL) } == 0)
+        #expect(try await fixture.pool.read { db in try db.fetchOne(Int.self, sql: Self.countSQL) } == 0)
     }
 
     @Test("A write whose closure throws is rolled back")
@@ -95,7 +95,7 @@ struct DatabasePoolTests {
                 throw Failure()
             }
         }
-        #expect(try fixture.pool.read { db in try db.fetchOne(Int.self, Self.countSQL) } == 0)
+        #expect(try fixture.pool.read { db in try db.fetchOne(Int.self, sql: Self.countSQL) } == 0)
     }
 
     @Test("Every read that starts after a write returns sees it, sync and async")
@@ -104,12 +104,12 @@ struct DatabasePoolTests {
         let pool = fixture.pool
         for expected in 1...50 {
             try await pool.write { db in try db.execute("INSERT INTO t (a) VALUES (?)", arguments: [expected]) }
-            #expect(try await pool.read { db in try db.fetchOne(Int.self, Self.countSQL) } == expected)
+            #expect(try await pool.read { db in try db.fetchOne(Int.self, sql: Self.countSQL) } == expected)
         }
         try await onOwnThread {
             for expected in 51...100 {
                 try pool.write { db in try db.execute("INSERT INTO t (a) VALUES (?)", arguments: [expected]) }
-                #expect(try pool.read { db in try db.fetchOne(Int.self, Self.countSQL) } == expected)
+                #expect(try pool.read { db in try db.fetchOne(Int.self, sql: Self.countSQL) } == expected)
             }
         }
     }
@@ -122,7 +122,8 @@ struct DatabasePoolTests {
             return db.isInsideTransaction
         }
         #expect(!inside)
-        #expect(try await fixture.pool.writeWithoutTransaction { db in try db.fetchOne(Int.self, Self.countSQL) } == 1)
+        #expect(
+            try await fixture.pool.writeWithoutTransaction { db in try db.fetchOne(Int.self, sql: Self.countSQL) } == 1)
     }
 
     // MARK: - Concurrency
@@ -137,12 +138,12 @@ struct DatabasePoolTests {
         async let first: Int = fixture.pool.read { db in
             firstIn.open()
             try secondIn.waitBlocking()
-            return try db.fetchOne(Int.self, Self.countSQL) ?? -1
+            return try db.fetchOne(Int.self, sql: Self.countSQL) ?? -1
         }
         async let second: Int = fixture.pool.read { db in
             secondIn.open()
             try firstIn.waitBlocking()
-            return try db.fetchOne(Int.self, Self.countSQL) ?? -1
+            return try db.fetchOne(Int.self, sql: Self.countSQL) ?? -1
         }
         #expect(try await [first, second] == [0, 0])
     }
@@ -151,7 +152,7 @@ struct DatabasePoolTests {
     func readerLimit() async throws {
         let fixture = try Fixture(maximumReaderCount: 1)
         let held = try await HeldAccess.start { try await fixture.pool.read($0) }
-        let waiting = Task { try await fixture.pool.read { db in try db.fetchOne(Int.self, Self.countSQL) } }
+        let waiting = Task { try await fixture.pool.read { db in try db.fetchOne(Int.self, sql: Self.countSQL) } }
         try #require(await eventually { fixture.pool.waitingReaderCount == 1 }, "read in line")
         // Writes do not need a reader.
         try await fixture.pool.write { db in try db.execute("INSERT INTO t (a) VALUES (1)") }
@@ -167,10 +168,10 @@ struct DatabasePoolTests {
         let written = Gate("written")
         let reading = Task {
             try await pool.read { db -> [Int] in
-                let before = try db.fetchOne(Int.self, Self.countSQL) ?? -1
+                let before = try db.fetchOne(Int.self, sql: Self.countSQL) ?? -1
                 firstCount.open()
                 try written.waitBlocking()
-                let after = try db.fetchOne(Int.self, Self.countSQL) ?? -1
+                let after = try db.fetchOne(Int.self, sql: Self.countSQL) ?? -1
                 return [before, after]
             }
         }
@@ -179,7 +180,7 @@ struct DatabasePoolTests {
         try await pool.write { db in try db.execute("INSERT INTO t (a) VALUES (1)") }
         written.open()
         #expect(try await reading.value == [0, 0])
-        #expect(try await pool.read { db in try db.fetchOne(Int.self, Self.countSQL) } == 1)
+        #expect(try await pool.read { db in try db.fetchOne(Int.self, sql: Self.countSQL) } == 1)
     }
 
     @Test("A read keeps one snapshot across its statements while writes commit")
@@ -195,7 +196,7 @@ struct DatabasePoolTests {
                 started.open()
                 try written.waitBlocking()
                 // Several writes committed since: still the same database.
-                let count = try db.fetchOne(Int.self, Self.countSQL) ?? -1
+                let count = try db.fetchOne(Int.self, sql: Self.countSQL) ?? -1
                 let rows = try db.fetchAll(Int.self, "SELECT a FROM t ORDER BY id")
                 return [sum, count] + rows
             }
@@ -233,7 +234,7 @@ struct DatabasePoolTests {
         try await pool.write { db in try db.execute("INSERT INTO t (a) VALUES ('later')") }
         laterWrite.open()
         #expect(try await reading.value == ["mine", "mine"])
-        #expect(try await pool.read { db in try db.fetchOne(Int.self, Self.countSQL) } == 2)
+        #expect(try await pool.read { db in try db.fetchOne(Int.self, sql: Self.countSQL) } == 2)
     }
 
     @Test("Synchronous write(_:thenRead:) sees its write; a failed write skips the read")
@@ -242,7 +243,7 @@ struct DatabasePoolTests {
         let count = try fixture.pool.write { db in
             try db.execute("INSERT INTO t (a) VALUES (1)")
         } thenRead: { db, _ in
-            try db.fetchOne(Int.self, Self.countSQL)
+            try db.fetchOne(Int.self, sql: Self.countSQL)
         }
         #expect(count == 1)
         struct Failure: Error {}
@@ -266,7 +267,7 @@ struct DatabasePoolTests {
         }
         #expect(try fixture.pool.read { db in try db.fetchAll(Int.self, "SELECT a FROM t ORDER BY id") } == [1, 3])
         // Neither the writer nor the reader was left held.
-        #expect(try fixture.pool.write { db in try db.fetchOne(Int.self, Self.countSQL) } == 2)
+        #expect(try fixture.pool.write { db in try db.fetchOne(Int.self, sql: Self.countSQL) } == 2)
     }
 
     @Test("Two pools on one file, like two processes, write at once without SQLITE_BUSY")
@@ -280,13 +281,13 @@ struct DatabasePoolTests {
                         try await pool.write { db in
                             try db.execute("INSERT INTO t (a) VALUES (?)", arguments: [index])
                         }
-                        _ = try await pool.read { db in try db.fetchOne(Int.self, Self.countSQL) }
+                        _ = try await pool.read { db in try db.fetchOne(Int.self, sql: Self.countSQL) }
                     }
                 }
             }
             try await group.waitForAll()
         }
-        #expect(try await other.read { db in try db.fetchOne(Int.self, Self.countSQL) } == 200)
+        #expect(try await other.read { db in try db.fetchOne(Int.self, sql: Self.countSQL) } == 200)
     }
 
     // MARK: - Re-entrancy
@@ -335,8 +336,8 @@ struct DatabasePoolTests {
         } throws: { error in
             isMisuse(error, mentioning: "DatabasePool.close")
         }
-        #expect(try pool.write { db in try db.fetchOne(Int.self, Self.countSQL) } == 0)
-        #expect(try pool.read { db in try db.fetchOne(Int.self, Self.countSQL) } == 0)
+        #expect(try pool.write { db in try db.fetchOne(Int.self, sql: Self.countSQL) } == 0)
+        #expect(try pool.read { db in try db.fetchOne(Int.self, sql: Self.countSQL) } == 0)
     }
 
     // MARK: - Cancellation
@@ -349,7 +350,7 @@ struct DatabasePoolTests {
         }
         try await fixture.pool.write { db in try db.execute("INSERT INTO t (a) VALUES (1)") }
         // The one reader: out of its old snapshot.
-        #expect(try await fixture.pool.read { db in try db.fetchOne(Int.self, Self.countSQL) } == 1)
+        #expect(try await fixture.pool.read { db in try db.fetchOne(Int.self, sql: Self.countSQL) } == 1)
     }
 
     @Test("Cancelling an async write interrupts it and rolls it back", .timeLimit(.minutes(2)))
@@ -361,9 +362,9 @@ struct DatabasePoolTests {
                 try db.runEndless("INSERT INTO t (a) \(endlessQuery)", signalling: running)
             }
         }
-        #expect(try await fixture.pool.read { db in try db.fetchOne(Int.self, Self.countSQL) } == 0)
+        #expect(try await fixture.pool.read { db in try db.fetchOne(Int.self, sql: Self.countSQL) } == 0)
         try await fixture.pool.write { db in try db.execute("INSERT INTO t (a) VALUES ('kept')") }
-        #expect(try await fixture.pool.read { db in try db.fetchOne(Int.self, Self.countSQL) } == 1)
+        #expect(try await fixture.pool.read { db in try db.fetchOne(Int.self, sql: Self.countSQL) } == 1)
     }
 
     @Test("Cancelling write(_:thenRead:) during its read interrupts the read; the write stays", .timeLimit(.minutes(2)))
@@ -376,8 +377,8 @@ struct DatabasePoolTests {
                 try db.runEndless(signalling: running)
             }
         }
-        #expect(try await fixture.pool.read { db in try db.fetchOne(Int.self, Self.countSQL) } == 1)
-        #expect(try await fixture.pool.write { db in try db.fetchOne(Int.self, Self.countSQL) } == 1)
+        #expect(try await fixture.pool.read { db in try db.fetchOne(Int.self, sql: Self.countSQL) } == 1)
+        #expect(try await fixture.pool.write { db in try db.fetchOne(Int.self, sql: Self.countSQL) } == 1)
     }
 
     @Test("A read cancelled while every reader is busy never runs")
@@ -445,10 +446,10 @@ struct DatabasePoolTests {
         let release = Gate("release")
         let read = Task {
             try await pool.read { db -> [Int?] in
-                let before = try db.fetchOne(Int.self, Self.countSQL)
+                let before = try db.fetchOne(Int.self, sql: Self.countSQL)
                 reading.open()
                 try release.waitBlocking()
-                return [before, try db.fetchOne(Int.self, Self.countSQL)]
+                return [before, try db.fetchOne(Int.self, sql: Self.countSQL)]
             }
         }
         let write = Task {
@@ -471,7 +472,7 @@ struct DatabasePoolTests {
         #expect(!FileManager.default.fileExists(atPath: fixture.path + "-wal"))
         // The write was committed before the writer closed.
         let check = try Database(path: fixture.path)
-        #expect(try check.fetchOne(Int.self, Self.countSQL) == 1)
+        #expect(try check.fetchOne(Int.self, sql: Self.countSQL) == 1)
     }
 
     @Test("write(_:thenRead:) accepted before close() completes its read")
@@ -486,7 +487,7 @@ struct DatabasePoolTests {
                 try release.waitBlocking()
                 try db.execute("INSERT INTO t (a) VALUES (1)")
             } thenRead: { db, _ in
-                try db.fetchOne(Int.self, Self.countSQL)
+                try db.fetchOne(Int.self, sql: Self.countSQL)
             }
         }
         try await writing.wait()

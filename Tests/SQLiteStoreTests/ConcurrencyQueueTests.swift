@@ -106,12 +106,12 @@ struct DatabaseQueueTests {
         let queue = try makeQueue()
         let sql = "SELECT COUNT(*) FROM t"
         for _ in 0..<3 {
-            _ = try queue.read { db in try db.fetchOne(Int.self, sql) }
+            _ = try queue.read { db in try db.fetchOne(Int.self, sql: sql) }
             try queue.write { db in try db.execute("INSERT INTO t (a) VALUES (1)") }
-            _ = try queue.write { db in try db.fetchOne(Int.self, sql) }
+            _ = try queue.write { db in try db.fetchOne(Int.self, sql: sql) }
         }
         let reprepared = try queue.read { db in
-            sqlite3_stmt_status(try db.cachedStatement(sql).sqliteStatement, SQLITE_STMTSTATUS_REPREPARE, 0)
+            sqlite3_stmt_status(try db.cachedStatement(sql: sql).sqliteStatement, SQLITE_STMTSTATUS_REPREPARE, 0)
         }
         #expect(reprepared == 0)
     }

@@ -154,6 +154,6 @@ extension Database {
             if event.sql.contains("RECURSIVE") { gate.open() }
         }
         defer { trace(nil) }
-        try execute(sql)
+        try execute(sql: sql)
     }
 }

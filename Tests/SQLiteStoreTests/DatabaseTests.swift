@@ -117,7 +117,7 @@ struct OpeningTests {
             CREATE TABLE child (parentID INTEGER REFERENCES parent(id));
             """
         let db = try Database.inMemory()
-        try db.execute(schema)
+        try db.execute(sql: schema)
         do {
             try db.execute("INSERT INTO child VALUES (1)")
             Issue.record("expected an error")
@@ -127,7 +127,7 @@ struct OpeningTests {
         var configuration = Configuration()
         configuration.foreignKeysEnabled = false
         let lax = try Database.inMemory(configuration: configuration)
-        try lax.execute(schema)
+        try lax.execute(sql: schema)
         try lax.execute("INSERT INTO child VALUES (1)")
     }
 

@@ -37,7 +37,7 @@ struct ReadOnlyReadTests {
         let dir = try TemporaryDirectory()
         let queue = try DatabaseQueue(path: dir.path("db.sqlite"))
         try setUp(queue)
-        #expect(throws: SQLiteError.self) { try queue.read { db in try db.execute(sql) } }
+        #expect(throws: SQLiteError.self) { try queue.read { db in try db.execute(sql: sql) } }
         #expect(try state(queue) == [1, 0])
         // The connection is still usable for writes afterwards.
         try queue.write { db in try db.execute("INSERT INTO t VALUES (2)") }
@@ -51,7 +51,7 @@ struct ReadOnlyReadTests {
         let dir = try TemporaryDirectory()
         let pool = try DatabasePool(path: dir.path("db.sqlite"))
         try setUp(pool)
-        #expect(throws: SQLiteError.self) { try pool.read { db in try db.execute(sql) } }
+        #expect(throws: SQLiteError.self) { try pool.read { db in try db.execute(sql: sql) } }
         #expect(try state(pool) == [1, 0])
     }
 

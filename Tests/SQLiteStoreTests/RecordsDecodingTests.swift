@@ -311,7 +311,7 @@ struct RecordsDecodingTests {
 
     @Test("Every supported property type round-trips through Encodable and Decodable")
     func codableRoundTrip() throws {
-        try db.execute(Everything.schema)
+        try db.execute(sql: Everything.schema)
         var record = Everything.sample()
         try record.insert(db)
         let id = try #require(record.id)
@@ -327,7 +327,7 @@ struct RecordsDecodingTests {
 
     @Test("Codable properties are stored as readable SQLite values; nested values as JSON text")
     func codableStorage() throws {
-        try db.execute(Everything.schema)
+        try db.execute(sql: Everything.schema)
         var record = Everything.sample()
         try record.insert(db)
         let row = try #require(try db.fetchOne("SELECT * FROM everything"))
@@ -349,7 +349,7 @@ struct RecordsDecodingTests {
 
     @Test("Invalid stored values for enums, UUIDs and JSON throw, naming the column and type")
     func invalidStoredValues() throws {
-        try db.execute(Everything.schema)
+        try db.execute(sql: Everything.schema)
         var record = Everything.sample()
         try record.insert(db)
         let cases: [(column: String, value: SQLiteValue, type: String)] = [
@@ -443,13 +443,13 @@ struct RecordsDecodingTests {
     func cursorReleasesStatement() throws {
         let sql = "SELECT * FROM people ORDER BY id"
         do {
-            let cursor = try db.fetchCursor(Person.self, sql)
+            let cursor = try db.fetchCursor(Person.self, sql: sql)
             _ = try cursor.next()
             // Meanwhile the same SQL runs on a fresh statement.
-            #expect(try db.fetchAll(Person.self, sql).count == 3)
+            #expect(try db.fetchAll(Person.self, sql: sql).count == 3)
         }
-        #expect(try db.cachedStatement(sql).isBusy == false)
-        #expect(try db.fetchAll(Person.self, sql).count == 3)
+        #expect(try db.cachedStatement(sql: sql).isBusy == false)
+        #expect(try db.fetchAll(Person.self, sql: sql).count == 3)
     }
 
     @Test("Fetching records on a closed connection throws")

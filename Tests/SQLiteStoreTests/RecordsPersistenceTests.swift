@@ -184,7 +184,7 @@ struct RecordsPersistenceTests {
 
     init() throws {
         db = try makeMemoryDatabase()
-        try db.execute(peopleSchema)
+        try db.execute(sql: peopleSchema)
     }
 
     @Test("insert hands back the auto-incremented id, and writes only the record's columns")

@@ -44,7 +44,7 @@ func executeOnFreshDatabase(_ sql: String, arguments: StatementArguments = State
             let db = try Database.inMemory()
             try db.execute("CREATE TABLE t (a)")
             do {
-                try db.execute(sql, arguments: arguments)
+                try db.execute(sql: sql, arguments: arguments)
             } catch let error as SQLiteError {
                 outcome.error = error
             }
@@ -100,12 +100,14 @@ struct NULInSQLTests {
         let db = try Database.inMemory()
         for sql in ["SELECT 1\u{0}", "\u{0}SELECT 1", "SELECT 1;\u{0} x"] {
             #expect(
-                sqliteError { _ = try db.makeStatement(sql) }.map { $0.code == .misuse && $0.message.contains("NUL") }
+                sqliteError { _ = try db.makeStatement(sql: sql) }.map {
+                    $0.code == .misuse && $0.message.contains("NUL")
+                }
                     == true)
             #expect(
-                sqliteError { _ = try db.fetchAll(sql) }.map { $0.code == .misuse && $0.message.contains("NUL") }
+                sqliteError { _ = try db.fetchAll(sql: sql) }.map { $0.code == .misuse && $0.message.contains("NUL") }
                     == true)
-            #expect(sqliteError { _ = try db.fetchOne(Int.self, sql) }?.code == .misuse)
+            #expect(sqliteError { _ = try db.fetchOne(Int.self, sql: sql) }?.code == .misuse)
         }
         // The connection is fine afterwards.
         #expect(try db.fetchOne(Int.self, "SELECT 1") == 1)
@@ -289,7 +291,7 @@ struct TransactionIntegrityTests {
         let error = sqliteError {
             try db.transaction { db in
                 try db.execute("INSERT INTO t VALUES (1)")
-                try db.execute(sql)
+                try db.execute(sql: sql)
                 try db.execute("INSERT INTO t VALUES (3)")
             }
         }

@@ -108,9 +108,9 @@ struct SQLInterpolationTests {
     func stringVariableIsText() throws {
         let word = "spliced"
         let text = "SELECT '\(word)'"  // a String, built by Swift before the call
-        #expect(try db.fetchOne(String.self, text) == "spliced")
+        #expect(try db.fetchOne(String.self, sql: text) == "spliced")
         let script = "INSERT INTO t (v) VALUES ('a'); INSERT INTO t (v) VALUES ('b')"
-        try db.execute(script)
+        try db.execute(sql: script)
         #expect(try db.fetchOne(Int.self, "SELECT count(*) FROM t") == 2)
     }
 

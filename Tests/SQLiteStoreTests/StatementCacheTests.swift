@@ -27,7 +27,9 @@ struct StatementCacheTests {
     func leastRecentlyUsedGoesFirst() throws {
         let db = try database(capacity: 4)
         var statements: [String: Statement] = [:]
-        for sql in ["SELECT 1", "SELECT 2", "SELECT 3", "SELECT 4"] { statements[sql] = try db.cachedStatement(sql) }
+        for sql in ["SELECT 1", "SELECT 2", "SELECT 3", "SELECT 4"] {
+            statements[sql] = try db.cachedStatement(sql: sql)
+        }
         // Use 1, 2 and 3 again (execute and fetch count as uses): 4 is now
         // the least recently used, then 1.
         try db.execute("SELECT 1")
@@ -37,7 +39,7 @@ struct StatementCacheTests {
         #expect(db.cachedStatementSQL == ["SELECT 5", "SELECT 3", "SELECT 2", "SELECT 1"])
         try db.execute("SELECT 6")
         #expect(db.cachedStatementSQL == ["SELECT 6", "SELECT 5", "SELECT 3", "SELECT 2"])
-        for sql in ["SELECT 2", "SELECT 3"] { #expect(try db.cachedStatement(sql) === statements[sql]) }
+        for sql in ["SELECT 2", "SELECT 3"] { #expect(try db.cachedStatement(sql: sql) === statements[sql]) }
         #expect(try db.cachedStatement("SELECT 1") !== statements["SELECT 1"])
     }
 

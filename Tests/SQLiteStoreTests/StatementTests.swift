@@ -58,15 +58,15 @@ struct StatementTests {
     @Test("A statement busy with a cursor is not handed out again")
     func busyStatementNotShared() throws {
         let sql = "SELECT id FROM people ORDER BY id"
-        let cursor = try db.fetchCursor(sql)
+        let cursor = try db.fetchCursor(sql: sql)
         _ = try cursor.next()
         // Same SQL while the cursor is mid-way: a fresh statement, and the
         // cursor keeps its place.
-        #expect(try db.fetchAll(Int.self, sql) == [1, 2])
+        #expect(try db.fetchAll(Int.self, sql: sql) == [1, 2])
         #expect(try cursor.next()?[0] as Int? == 2)
         #expect(try cursor.next() == nil)
         #expect(throws: SQLiteError.self) {
-            let busy = try db.cachedStatement(sql)
+            let busy = try db.cachedStatement(sql: sql)
             let held = try busy.fetchCursor()
             _ = try held.next()
             try busy.execute()
@@ -168,10 +168,10 @@ struct StatementTests {
     func cursorDroppedEarly() throws {
         let sql = "SELECT id FROM people ORDER BY id"
         do {
-            let cursor = try db.fetchCursor(sql)
+            let cursor = try db.fetchCursor(sql: sql)
             _ = try cursor.next()
         }
-        let statement = try db.cachedStatement(sql)
+        let statement = try db.cachedStatement(sql: sql)
         #expect(!statement.isBusy)
         #expect(try statement.fetchAll().count == 2)
     }

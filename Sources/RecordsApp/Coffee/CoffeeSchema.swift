@@ -160,7 +160,7 @@ enum CoffeeSchema {
     static func createOrUpgradeTable(_ db: Database) throws {
         let existing = try existingColumns(db)
         if existing.isEmpty {
-            try db.execute(createTable)
+            try db.execute(sql: createTable)
             return
         }
         if existing == columns { return }
@@ -171,7 +171,7 @@ enum CoffeeSchema {
                     + existing.map(\.name).joined(separator: ", ") + "); it was left as it was")
         }
         try db.execute("ALTER TABLE coffee RENAME TO coffee_seed")
-        try db.execute(createTable)
+        try db.execute(sql: createTable)
         let rows = try db.fetchCursor("SELECT coffeeID, coffeeName, price FROM coffee_seed")
         while let row = try rows.next() {
             try db.execute(
@@ -237,7 +237,7 @@ enum CoffeeSchema {
                     + existing.map(\.name).joined(separator: ", ") + "); it was left as it was")
         }
         try db.execute(
-            createMillionthsTable.replacingOccurrences(of: "CREATE TABLE coffee", with: "CREATE TABLE coffee_new"))
+            sql: createMillionthsTable.replacingOccurrences(of: "CREATE TABLE coffee", with: "CREATE TABLE coffee_new"))
         // One row at a time, its price converted in Swift and the rest
         // (the picture above all) copied by SQLite without reaching Swift.
         let copy = try db.makeStatement(

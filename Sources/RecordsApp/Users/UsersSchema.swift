@@ -35,7 +35,7 @@ enum UsersSchema {
                 case .none:
                     try createTable(db)
                 case .current:
-                    try db.execute(emailIndexSQL)
+                    try db.execute(sql: emailIndexSQL)
                 case .seed:
                     try importSeedTable(db, hasher: hasher)
                 case .unknown(let columns):
@@ -74,8 +74,8 @@ enum UsersSchema {
     static let emailIndexSQL = "CREATE UNIQUE INDEX IF NOT EXISTS User_Master_email ON User_Master (USER_EMAIL)"
 
     private static func createTable(_ db: Database) throws {
-        try db.execute(createTableSQL(name: tableName))
-        try db.execute(emailIndexSQL)
+        try db.execute(sql: createTableSQL(name: tableName))
+        try db.execute(sql: emailIndexSQL)
     }
 
     // MARK: - Recognising the table
@@ -177,7 +177,7 @@ enum UsersSchema {
 
         let oldSequence = try db.fetchOne(Int64.self, "SELECT seq FROM sqlite_sequence WHERE name = 'User_Master'")
         let newTable = "User_Master_import"
-        try db.execute(createTableSQL(name: newTable))
+        try db.execute(sql: createTableSQL(name: newTable))
         typealias Column = User.Columns
         let placeholders = Array(repeating: SQL("?"), count: Column.allCases.count).joined(separator: ", ")
         let insert = try db.makeStatement(
@@ -199,7 +199,7 @@ enum UsersSchema {
         }
         try db.execute("DROP TABLE User_Master")
         try db.execute("ALTER TABLE \(identifier: newTable) RENAME TO User_Master")
-        try db.execute(emailIndexSQL)
+        try db.execute(sql: emailIndexSQL)
         if let oldSequence {
             try db.execute(
                 "INSERT OR IGNORE INTO sqlite_sequence (name, seq) SELECT 'User_Master', 0 "

@@ -111,7 +111,7 @@ extension Database {
         // header: SQLite does not read the value's pages for them.
         let sql =
             "SELECT typeof(\(value)), length(\(value)) FROM \(location.qualifiedTable) WHERE rowid = ?"
-        guard let row = try fetchOne(sql, arguments: [rowID]) else {
+        guard let row = try fetchOne(sql: sql, arguments: [rowID]) else {
             throw BlobError(.rowNotFound, at: location)
         }
         let type: String = try row[0]

@@ -39,7 +39,7 @@ public struct Configuration: Sendable {
     /// too: setting it would be a write.
     public var journalMode: JournalMode?
 
-    /// How many prepared statements ``Database/cachedStatement(_:)-(String)`` keeps.
+    /// How many prepared statements ``Database/cachedStatement(_:)`` keeps.
     public var statementCacheCapacity = 256
 
     /// Whether ``SQLiteError/description`` includes the statement's

@@ -234,16 +234,24 @@ public final class Database {
 
     // MARK: - Statements
 
-    /// Prepares a statement that you own. The SQL must hold exactly one
-    /// statement.
+    // The methods that run SQL take SQL text as a `String` labelled `sql:`,
+    // used as written; the unlabeled forms take an `SQL` (Database+SQL.swift),
+    // which binds what it interpolates. A `String` passed without the label
+    // does not compile, so text is never mistaken for SQL with bound values.
+
+    /// Prepares a statement that you own from SQL text used as written. The
+    /// SQL must hold exactly one statement.
+    ///
+    /// Use it for SQL text your program holds in a `String` (read from a
+    /// file, generated); write queries as an ``SQL`` and call
+    /// ``makeStatement(_:)`` instead, so that values are bound.
     ///
     /// SQL text must not contain a NUL character (`\u{0}`): SQLite stops
     /// reading at the first one, so the rest would be silently ignored. Such
     /// text is refused with a ``ResultCode/misuse`` error naming the NUL's
     /// byte offset, before anything is prepared. A string value holding a
     /// NUL is fine as a bound argument.
-    @_disfavoredOverload
-    public func makeStatement(_ sql: String) throws -> Statement {
+    public func makeStatement(sql: String) throws -> Statement {
         try makeStatement(sql, flags: 0)
     }
 
@@ -280,8 +288,8 @@ public final class Database {
         }
     }
 
-    /// Returns a prepared statement from the connection's cache, preparing
-    /// and caching it the first time. The same SQL returns the same
+    /// Returns a prepared statement for SQL text, used as written, from the
+    /// connection's cache, preparing and caching it the first time. The same SQL returns the same
     /// statement, unless that one is being iterated by a cursor right now,
     /// in which case a fresh one is prepared.
     ///
@@ -289,8 +297,7 @@ public final class Database {
     /// statements; when it is full, the least recently used one is dropped
     /// (finalized once nobody holds it). Cached statements are prepared with
     /// `SQLITE_PREPARE_PERSISTENT`, SQLite's hint for long-lived statements.
-    @_disfavoredOverload
-    public func cachedStatement(_ sql: String) throws -> Statement {
+    public func cachedStatement(sql: String) throws -> Statement {
         if let statement = statementCache.statement(sql), !statement.isBusy { return statement }
         let isCacheable = statementCache.capacity > 0 && !statementCache.contains(sql)
         let statement = try makeStatement(sql, flags: isCacheable ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0)
@@ -309,7 +316,12 @@ public final class Database {
 
     // MARK: - Execute
 
-    /// Runs SQL: one statement or several separated by semicolons.
+    /// Runs SQL text, used as written: one statement or several separated
+    /// by semicolons.
+    ///
+    /// ```swift
+    /// try db.execute(sql: try String(contentsOf: schemaFile, encoding: .utf8))
+    /// ```
     ///
     /// With several statements, positional arguments are consumed in order
     /// and named ones matched by name. Argument errors are thrown before the
@@ -321,9 +333,8 @@ public final class Database {
     ///
     /// SQL text holding a NUL character (`\u{0}`) is refused with a
     /// ``ResultCode/misuse`` error before any of its statements runs (see
-    /// ``makeStatement(_:)-(String)``).
-    @_disfavoredOverload
-    public func execute(_ sql: String, arguments: StatementArguments = StatementArguments()) throws {
+    /// ``makeStatement(sql:)``).
+    public func execute(sql: String, arguments: StatementArguments = StatementArguments()) throws {
         if let statement = statementCache.statement(sql), !statement.isBusy {
             try statement.execute(arguments: arguments)
             return
@@ -394,32 +405,31 @@ public final class Database {
 
     // MARK: - Fetch rows
 
-    /// Returns a cursor over the rows of a query, read one at a time.
-    @_disfavoredOverload
-    public func fetchCursor(_ sql: String, arguments: StatementArguments = StatementArguments()) throws -> RowCursor {
-        try cachedStatement(sql).fetchCursor(arguments: arguments)
+    /// Returns a cursor over the rows of a query given as SQL text, read one
+    /// at a time.
+    public func fetchCursor(sql: String, arguments: StatementArguments = StatementArguments()) throws -> RowCursor {
+        try cachedStatement(sql: sql).fetchCursor(arguments: arguments)
     }
 
-    /// Returns all rows of a query.
-    @_disfavoredOverload
-    public func fetchAll(_ sql: String, arguments: StatementArguments = StatementArguments()) throws -> [Row] {
-        try cachedStatement(sql).fetchAll(arguments: arguments)
+    /// Returns all rows of a query given as SQL text.
+    public func fetchAll(sql: String, arguments: StatementArguments = StatementArguments()) throws -> [Row] {
+        try cachedStatement(sql: sql).fetchAll(arguments: arguments)
     }
 
-    /// Returns the first row of a query, or nil if there is none.
-    @_disfavoredOverload
-    public func fetchOne(_ sql: String, arguments: StatementArguments = StatementArguments()) throws -> Row? {
-        try cachedStatement(sql).fetchOne(arguments: arguments)
+    /// Returns the first row of a query given as SQL text, or nil if there
+    /// is none.
+    public func fetchOne(sql: String, arguments: StatementArguments = StatementArguments()) throws -> Row? {
+        try cachedStatement(sql: sql).fetchOne(arguments: arguments)
     }
 
     // MARK: - Fetch values
 
-    /// Returns a cursor over the first column of a query's rows.
-    @_disfavoredOverload
+    /// Returns a cursor over the first column of the rows of a query given
+    /// as SQL text.
     public func fetchCursor<Value: SQLiteValueConvertible>(
-        _ type: Value.Type, _ sql: String, arguments: StatementArguments = StatementArguments()
+        _ type: Value.Type, sql: String, arguments: StatementArguments = StatementArguments()
     ) throws -> ValueCursor<Value> {
-        let statement = try cachedStatement(sql)
+        let statement = try cachedStatement(sql: sql)
         guard statement.columnCount > 0 else {
             throw SQLiteError.misuse("the statement returns no columns to read values from", sql: sql)
         }
@@ -427,29 +437,23 @@ public final class Database {
         return ValueCursor(statement: statement, arguments: arguments)
     }
 
-    /// Returns the first column of every row of a query.
+    /// Returns the first column of every row of a query given as SQL text.
     ///
     /// ```swift
-    /// let names = try db.fetchAll(String.self, "SELECT name FROM people")
-    /// let ages = try db.fetchAll(Int?.self, "SELECT age FROM people")  // NULLs as nil
+    /// let query = "SELECT age FROM people"
+    /// let ages = try db.fetchAll(Int?.self, sql: query)  // NULLs as nil
     /// ```
-    @_disfavoredOverload
     public func fetchAll<Value: SQLiteValueConvertible>(
-        _ type: Value.Type, _ sql: String, arguments: StatementArguments = StatementArguments()
+        _ type: Value.Type, sql: String, arguments: StatementArguments = StatementArguments()
     ) throws -> [Value] {
-        try Array(fetchCursor(type, sql, arguments: arguments))
+        try Array(fetchCursor(type, sql: sql, arguments: arguments))
     }
 
-    /// Returns the first column of the first row of a query, or nil when
-    /// there is no row or the value is NULL.
-    ///
-    /// ```swift
-    /// let count = try db.fetchOne(Int.self, "SELECT COUNT(*) FROM people") ?? 0
-    /// ```
-    @_disfavoredOverload
+    /// Returns the first column of the first row of a query given as SQL
+    /// text, or nil when there is no row or the value is NULL.
     public func fetchOne<Value: SQLiteValueConvertible>(
-        _ type: Value.Type, _ sql: String, arguments: StatementArguments = StatementArguments()
+        _ type: Value.Type, sql: String, arguments: StatementArguments = StatementArguments()
     ) throws -> Value? {
-        try fetchCursor(Value?.self, sql, arguments: arguments).next() ?? nil
+        try fetchCursor(Value?.self, sql: sql, arguments: arguments).next() ?? nil
     }
 }

@@ -1,29 +1,39 @@
-// Backups of the databases that apps hold: queues and pools.
+// Backups of the databases that apps hold, for either kind of access:
+// ``DatabaseReader`` backs up, ``DatabaseWriter`` vacuums into a file.
 
-extension DatabasePool {
+extension DatabaseReader {
     /// Copies the database into a new file at `path` (see
     /// ``Database/backup(toPath:replace:options:progress:)`` for the atomic
     /// destination, `replace`, progress and cancellation).
     ///
-    /// The copy runs on a reader connection inside a read transaction that
-    /// has read, so it copies one snapshot: the database as committed when
-    /// the backup starts. In WAL mode that transaction blocks no writer, so
-    /// writes go on during the whole copy, and the copy never restarts for
-    /// them. Only a checkpoint that would reset the WAL waits for the
-    /// backup to end.
+    /// The copy runs inside one read access: a queue's other accesses wait
+    /// until it is done, while a pool's writer and other readers go on.
+    /// What it copies:
+    /// - In WAL mode (always for a ``DatabasePool``), the access reads
+    ///   first, so the copy is one snapshot: the database as committed when
+    ///   the backup starts. That read transaction blocks no writer, so
+    ///   writes go on during the whole copy, and the copy never restarts
+    ///   for them. Only a checkpoint that would reset the WAL waits for the
+    ///   backup to end.
+    /// - In the rollback journal modes, each step locks the file only while
+    ///   it runs, so other processes may write between steps; SQLite then
+    ///   restarts the copy, so it is always one committed state. (A
+    ///   snapshot would lock every writer out of the file for the whole
+    ///   copy.)
     @discardableResult
     public func backup(
         toPath path: String, replace: Bool = false, options: BackupOptions = BackupOptions(),
         progress: ((BackupProgress) throws -> Void)? = nil
     ) throws -> BackupResult {
         try read { db in
-            try db.backupFromSnapshot(toPath: path, replace: replace, options: options, progress: progress)
+            try db.backupInReadAccess(toPath: path, replace: replace, options: options, progress: progress)
         }
     }
 
-    /// Backs up like the synchronous `backup(toPath:replace:options:progress:)` on the
-    /// reader's own thread. Cancelling the task stops the copy at the next
-    /// step and throws `CancellationError`; nothing is left at `path`.
+    /// Backs up like the synchronous `backup(toPath:replace:options:progress:)`
+    /// on the connection's own thread. Cancelling the task stops the copy
+    /// at the next step and throws `CancellationError`; nothing is left at
+    /// `path`.
     @discardableResult
     public func backup(
         toPath path: String, replace: Bool = false, options: BackupOptions = BackupOptions(),
@@ -31,14 +41,16 @@ extension DatabasePool {
     ) async throws -> BackupResult {
         try await BackupCancellation.run { cancellation in
             try await read { db in
-                try db.backupFromSnapshot(toPath: path, replace: replace, options: options) { report in
+                try db.backupInReadAccess(toPath: path, replace: replace, options: options) { report in
                     try cancellation.check()
                     try progress?(report)
                 }
             }
         }
     }
+}
 
+extension DatabaseWriter {
     /// Writes a compacted copy into a new file at `path` (see
     /// ``Database/vacuum(into:replace:)``), on the writer connection
     /// outside a transaction, so that writes wait meanwhile.
@@ -47,71 +59,16 @@ extension DatabasePool {
     }
 }
 
-extension DatabaseQueue {
-    /// Copies the database into a new file at `path` (see
-    /// ``Database/backup(toPath:replace:options:progress:)`` for the atomic
-    /// destination, `replace`, progress and cancellation).
-    ///
-    /// Other accesses of the queue wait until the copy is done. Other
-    /// processes may write meanwhile: in WAL mode the copy keeps the
-    /// snapshot it started from (blocking no writer); in the rollback
-    /// journal modes each step locks the file only while it runs, and SQLite
-    /// restarts the copy after another process's write, so the copy is
-    /// always one committed state.
-    @discardableResult
-    public func backup(
-        toPath path: String, replace: Bool = false, options: BackupOptions = BackupOptions(),
-        progress: ((BackupProgress) throws -> Void)? = nil
-    ) throws -> BackupResult {
-        try read { db in
-            try db.backupFromQueue(toPath: path, replace: replace, options: options, progress: progress)
-        }
-    }
-
-    /// Backs up like the synchronous `backup(toPath:replace:options:progress:)` on the
-    /// connection's own thread. Cancelling the task stops the copy at the
-    /// next step and throws `CancellationError`; nothing is left at `path`.
-    @discardableResult
-    public func backup(
-        toPath path: String, replace: Bool = false, options: BackupOptions = BackupOptions(),
-        progress: (@Sendable (BackupProgress) throws -> Void)? = nil
-    ) async throws -> BackupResult {
-        try await BackupCancellation.run { cancellation in
-            try await read { db in
-                try db.backupFromQueue(toPath: path, replace: replace, options: options) { report in
-                    try cancellation.check()
-                    try progress?(report)
-                }
-            }
-        }
-    }
-
-    /// Writes a compacted copy into a new file at `path` (see
-    /// ``Database/vacuum(into:replace:)``).
-    public func vacuum(into path: String, replace: Bool = false) throws {
-        try writeWithoutTransaction { db in try db.vacuum(into: path, replace: replace) }
-    }
-}
-
 extension Database {
-    /// Backs up inside a read access, with its snapshot taken first.
-    fileprivate func backupFromSnapshot(
-        toPath path: String, replace: Bool, options: BackupOptions, progress: ((BackupProgress) throws -> Void)?
-    ) throws -> BackupResult {
-        // The access's BEGIN takes no lock; a read does. Without it, the
-        // backup would open and close a read transaction at every step.
-        _ = try fetchOne(Int.self, "SELECT 1 FROM sqlite_master LIMIT 1")
-        return try backup(toPath: path, replace: replace, options: options, progress: progress)
-    }
-
-    /// Backs up inside a queue's read access: from a snapshot in WAL mode,
-    /// step by step otherwise (a snapshot would lock writers out of the
-    /// file for the whole copy).
-    fileprivate func backupFromQueue(
+    /// Backs up inside a read access: from the access's snapshot in WAL
+    /// mode, step by step otherwise.
+    fileprivate func backupInReadAccess(
         toPath path: String, replace: Bool, options: BackupOptions, progress: ((BackupProgress) throws -> Void)?
     ) throws -> BackupResult {
         if try fetchOne(String.self, "PRAGMA journal_mode")?.lowercased() == JournalMode.wal.rawValue {
-            return try backupFromSnapshot(toPath: path, replace: replace, options: options, progress: progress)
+            // The access's BEGIN takes no lock; a read does. Without it, the
+            // backup would open and close a read transaction at every step.
+            _ = try fetchOne(Int.self, "SELECT 1 FROM sqlite_master LIMIT 1")
         }
         return try backup(toPath: path, replace: replace, options: options, progress: progress)
     }

@@ -218,7 +218,7 @@ extension Database {
                 SELECT type FROM \(quotedIdentifier(candidate)).sqlite_master
                 WHERE type IN ('table', 'view') AND name = ? COLLATE NOCASE
                 """
-            if let type = try fetchOne(String.self, sql, arguments: [name]) { return (candidate, type) }
+            if let type = try fetchOne(String.self, sql: sql, arguments: [name]) { return (candidate, type) }
         }
         return nil
     }

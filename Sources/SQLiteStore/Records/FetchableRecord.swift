@@ -127,45 +127,43 @@ extension Statement {
 }
 
 extension Database {
-    /// Returns a cursor over the rows of a query, decoded as records one at
-    /// a time.
+    /// Returns a cursor over the rows of a query given as SQL text, used as
+    /// written, decoded as records one at a time.
     ///
     /// ```swift
-    /// let cursor = try db.fetchCursor(Person.self, "SELECT * FROM people ORDER BY name")
+    /// let cursor = try db.fetchCursor(Person.self, sql: "SELECT * FROM people ORDER BY name")
     /// while let person = try cursor.next() { print(person.name) }
     /// ```
-    @_disfavoredOverload
     @inlinable
     public func fetchCursor<Record: FetchableRecord>(
-        _ type: Record.Type, _ sql: String, arguments: StatementArguments = StatementArguments()
+        _ type: Record.Type, sql: String, arguments: StatementArguments = StatementArguments()
     ) throws -> RecordCursor<Record> {
-        try cachedStatement(sql).fetchCursor(type, arguments: arguments)
+        try cachedStatement(sql: sql).fetchCursor(type, arguments: arguments)
     }
 
-    /// Returns all rows of a query, decoded as records.
+    /// Returns all rows of a query given as SQL text, used as written,
+    /// decoded as records.
     ///
     /// ```swift
-    /// let people = try db.fetchAll(Person.self, "SELECT * FROM people WHERE age > ?", arguments: [30])
+    /// let people = try db.fetchAll(Person.self, sql: "SELECT * FROM people WHERE age > ?", arguments: [30])
     /// ```
-    @_disfavoredOverload
     @inlinable
     public func fetchAll<Record: FetchableRecord>(
-        _ type: Record.Type, _ sql: String, arguments: StatementArguments = StatementArguments()
+        _ type: Record.Type, sql: String, arguments: StatementArguments = StatementArguments()
     ) throws -> [Record] {
-        try Array(fetchCursor(type, sql, arguments: arguments))
+        try Array(fetchCursor(type, sql: sql, arguments: arguments))
     }
 
-    /// Returns the first row of a query decoded as a record, or nil if there
-    /// is no row.
+    /// Returns the first row of a query given as SQL text, used as written,
+    /// decoded as a record, or nil if there is no row.
     ///
     /// ```swift
-    /// let ada = try db.fetchOne(Person.self, "SELECT * FROM people WHERE name = ?", arguments: ["Ada"])
+    /// let ada = try db.fetchOne(Person.self, sql: "SELECT * FROM people WHERE name = ?", arguments: ["Ada"])
     /// ```
-    @_disfavoredOverload
     @inlinable
     public func fetchOne<Record: FetchableRecord>(
-        _ type: Record.Type, _ sql: String, arguments: StatementArguments = StatementArguments()
+        _ type: Record.Type, sql: String, arguments: StatementArguments = StatementArguments()
     ) throws -> Record? {
-        try fetchCursor(type, sql, arguments: arguments).next()
+        try fetchCursor(type, sql: sql, arguments: arguments).next()
     }
 }

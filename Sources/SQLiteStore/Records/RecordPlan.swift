@@ -203,7 +203,7 @@ final class ColumnLayout {
 
     /// Runs INSERT with the columns' values.
     func insert(_ columns: RecordColumns, _ db: Database) throws {
-        let statement = try insertStatement ?? db.makeStatement(insertSQL)
+        let statement = try insertStatement ?? db.makeStatement(sql: insertSQL)
         insertStatement = statement
         try Self.run(statement, columns, parameters: nil)
     }
@@ -213,10 +213,10 @@ final class ColumnLayout {
     func update(_ columns: RecordColumns, _ db: Database) throws -> Bool {
         let key = columns.values[try plan.keyPosition(in: self)]
         guard let sql = updateSQL else {
-            return try db.fetchOne(Bool.self, plan.existsByKeySQL, arguments: StatementArguments(values: [key]))
+            return try db.fetchOne(Bool.self, sql: plan.existsByKeySQL, arguments: StatementArguments(values: [key]))
                 ?? false
         }
-        let statement = try updateStatement ?? db.makeStatement(sql)
+        let statement = try updateStatement ?? db.makeStatement(sql: sql)
         updateStatement = statement
         try Self.run(statement, columns, parameters: updateParameters)
         return db.changesCount > 0
@@ -225,7 +225,7 @@ final class ColumnLayout {
     /// Runs INSERT ... ON CONFLICT DO UPDATE with the columns' values.
     func upsert(_ columns: RecordColumns, _ db: Database) throws {
         _ = try plan.keyPosition(in: self)
-        let statement = try upsertStatement ?? db.makeStatement(upsertSQL)
+        let statement = try upsertStatement ?? db.makeStatement(sql: upsertSQL)
         upsertStatement = statement
         try Self.run(statement, columns, parameters: nil)
     }

@@ -30,26 +30,26 @@ extension TableRecord {
 
     /// The number of rows in the table.
     public static func fetchCount(_ db: Database) throws -> Int {
-        try db.fetchOne(Int.self, db.recordPlans.plan(for: Self.self).countSQL) ?? 0
+        try db.fetchOne(Int.self, sql: db.recordPlans.plan(for: Self.self).countSQL) ?? 0
     }
 
     /// Whether a row has this primary key.
     public static func exists(_ db: Database, id: some SQLiteValueConvertible) throws -> Bool {
         let plan = db.recordPlans.plan(for: Self.self)
-        return try db.fetchOne(Bool.self, plan.existsByKeySQL, arguments: [id]) ?? false
+        return try db.fetchOne(Bool.self, sql: plan.existsByKeySQL, arguments: [id]) ?? false
     }
 
     /// Deletes the row with this primary key; returns whether there was one.
     @discardableResult
     public static func deleteOne(_ db: Database, id: some SQLiteValueConvertible) throws -> Bool {
-        try db.execute(db.recordPlans.plan(for: Self.self).deleteByKeySQL, arguments: [id])
+        try db.execute(sql: db.recordPlans.plan(for: Self.self).deleteByKeySQL, arguments: [id])
         return db.changesCount > 0
     }
 
     /// Deletes every row of the table; returns how many there were.
     @discardableResult
     public static func deleteAll(_ db: Database) throws -> Int {
-        try db.execute(db.recordPlans.plan(for: Self.self).deleteAllSQL)
+        try db.execute(sql: db.recordPlans.plan(for: Self.self).deleteAllSQL)
         return db.changesCount
     }
 }
@@ -62,19 +62,19 @@ extension TableRecord where Self: FetchableRecord {
     /// ```
     @inlinable
     public static func fetchOne(_ db: Database, id: some SQLiteValueConvertible) throws -> Self? {
-        try db.fetchOne(Self.self, db.recordPlans.plan(for: Self.self).selectByKeySQL, arguments: [id])
+        try db.fetchOne(Self.self, sql: db.recordPlans.plan(for: Self.self).selectByKeySQL, arguments: [id])
     }
 
     /// All records of the table, in the table's order (usually the rowid).
     /// Use `db.fetchAll(Person.self, sql, arguments:)` to filter or sort.
     @inlinable
     public static func fetchAll(_ db: Database) throws -> [Self] {
-        try db.fetchAll(Self.self, db.recordPlans.plan(for: Self.self).selectAllSQL)
+        try db.fetchAll(Self.self, sql: db.recordPlans.plan(for: Self.self).selectAllSQL)
     }
 
     /// A cursor over all records of the table.
     @inlinable
     public static func fetchCursor(_ db: Database) throws -> RecordCursor<Self> {
-        try db.fetchCursor(Self.self, db.recordPlans.plan(for: Self.self).selectAllSQL)
+        try db.fetchCursor(Self.self, sql: db.recordPlans.plan(for: Self.self).selectAllSQL)
     }
 }

@@ -42,10 +42,12 @@ import Foundation
 ///
 /// An `SQL` carries positional values only. A constant literal keeps
 /// working as before, `arguments:` included (positional or named), as long
-/// as it interpolates no value; a `String` variable goes to the `String`
-/// overloads, whose text is used as written. Statements are cached by
-/// ``text``, which is the same for every `SQL` of one shape whatever the
-/// values.
+/// as it interpolates no value. SQL text held in a `String` goes to the
+/// forms labelled `sql:` (``Database/execute(sql:arguments:)``,
+/// ``Database/fetchAll(sql:arguments:)``, ...), which use it as written; a
+/// `String` passed without the label does not compile, so text is never
+/// mistaken for SQL with bound values. Statements are cached by ``text``,
+/// which is the same for every `SQL` of one shape whatever the values.
 public struct SQL: Sendable, Equatable, CustomStringConvertible, ExpressibleByStringInterpolation {
     /// The SQL text, with a `?` for each bound value.
     public private(set) var text: String

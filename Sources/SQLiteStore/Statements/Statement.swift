@@ -7,8 +7,8 @@ import Foundation
 
 /// A prepared SQL statement, reusable with new arguments.
 ///
-/// Get one from ``Database/makeStatement(_:)-(String)`` (yours to keep) or
-/// ``Database/cachedStatement(_:)-(String)`` (shared through the connection's cache).
+/// Get one from ``Database/makeStatement(_:)`` (yours to keep) or
+/// ``Database/cachedStatement(_:)`` (shared through the connection's cache).
 ///
 /// ```swift
 /// let insert = try db.makeStatement("INSERT INTO t (a, b) VALUES (?, ?)")

@@ -119,7 +119,7 @@ extension Database {
         let wasRunning = connection.isRunningScopeControl
         connection.isRunningScopeControl = true
         defer { connection.isRunningScopeControl = wasRunning }
-        try execute(sql)
+        try execute(sql: sql)
     }
 
     /// The error to throw when the transaction is gone after the body

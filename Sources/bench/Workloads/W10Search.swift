@@ -95,7 +95,7 @@ extension Workloads {
             store: { run in
                 let people = makePeople(run.rows)
                 let db = try openStore(run.path)
-                try db.execute(peopleSchema)
+                try db.execute(sql: peopleSchema)
                 try db.create(peopleSearchIndex)
                 let fetched = try run.measure {
                     try db.transaction { db in

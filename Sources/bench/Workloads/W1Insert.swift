@@ -14,8 +14,8 @@ extension Workloads {
             },
             store: { run in
                 let db = try openStore(run.path)
-                try db.execute(tenIntegersSchema)
-                let insert = try db.makeStatement(tenIntegersInsert)
+                try db.execute(sql: tenIntegersSchema)
+                let insert = try db.makeStatement(sql: tenIntegersInsert)
                 try run.measure {
                     try db.transaction { _ in
                         for row in 0..<run.rows {

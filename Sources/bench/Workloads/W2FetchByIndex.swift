@@ -31,7 +31,7 @@ extension Workloads {
                 let db = try openStore(run.path)
                 return try run.measure {
                     var outcome = Outcome(count: 0, sum: 0)
-                    let cursor = try db.fetchCursor(tenIntegersSelect)
+                    let cursor = try db.fetchCursor(sql: tenIntegersSelect)
                     while let row = try cursor.next() {
                         for column in 0..<10 {
                             outcome.sum &+= try row[column] as Int

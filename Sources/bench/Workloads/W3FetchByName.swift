@@ -33,7 +33,7 @@ extension Workloads {
                 let db = try openStore(run.path)
                 return try run.measure {
                     var outcome = Outcome(count: 0, sum: 0)
-                    let cursor = try db.fetchCursor(tenIntegersSelect)
+                    let cursor = try db.fetchCursor(sql: tenIntegersSelect)
                     while let row = try cursor.next() {
                         // Names written out, as code reads columns.
                         let sum: Int =
@@ -76,7 +76,7 @@ extension Workloads {
                 let db = try openStore(run.path)
                 return try run.measure {
                     var outcome = Outcome(count: 0, sum: 0)
-                    let cursor = try db.fetchCursor(tenIntegersSelect)
+                    let cursor = try db.fetchCursor(sql: tenIntegersSelect)
                     while let row = try cursor.next() {
                         let sum: Int =
                             try row["i9"] &+ row["i8"] &+ row["i7"] &+ row["i6"] &+ row["i5"] &+ row["i4"]

@@ -10,21 +10,21 @@ extension Workloads {
     /// hand-written `init(row:)` that reads by column index.
     static var w4RecordsByIndex: Workload {
         fetchTenRecords(id: "W4a", title: "fetch records, init(row:) by index", target: 1.15) { db, run in
-            try run.measure { try db.fetchAll(TenByIndex.self, tenIntegersSelect) }.map(\.ten)
+            try run.measure { try db.fetchAll(TenByIndex.self, sql: tenIntegersSelect) }.map(\.ten)
         }
     }
 
     /// W4, second variant: `init(row:)` reading by column name.
     static var w4RecordsByName: Workload {
         fetchTenRecords(id: "W4b", title: "fetch records, init(row:) by name", target: 1.5) { db, run in
-            try run.measure { try db.fetchAll(TenByName.self, tenIntegersSelect) }.map(\.ten)
+            try run.measure { try db.fetchAll(TenByName.self, sql: tenIntegersSelect) }.map(\.ten)
         }
     }
 
     /// W4, third variant: a `Decodable` struct with no decoding code.
     static var w4RecordsDecodable: Workload {
         fetchTenRecords(id: "W4c", title: "fetch records, Decodable", target: 2.0) { db, run in
-            try run.measure { try db.fetchAll(TenCodable.self, tenIntegersSelect) }.map(\.ten)
+            try run.measure { try db.fetchAll(TenCodable.self, sql: tenIntegersSelect) }.map(\.ten)
         }
     }
 

@@ -63,7 +63,7 @@ extension Workloads {
             store: { run in
                 let records = (0..<run.rows).map(Ten.init(row:))
                 let db = try openStore(run.path)
-                try db.execute(tenIntegersSchema)
+                try db.execute(sql: tenIntegersSchema)
                 try run.measure {
                     try db.transaction { db in try store(db, records) }
                 }

@@ -73,7 +73,7 @@ extension Workloads {
             store: { run in
                 let people = makePeople(run.rows)
                 let db = try openStore(run.path)
-                try db.execute(peopleSchema)
+                try db.execute(sql: peopleSchema)
                 return outcome(try store(db, run, people))
             })
     }

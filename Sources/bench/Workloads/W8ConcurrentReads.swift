@@ -54,7 +54,7 @@ private func poolConcurrentReads(_ run: Run, readers: Int) throws -> Outcome {
     let readAll: (Int) throws -> Outcome = { _ in
         try pool.read { db in
             var outcome = Outcome(count: 0, sum: 0)
-            let cursor = try db.fetchCursor(tenIntegersSelect)
+            let cursor = try db.fetchCursor(sql: tenIntegersSelect)
             while let row = try cursor.next() {
                 for column in 0..<10 {
                     outcome.sum &+= try row[column] as Int

@@ -39,11 +39,11 @@ extension Workloads {
 private func observedInserts(_ run: Run, observations: Int, ofWrittenTable: Bool) throws -> Outcome {
     var configuration = Configuration()
     configuration.journalMode = .wal
-    configuration.prepareDatabase = { db in try db.execute(benchPragmas) }
+    configuration.prepareDatabase = { db in try db.execute(sql: benchPragmas) }
     let queue = try DatabaseQueue(path: run.path, configuration: configuration)
     defer { try? queue.close() }
     try queue.write { db in
-        try db.execute(tenIntegersSchema)
+        try db.execute(sql: tenIntegersSchema)
         try db.execute("CREATE TABLE other (x INTEGER)")
     }
     // Cheap fetches, so that the written-table figures show the
@@ -56,7 +56,7 @@ private func observedInserts(_ run: Run, observations: Int, ofWrittenTable: Bool
         let first = FirstValue(started)
         tokens.append(
             queue.observe { db in
-                try db.fetchOne(Int.self, sql)
+                try db.fetchOne(Int.self, sql: sql)
             } onError: { _ in
                 first.signal()
             } onChange: { _ in
@@ -123,7 +123,7 @@ private func keep(_ value: Int) {
 private func insertRows(_ queue: DatabaseQueue, rows: Int) throws {
     for row in 0..<rows {
         try queue.write { db in
-            try db.cachedStatement(tenIntegersInsert).execute(
+            try db.cachedStatement(sql: tenIntegersInsert).execute(
                 values: tenValue(row, 0), tenValue(row, 1), tenValue(row, 2), tenValue(row, 3), tenValue(row, 4),
                 tenValue(row, 5), tenValue(row, 6), tenValue(row, 7), tenValue(row, 8), tenValue(row, 9))
         }

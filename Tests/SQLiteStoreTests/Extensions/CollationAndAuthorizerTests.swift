@@ -115,12 +115,12 @@ struct AuthorizerTests {
         let db = try Database.inMemory()
         try db.execute("CREATE TABLE t(x INTEGER)")
         let sql = "INSERT INTO t VALUES (1)"
-        try db.execute(sql)
+        try db.execute(sql: sql)
         db.setAuthorizer { request in request.action == .insert ? .deny : .allow }
-        let error = try #require(throws: SQLiteError.self) { try db.execute(sql) }
+        let error = try #require(throws: SQLiteError.self) { try db.execute(sql: sql) }
         #expect(error.code == .auth)
         db.setAuthorizer(nil)
-        try db.execute(sql)
+        try db.execute(sql: sql)
         #expect(try db.fetchOne(Int.self, "SELECT COUNT(*) FROM t") == 2)
     }
 

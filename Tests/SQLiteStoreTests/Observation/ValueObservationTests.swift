@@ -107,7 +107,7 @@ struct ValueObservationTests {
         try setUp(queue)
         let sql = "SELECT COUNT(*) FROM people"
         // Prepared and cached before any observation: not prepared again.
-        _ = try await queue.read { db in try db.fetchOne(Int.self, sql) }
+        _ = try await queue.read { db in try db.fetchOne(Int.self, sql: sql) }
         let counter = FetchCounter()
         var values = queue.observe(countPeople(counter)).makeAsyncIterator()
         #expect(try await values.next() == 0)
