@@ -1,4 +1,5 @@
 import Foundation
+@_exported import HTTPServer
 import PasswordHashing
 import RecordsApp
 
@@ -163,8 +164,7 @@ public final class WebApp: HTTPApplication {
                     HTTPError(status: formProblem.status, message: formProblem.description), request: request)
             }
             if route.method == "POST" {
-                guard constantTimeEquals(request.form.text("csrf"), request.csrfToken), !request.csrfToken.isEmpty
-                else {
+                guard !request.uploadWithheld, Self.carriesCSRFToken(request.form, for: request) else {
                     return errorPage(
                         HTTPError(
                             status: 403,
@@ -187,6 +187,16 @@ public final class WebApp: HTTPApplication {
                 HTTPError(status: 500, message: "Something went wrong on our side. Try again in a moment."),
                 request: request)
         }
+    }
+
+    /// A file is received only from a form whose fields before it carry
+    /// the page's CSRF token.
+    public func acceptsFile(_ request: Request) -> Bool { Self.carriesCSRFToken(request.form, for: request) }
+
+    /// Whether `form` carries `request`'s CSRF token (a token is never
+    /// empty).
+    static func carriesCSRFToken(_ form: Form, for request: Request) -> Bool {
+        constantTimeEquals(form.text("csrf"), request.csrfToken) && !request.csrfToken.isEmpty
     }
 
     public func finish(_ response: Response, for request: Request) -> Response {
@@ -272,3 +282,14 @@ extension WebApp {
             }
     }
 }
+
+/// Compares two secrets in time that depends only on their lengths.
+func constantTimeEquals(_ a: String, _ b: String) -> Bool {
+    let x = Array(a.utf8)
+    let y = Array(b.utf8)
+    guard x.count == y.count else { return false }
+    var difference: UInt8 = 0
+    for index in x.indices { difference |= x[index] ^ y[index] }
+    return difference == 0
+}
+

@@ -4,6 +4,7 @@ import Synchronization
 import TestSupport
 import Testing
 
+@testable import HTTPServer
 @testable import RecordsWeb
 
 /// The server under hostile or careless clients: one that trickles its

@@ -2,7 +2,8 @@ import Foundation
 
 /// One HTTP request, as the server hands it to a route: the method, path,
 /// query, headers and cookies as libmicrohttpd parsed them, the form fields
-/// of a POST, the uploaded file of an upload route, and who is signed in.
+/// of a POST, the uploaded file of an upload route, and what the
+/// application's own steps learned about it (``context``).
 public struct Request: Sendable {
     /// The method, upper case (`GET`, `HEAD`, `POST`).
     public var method: String
@@ -24,13 +25,13 @@ public struct Request: Sendable {
     /// Why the upload was refused while it was received (too large, wrong
     /// type), if it was; the rest of the body was discarded.
     public var uploadError: (any Error)?
-    /// The signed-in session, if the request carried a valid session
-    /// cookie.
-    public var session: WebSession?
-    /// The token a form on the page must send back in its `csrf` field:
-    /// the session's, or for a visitor who is not signed in, the one in the
-    /// `records_csrf` cookie (which the server sets when missing).
-    public var csrfToken: String
+    /// Whether the body held a file that the application refused to
+    /// receive before it started (``HTTPApplication/acceptsFile(_:)``):
+    /// none of it was kept.
+    public var uploadWithheld = false
+    /// What the application's steps found out about the request (who is
+    /// asking, for one), by type-keyed values.
+    public var context = RequestContext()
     /// The client's IP address.
     public var clientAddress: String
     /// Whether the request came over TLS.
@@ -42,7 +43,7 @@ public struct Request: Sendable {
     /// may too).
     public init(
         method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:],
-        cookies: [String: String] = [:], csrfToken: String = "", clientAddress: String = "127.0.0.1",
+        cookies: [String: String] = [:], clientAddress: String = "127.0.0.1",
         isSecure: Bool = false, receivedAt: Date = Date()
     ) {
         self.method = method
@@ -50,7 +51,6 @@ public struct Request: Sendable {
         self.query = query
         self.headers = headers
         self.cookies = cookies
-        self.csrfToken = csrfToken
         self.clientAddress = clientAddress
         self.isSecure = isSecure
         self.receivedAt = receivedAt
@@ -60,7 +60,7 @@ public struct Request: Sendable {
     /// link back here after logging in).
     public var pathWithQuery: String {
         guard !query.isEmpty else { return path }
-        return HTML.path(
+        return PathEncoding.path(
             path.split(separator: "/", omittingEmptySubsequences: true).map(String.init),
             query: query.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
     }
@@ -105,57 +105,61 @@ public struct Request: Sendable {
     }
 }
 
-/// The signed-in user of a request, as the accounts' authenticator found
-/// it.
-public struct WebSession: Sendable, Equatable {
-    /// The user's ID in the Users app.
-    public var userID: Int64
-    /// The user's name, for the page header.
-    public var displayName: String
-    /// The user's email address.
-    public var email: String
-    /// The token forms must carry on this session (derived from the
-    /// session's secret; never the session token itself).
-    public var csrfToken: String
-    /// The session's ID (not its token), for revoking it.
-    public var sessionID: Int64
+/// The values an application attaches to a request as it goes through its
+/// steps, each under a key type that names the value's type: a typed
+/// per-request context, which the server itself never reads.
+///
+/// ```swift
+/// enum SessionKey: RequestContextKey { typealias Value = Session? ; static let defaultValue: Session? = nil }
+/// request.context[SessionKey.self] = session
+/// ```
+public struct RequestContext: Sendable {
+    private var values: [ObjectIdentifier: any Sendable] = [:]
 
-    /// Creates a session value.
-    public init(userID: Int64, displayName: String, email: String, csrfToken: String, sessionID: Int64) {
-        self.userID = userID
-        self.displayName = displayName
-        self.email = email
-        self.csrfToken = csrfToken
-        self.sessionID = sessionID
+    /// An empty context.
+    public init() {}
+
+    /// The value stored under `key`, or the key's default.
+    public subscript<Key: RequestContextKey>(_ key: Key.Type) -> Key.Value {
+        get { (values[ObjectIdentifier(key)] as? Key.Value) ?? Key.defaultValue }
+        set { values[ObjectIdentifier(key)] = newValue }
     }
 }
 
-/// Finds the session a request's session cookie names. The accounts code
-/// provides it; the server calls it for every request that carries the
-/// cookie.
-public protocol SessionAuthenticator: Sendable {
-    /// The session for `token`, or nil when the token is unknown, revoked
-    /// or expired.
-    func session(forToken token: String, request: Request) async -> WebSession?
-
-    /// Which of `sessionIDs` are still valid now (not ended, not
-    /// expired), without counting as a use of them; nil when that cannot
-    /// be told (the database failed). A live page's event stream ends
-    /// when the session it was opened with is not among them.
-    func openSessions(among sessionIDs: Set<Int64>) async -> Set<Int64>?
-
-    /// Calls `onChange` after each change of the sessions (some may have
-    /// ended) until the function returned is called, which stops it; nil
-    /// when there is nothing to observe. The live pages' event streams
-    /// then check their sessions at once, not only at the next regular
-    /// check.
-    func observeSessionChanges(_ onChange: @escaping @Sendable () -> Void) -> (@Sendable () -> Void)?
+/// A key of ``RequestContext``: its type names the value's type and
+/// default.
+public protocol RequestContextKey {
+    /// The type of the value.
+    associatedtype Value: Sendable
+    /// The value of a request that has none stored.
+    static var defaultValue: Value { get }
 }
 
-extension SessionAuthenticator {
-    /// Nothing to observe: streams check their sessions at the regular
-    /// checks only.
-    public func observeSessionChanges(_ onChange: @escaping @Sendable () -> Void) -> (@Sendable () -> Void)? {
-        nil
+/// Percent-encoding for paths built from parts.
+public enum PathEncoding {
+    /// A site-relative path from `segments`, each percent-encoded, and a
+    /// query from the pairs whose value is not nil.
+    public static func path(_ segments: [String], query: [(String, String?)] = []) -> String {
+        var path = "/" + segments.map(encode).joined(separator: "/")
+        let items = query.compactMap { key, value in value.map { encode(key) + "=" + encode($0) } }
+        if !items.isEmpty { path += "?" + items.joined(separator: "&") }
+        return path
+    }
+
+    /// `text` with every byte but the unreserved ones (letters, digits,
+    /// `-`, `.`, `_`, `~`) percent-encoded.
+    public static func encode(_ text: String) -> String {
+        var encoded = ""
+        for byte in text.utf8 {
+            let unreserved =
+                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == 0x2D || byte == 0x2E || byte == 0x5F || byte == 0x7E
+            if unreserved {
+                encoded.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                encoded += "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16, uppercase: true)
+            }
+        }
+        return encoded
     }
 }

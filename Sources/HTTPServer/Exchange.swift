@@ -71,12 +71,19 @@ final class Exchange: @unchecked Sendable {
     var sink: (any UploadSink)?
     var uploadError: (any Error)?
     var fileRefused = false
-    var csrfRefused = false
+    /// The application refused the file before it started.
+    var fileWithheld = false
 
     /// When the request's headers were in.
     let started = ContinuousClock.now
 
-    init(request: Request) { self.request = request }
+    /// The server it came to.
+    let core: ServerCore
+
+    init(request: Request, core: ServerCore) {
+        self.request = request
+        self.core = core
+    }
 
     deinit {
         if let postProcessor { _ = MHD_destroy_post_processor(postProcessor) }
@@ -116,7 +123,7 @@ enum Callbacks {
             connection: connection, method: method.map { String(cString: $0) } ?? "GET",
             path: url.map { String(cString: $0) } ?? "/", isSecure: core.isSecure)
         core.watchdog.headersArrived(connection)
-        let exchange = Exchange(request: request)
+        let exchange = Exchange(request: request, core: core)
         exchangeSlot.pointee = Unmanaged.passRetained(exchange).toOpaque()
         core.requestStarted()
         let result = Callbacks.begin(exchange, core: core, connection: connection)
@@ -362,7 +369,7 @@ enum Callbacks {
         name: String, fileName: String, contentType: String?, bytes: UnsafeRawBufferPointer, offset: UInt64,
         exchange: Exchange
     ) {
-        guard exchange.problem == nil, !exchange.fileRefused, !exchange.csrfRefused else { return }
+        guard exchange.problem == nil, !exchange.fileRefused, !exchange.fileWithheld else { return }
         guard case .upload(let field, _, let makeSink)? = exchange.route?.body, name == field else {
             // A file where the route takes none, or in another field.
             exchange.problem = FormProblem(.malformed)
@@ -375,12 +382,12 @@ enum Callbacks {
                 exchange.problem = FormProblem(.duplicateField(name))
                 return
             }
-            let sent = exchange.fields["csrf"].map { String(decoding: $0, as: UTF8.self) } ?? ""
-            guard constantTimeEquals(sent, exchange.request.csrfToken), !sent.isEmpty else {
-                exchange.csrfRefused = true
+            var start = exchange.request
+            start.form = Form(exchange.fields.compactMapValues { String(validating: $0, as: UTF8.self) })
+            guard exchange.core.application.acceptsFile(start) else {
+                exchange.fileWithheld = true
                 return
             }
-            var start = exchange.request
             start.form = Form()
             do {
                 exchange.sink = try makeSink(UploadStart(request: start, fileName: fileName, contentType: contentType))
@@ -434,11 +441,7 @@ enum Callbacks {
         }
         var request = exchange.request
         request.form = Form(form)
-        if exchange.csrfRefused {
-            // Answered as any form with a wrong token: the field is checked
-            // again by the application, and this one never matches.
-            request.form = Form(form.merging(["csrf": ""]) { _, new in new })
-        }
+        request.uploadWithheld = exchange.fileWithheld
         request.upload = exchange.sink
         request.uploadError = exchange.uploadError
         let problem = exchange.problem
@@ -603,16 +606,6 @@ private final class StreamBox {
 /// The text of a NUL-terminated C string held in an array.
 private func cText(_ characters: [CChar]) -> String {
     String(decoding: characters.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-}
-
-/// Compares two secrets in time that depends only on their lengths.
-func constantTimeEquals(_ a: String, _ b: String) -> Bool {
-    let x = Array(a.utf8)
-    let y = Array(b.utf8)
-    guard x.count == y.count else { return false }
-    var difference: UInt8 = 0
-    for index in x.indices { difference |= x[index] ^ y[index] }
-    return difference == 0
 }
 
 /// An IPv4 or IPv6 socket address parsed from its literal.

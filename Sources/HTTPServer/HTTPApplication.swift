@@ -2,8 +2,8 @@ import Foundation
 
 /// What an ``HTTPServer`` serves: the routes, and the steps around them
 /// that are the site's business rather than HTTP's (who is asking, who may
-/// use a route, error pages, headers on every answer). ``WebApp`` is the
-/// Records apps' implementation.
+/// use a route, error pages, headers on every answer). The Records apps'
+/// `WebApp` (in RecordsWeb) is one.
 ///
 /// The server calls these on the connection's own thread, waiting for the
 /// `async` ones; a connection never runs two requests at once.
@@ -11,8 +11,8 @@ public protocol HTTPApplication: Sendable {
     /// The routes.
     var router: Router { get }
 
-    /// The request with who is asking filled in (``Request/session``,
-    /// ``Request/csrfToken``), once its headers are in.
+    /// The request with what the application needs to know about it in
+    /// its ``Request/context`` (who is asking), once its headers are in.
     func identify(_ request: Request) async -> Request
 
     /// The answer when no route matched: 404, or 405 with the methods the
@@ -27,6 +27,13 @@ public protocol HTTPApplication: Sendable {
     /// the server refused the form; the handler must then not run.
     func respond(to request: Request, route: Route, formProblem: FormProblem?) async -> Response
 
+    /// Whether an upload route may receive the file that starts now.
+    /// `request` holds the headers, ``identify(_:)``'s context and the
+    /// fields that came before the file. A file refused here is discarded
+    /// unread into the sink, and the route's answer sees
+    /// ``Request/uploadWithheld``.
+    func acceptsFile(_ request: Request) -> Bool
+
     /// The response as it is sent: the site adds the headers every answer
     /// carries.
     func finish(_ response: Response, for request: Request) -> Response
@@ -40,5 +47,8 @@ public protocol HTTPApplication: Sendable {
 }
 
 extension HTTPApplication {
+    /// Every file is received.
+    public func acceptsFile(_ request: Request) -> Bool { true }
+
     public func serverWillStop() {}
 }

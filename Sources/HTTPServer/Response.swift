@@ -27,12 +27,6 @@ public struct Response: Sendable {
         self.body = body
     }
 
-    /// An HTML page.
-    public static func html(_ page: HTML, status: Int = 200) -> Response {
-        Response(
-            status: status, headers: [("Content-Type", "text/html; charset=utf-8")], body: .bytes(page.bytes))
-    }
-
     /// A redirect after a POST (303 See Other), to a site-relative path.
     public static func redirect(to path: String) -> Response {
         Response(status: 303, headers: [("Location", Response.sameSitePath(path))])

@@ -157,13 +157,13 @@ final class ConnectionWatchdog: Sendable {
 /// Linux, this lock is one it understands, so the sanitizer checks the
 /// sharing instead of reporting it as a race (it did, for the watchdog and
 /// for the live streams closed while the server stopped).
-final class PThreadLocked<State>: @unchecked Sendable {
+package final class PThreadLocked<State>: @unchecked Sendable {
     private let lock = NSLock()
     private var state: State
 
-    init(_ state: State) { self.state = state }
+    package init(_ state: State) { self.state = state }
 
-    func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
+    package func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
         lock.lock()
         defer { lock.unlock() }
         return try body(&state)
