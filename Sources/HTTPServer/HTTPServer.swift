@@ -256,7 +256,7 @@ public final class HTTPServer: Sendable {
 final class Daemon: Sendable {
     nonisolated(unsafe) private let pointer: OpaquePointer
     let boundPort: UInt16
-    private let stopped = PThreadLocked(false)
+    private let stopped = Locked(false)
 
     init(options: ServerOptions, address: SocketAddress, core: ServerCore) throws {
         var flags =

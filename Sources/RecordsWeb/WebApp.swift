@@ -292,4 +292,3 @@ func constantTimeEquals(_ a: String, _ b: String) -> Bool {
     for index in x.indices { difference |= x[index] ^ y[index] }
     return difference == 0
 }
-
