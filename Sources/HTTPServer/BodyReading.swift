@@ -65,7 +65,7 @@ extension Callbacks {
             }
             var start = exchange.request
             start.form = Form(exchange.fields.compactMapValues { String(validating: $0, as: UTF8.self) })
-            guard exchange.core.application.acceptsFile(start) else {
+            guard exchange.fileGuard?(start) ?? true else {
                 exchange.fileWithheld = true
                 return
             }
@@ -89,10 +89,10 @@ extension Callbacks {
         }
     }
 
-    /// The body is in: decode the fields, finish the upload, answer.
+    /// The body is in: decode the fields, finish the upload, hand them to
+    /// the request's task, and send its answer.
     static func complete(_ exchange: Exchange, core: ServerCore, connection: OpaquePointer) -> MHD_Result {
-        let application = core.application
-        guard let route = exchange.route else {
+        guard exchange.bodyWanted, let gate = exchange.gate else {
             return queue(Response(status: 500), for: exchange, core: core, connection: connection)
         }
         if let processor = exchange.postProcessor {
@@ -120,15 +120,10 @@ extension Callbacks {
                 exchange.sink = nil
             }
         }
-        var request = exchange.request
-        request.form = Form(form)
-        request.uploadWithheld = exchange.fileWithheld
-        request.upload = exchange.sink
-        request.uploadError = exchange.uploadError
-        let problem = exchange.problem
-        let answered = request
-        let response = wait { await application.respond(to: answered, route: route, formProblem: problem) }
-        return queue(response, for: exchange, core: core, connection: connection, request: answered)
+        gate.deliver(
+            BodyGate.Received(
+                form: Form(form), upload: exchange.sink, uploadError: exchange.uploadError, problem: exchange.problem,
+                withheld: exchange.fileWithheld))
+        return queue(answer(from: gate), for: exchange, core: core, connection: connection)
     }
-
 }

@@ -59,7 +59,8 @@ enum Callbacks {
         if let connection { core.watchdog.requestCompleted(connection) }
         Callbacks.droppingOnPurpose = false
         guard let slot = exchangeSlot, let existing = slot.pointee else { return }
-        Unmanaged<Exchange>.fromOpaque(existing).release()
+        let exchange = Unmanaged<Exchange>.fromOpaque(existing).takeRetainedValue()
+        exchange.gate?.abandon()
         slot.pointee = nil
         core.requestEnded()
     }

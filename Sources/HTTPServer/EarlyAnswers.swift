@@ -9,37 +9,43 @@ import Foundation
 
 /// Answers given before the body is read, and refusals of bodies too large.
 extension Callbacks {
-    // MARK: - Steps
-
-    /// The headers are in: find the route, decide whether to answer now.
+    /// The headers are in: start the request's task, and wait until it
+    /// answers (sent now or after the discarded body) or asks for the body
+    /// (read now, unless it is announced too large: then refused unread).
     static func begin(_ exchange: Exchange, core: ServerCore, connection: OpaquePointer) -> MHD_Result {
         let application = core.application
-        exchange.request = wait { await application.identify(exchange.request) }
-        let request = exchange.request
-        switch application.router.match(method: request.method, path: request.path) {
-        case .route(let route, let parameters):
-            exchange.request.parameters = parameters
-            exchange.route = route
-            if let refusal = wait({ await application.admit(request, to: route) }) {
-                return answerEarly(refusal, exchange: exchange, core: core, connection: connection)
-            }
-            exchange.bodyLimit = route.body.sizeLimit
+        let gate = BodyGate()
+        exchange.gate = gate
+        var request = exchange.request
+        request.bodyGate = gate
+        let started = request
+        start {
+            let response = await application.respond(to: started)
+            gate.answer(response)
+        }
+        switch gate.nextEvent() {
+        case .answered(let response):
+            return answerEarly(response, exchange: exchange, core: core, connection: connection)
+        case .bodyWanted(let asking, let fileGuard):
+            exchange.request = asking
+            exchange.route = asking.route
+            exchange.fileGuard = fileGuard
+            exchange.bodyWanted = true
+            exchange.bodyLimit = asking.route?.body.sizeLimit ?? Route.defaultFormLimit
             if let length = declaredLength(exchange.request.headers), length > UInt64(max(0, exchange.bodyLimit)) {
                 // Answered before a byte of the body is read: on the first
                 // call, libmicrohttpd sends no "100 Continue", reads no body,
                 // and closes the connection after the answer (lingering: see LingeringClose).
-                let refused = exchange.request
-                let response = wait {
-                    await application.respond(to: refused, route: route, formProblem: FormProblem(.tooLarge))
-                }
+                gate.deliver(BodyGate.Received(problem: FormProblem(.tooLarge)))
+                let response = answer(from: gate)
                 core.lingering.mark(connection)
                 return queue(response, for: exchange, core: core, connection: connection)
             }
-            switch route.body {
+            switch asking.route?.body ?? .none {
             case .none:
-                // Answered on the next call, once libmicrohttpd has read the
-                // whole request: answering now would close the connection
-                // after the response instead of keeping it alive.
+                // Discarded; answered on the next call, once libmicrohttpd
+                // has read the whole request: answering now would close the
+                // connection after the response instead of keeping it alive.
                 break
             case .form(let limit):
                 exchange.formLimit = limit
@@ -48,9 +54,15 @@ extension Callbacks {
                 startBody(exchange, connection: connection)
             }
             return .YES
-        case let unmatched:
-            let response = wait { await application.answer(unmatched: unmatched, request: request) }
-            return answerEarly(response, exchange: exchange, core: core, connection: connection)
+        }
+    }
+
+    /// Waits for the task's answer, once it has the body.
+    static func answer(from gate: BodyGate) -> Response {
+        switch gate.nextEvent() {
+        case .answered(let response): response
+        // A second request for the body is answered at once: never here.
+        case .bodyWanted: Response(status: 500)
         }
     }
 
@@ -95,16 +107,13 @@ extension Callbacks {
         exchange.sink?.cancel()
         exchange.sink = nil
         core.lingering.mark(connection)
-        let application = core.application
-        if let route = exchange.route {
+        if exchange.bodyWanted, let gate = exchange.gate {
+            gate.deliver(BodyGate.Received(problem: FormProblem(.tooLarge)))
+            let response = answer(from: gate)
             let refused = exchange.request
-            var response = wait {
-                await application.respond(to: refused, route: route, formProblem: FormProblem(.tooLarge))
-            }
-            response = application.finish(response, for: refused)
             let bytes = rawResponse(response, headOnly: refused.method == "HEAD")
             let sent = bytes.withUnsafeBytes { records_mhd_send_raw(connection, $0.baseAddress, $0.count, 5_000) }
-            application.log(
+            core.application.log(
                 requestLine(refused, status: response.status, exchange: exchange)
                     + (sent == 0 ? "" : " (not delivered)"))
         }

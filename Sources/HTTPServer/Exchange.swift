@@ -32,6 +32,11 @@ final class Exchange: @unchecked Sendable {
     var fileRefused = false
     /// The application refused the file before it started.
     var fileWithheld = false
+    /// The handshake with the request's task.
+    var gate: BodyGate?
+    /// Whether the task asked for the body, and which files it accepts.
+    var bodyWanted = false
+    var fileGuard: (@Sendable (Request) -> Bool)?
 
     /// When the request's headers were in.
     let started = ContinuousClock.now

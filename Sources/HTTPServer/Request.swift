@@ -32,6 +32,14 @@ public struct Request: Sendable {
     /// What the application's steps found out about the request (who is
     /// asking, for one), by type-keyed values.
     public var context = RequestContext()
+    /// The route the request matched, once it has (middleware sees it).
+    public var route: Route?
+    /// Why the server refused the form body (too large, malformed...), once
+    /// the body is in; the route's handler then does not run.
+    public var formProblem: FormProblem?
+    /// Where the body comes from while it has not been read; nil once it
+    /// has, or for a request made in memory.
+    var bodyGate: BodyGate?
     /// The client's IP address.
     public var clientAddress: String
     /// Whether the request came over TLS.
@@ -54,6 +62,29 @@ public struct Request: Sendable {
         self.clientAddress = clientAddress
         self.isSecure = isSecure
         self.receivedAt = receivedAt
+    }
+
+    /// The request with its body in: ``form``, ``upload``,
+    /// ``uploadError``, ``uploadWithheld`` and ``formProblem`` set. The
+    /// server reads the body on the first call; later calls, and a request
+    /// made in memory, return the request as it is.
+    ///
+    /// - Parameter acceptingFile: Whether an upload route may receive the
+    ///   file that starts, from the request with the fields before it; a
+    ///   file refused is discarded and ``uploadWithheld`` set. Only the
+    ///   first call's counts.
+    /// - Throws: ``ClientDisconnected`` when the client went away first.
+    public func receivingBody(acceptingFile: (@Sendable (Request) -> Bool)? = nil) async throws -> Request {
+        guard let bodyGate else { return self }
+        let received = try await bodyGate.receive(self, fileGuard: acceptingFile)
+        var request = self
+        request.bodyGate = nil
+        request.form = received.form
+        request.upload = received.upload
+        request.uploadError = received.uploadError
+        request.uploadWithheld = received.withheld
+        request.formProblem = received.problem
+        return request
     }
 
     /// The path with its query, as the browser asked for it (for a `next`

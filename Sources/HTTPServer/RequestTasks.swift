@@ -3,24 +3,26 @@ import Foundation
 /// Running a request's async work from libmicrohttpd's threads.
 extension Callbacks {
 
-    /// Runs `work` and waits for it on this (libmicrohttpd's) thread.
-    static func wait<T: Sendable>(_ work: @escaping @Sendable () async -> T) -> T {
-        let result = ResultBox<T>()
-        let done = DispatchSemaphore(value: 0)
+    /// Starts `work` on the server's request threads.
+    static func start(_ work: @escaping @Sendable () async -> Void) {
         if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
             // The request's async work runs on the server's own executor,
             // not on Swift's shared concurrency threads: code elsewhere in
             // the process that blocks those threads (a synchronous wait)
             // must not starve the server.
-            Task(executorPreference: RequestExecutor.shared) {
-                result.value = await work()
-                done.signal()
-            }
+            Task(executorPreference: RequestExecutor.shared) { await work() }
         } else {
-            Task {
-                result.value = await work()
-                done.signal()
-            }
+            Task { await work() }
+        }
+    }
+
+    /// Runs `work` and waits for it on this (libmicrohttpd's) thread.
+    static func wait<T: Sendable>(_ work: @escaping @Sendable () async -> T) -> T {
+        let result = ResultBox<T>()
+        let done = DispatchSemaphore(value: 0)
+        start {
+            result.value = await work()
+            done.signal()
         }
         done.wait()
         return result.value!

@@ -115,11 +115,14 @@ public struct HTTPError: Error, Sendable, Equatable, CustomStringConvertible {
     public var status: Int
     /// What the page says (shown to the user: no internals).
     public var message: String
+    /// Headers the answer carries (`Allow` on a 405).
+    public var headers: [String: String]
 
     /// Creates an error.
-    public init(status: Int, message: String) {
+    public init(status: Int, message: String, headers: [String: String] = [:]) {
         self.status = status
         self.message = message
+        self.headers = headers
     }
 
     /// 404: the page or record does not exist.

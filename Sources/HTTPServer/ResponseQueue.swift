@@ -11,12 +11,10 @@ import Foundation
 extension Callbacks {
     /// Sends the answer.
     static func queue(
-        _ response: Response, for exchange: Exchange, core: ServerCore, connection: OpaquePointer,
-        request: Request? = nil
+        _ response: Response, for exchange: Exchange, core: ServerCore, connection: OpaquePointer
     ) -> MHD_Result {
         exchange.queued = true
-        let request = request ?? exchange.request
-        let response = core.application.finish(response, for: request)
+        let request = exchange.request
         let handle: OpaquePointer?
         switch response.body {
         case .empty:

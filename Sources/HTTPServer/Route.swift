@@ -3,7 +3,8 @@ import Foundation
 /// One page or action of the web app: a method and a path pattern, who may
 /// use it, what body it takes, and the handler.
 public struct Route: Sendable {
-    /// Who may use a route.
+    /// Who may use a route: a label the application's middleware acts on
+    /// (the server itself does not check it).
     public enum Access: Sendable, Equatable {
         /// Anyone: log-in, registration, static files.
         case anyone
@@ -63,7 +64,11 @@ public struct Route: Sendable {
     /// token), so it must only show a page, never change anything.
     public var invalidForm: (@Sendable (Request, FormProblem) async throws -> Response)?
 
-    let segments: [Segment]
+    /// Middleware around this route's handler, inside the application's
+    /// (see ``RouteGroup``), the first outermost.
+    public var middleware: [any Middleware] = []
+
+    var segments: [Segment]
 
     enum Segment: Sendable, Equatable {
         case literal(String)
@@ -82,7 +87,11 @@ public struct Route: Sendable {
         self.body = body ?? (method == "POST" ? .form() : .none)
         self.handler = handler
         self.invalidForm = invalidForm
-        segments = pattern.split(separator: "/", omittingEmptySubsequences: true).map {
+        segments = Route.segments(of: pattern)
+    }
+
+    static func segments(of pattern: String) -> [Segment] {
+        pattern.split(separator: "/", omittingEmptySubsequences: true).map {
             $0.hasPrefix(":") ? .parameter(String($0.dropFirst())) : .literal(String($0))
         }
     }
@@ -112,6 +121,41 @@ public struct Route: Sendable {
             }
         }
         return parameters
+    }
+}
+
+/// Routes that share a path prefix and middleware: the group's prefix is
+/// put before each route's pattern, and its middleware around each
+/// route's own.
+///
+/// ```swift
+/// let admin = RouteGroup("/admin", middleware: [SignInRequired()])
+/// let routes = admin.routes([.get("/users") { ... }])  // GET /admin/users
+/// ```
+public struct RouteGroup: Sendable {
+    /// The path prefix (`/admin`), or empty.
+    public var prefix: String
+    /// The middleware, the first outermost.
+    public var middleware: [any Middleware]
+
+    /// A group.
+    public init(_ prefix: String = "", middleware: [any Middleware] = []) {
+        self.prefix = prefix
+        self.middleware = middleware
+    }
+
+    /// `routes` in this group.
+    public func routes(_ routes: [Route]) -> [Route] {
+        routes.map { route in
+            var route = route
+            if !prefix.isEmpty {
+                route.pattern =
+                    "/" + (prefix.split(separator: "/") + route.pattern.split(separator: "/")).joined(separator: "/")
+                route.segments = Route.segments(of: route.pattern)
+            }
+            route.middleware = middleware + route.middleware
+            return route
+        }
     }
 }
 
