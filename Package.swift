@@ -131,6 +131,10 @@ let package = Package(
             dependencies: ["RecordsApp", "SQLiteStore", "SQLiteStoreAppSupport", "PasswordHashing", "TestSupport"]
         ),
         .testTarget(
+            name: "HTTPServerTests",
+            dependencies: ["HTTPServer", "TestSupport"]
+        ),
+        .testTarget(
             name: "RecordsWebTests",
             dependencies: ["RecordsWeb", "HTTPServer", "RecordsApp", "SQLiteStore", "PasswordHashing", "TestSupport"]
         ),

@@ -51,37 +51,6 @@ import Testing
 
     // MARK: - Slow client
 
-    @Test func aClientTricklingItsRequestHeadersIsDropped() async throws {
-        let runs = Runs()
-        // The idle timeout alone would never fire: a byte comes every 100 ms.
-        let server = try TestServer(
-            options: {
-                $0.headerTimeout = .seconds(1)
-                $0.idleTimeout = 30
-            }, routes: Self.countingRoutes(runs))
-        defer { server.stopInBackground() }
-        let port = server.server.port
-        let padding = String(repeating: "a", count: 200)
-        let request = Array("GET /count HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: \(padding)\r\n\r\n".utf8)
-        let (dropped, sent) = try await onOwnThread { () throws -> (Bool, Int) in
-            let socket = try RawSocket(port: port)
-            defer { socket.close() }
-            for (index, byte) in request.enumerated() {
-                do { try socket.send([byte]) } catch { return (true, index) }
-                if try socket.readToEnd(timeout: .milliseconds(100)) { return (true, index + 1) }
-            }
-            return (false, request.count)
-        }
-        #expect(dropped, "the server closed the connection")
-        #expect(sent < request.count, "before the request was complete")
-        #expect(server.server.slowConnectionsDropped == 1)
-        #expect(runs.value == 0)
-        #expect(server.server.requestsInFlight == 0, "no route ran, so no database connection was taken")
-        #expect(server.log.contains { $0.contains("did not arrive in time") })
-        // Others are served as usual.
-        #expect(try await server.client().get("/count").status == 200)
-    }
-
     /// A form POST whose body (with a valid CSRF token) is `length` bytes.
     static func notePost(length: Int) -> (head: String, body: [UInt8]) {
         let token = WebApp.randomToken()
@@ -91,38 +60,6 @@ import Testing
             "POST /note HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: records_csrf=\(token)\r\n"
             + "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: \(body.count)\r\n\r\n"
         return (head, body)
-    }
-
-    @Test func aClientTricklingItsBodyIsDropped() async throws {
-        let runs = Runs()
-        let server = try TestServer(
-            // 100 bytes a second over 5-second periods: 500 bytes per period,
-            // far below what the client sends even on a loaded machine.
-            options: {
-                $0.headerTimeout = .seconds(5)
-                $0.minimumBodyRate = 100
-            }, routes: Self.countingRoutes(runs))
-        defer { server.stopInBackground() }
-        let port = server.server.port
-        let (head, body) = Self.notePost(length: 400)
-        let (dropped, sent) = try await onOwnThread { () throws -> (Bool, Int) in
-            let socket = try RawSocket(port: port)
-            defer { socket.close() }
-            try socket.send(head)
-            // Ten bytes a second, a tenth of the rate asked for.
-            for (index, byte) in body.enumerated() {
-                do { try socket.send([byte]) } catch { return (true, index) }
-                if try socket.readToEnd(timeout: .milliseconds(100)) { return (true, index + 1) }
-            }
-            return (false, body.count)
-        }
-        #expect(dropped, "the server closed the connection")
-        #expect(sent < body.count, "before the body was complete")
-        #expect(server.server.slowConnectionsDropped == 1)
-        #expect(runs.value == 0)
-        // The client sees the connection shut down before libmicrohttpd's
-        // thread reports the request over.
-        #expect(await eventually { server.server.requestsInFlight == 0 })
     }
 
     @Test func aBodyArrivingSteadilyAboveTheRateIsServed() async throws {
@@ -301,22 +238,6 @@ import Testing
         #expect(runs.value == 0)
     }
 
-    @Test func anExpectContinueForABodyPastTheLimitGets413NotContinue() async throws {
-        let runs = Runs()
-        let server = try TestServer(routes: Self.countingRoutes(runs))
-        defer { server.stopInBackground() }
-        let port = server.server.port
-        let head = try await onOwnThread { () throws -> String in
-            let socket = try RawSocket(port: port)
-            defer { socket.close() }
-            try socket.send(Self.postHead("/note", "Content-Length: 104857600\r\nExpect: 100-continue\r\n"))
-            return try socket.read(until: "\r\n\r\n")
-        }
-        #expect(head.hasPrefix("HTTP/1.1 413"), "\(head)")
-        #expect(!head.contains("100 Continue"))
-        #expect(runs.value == 0)
-    }
-
     @Test(arguments: ["/note", "/upload"])
     func aChunkedBodyIsAnswered413AsSoonAsItPassesTheLimit(path: String) async throws {
         let runs = Runs()
@@ -422,39 +343,7 @@ import Testing
         #expect(runs.value == 1)
     }
 
-    @Test func theConnectionsPerClientLeaveAQuarterOfTheServersForOthers() {
-        var options = ServerOptions()
-        #expect(options.effectiveConnectionsPerClient == 128)
-        options.connectionsPerClient = 10_000
-        #expect(options.effectiveConnectionsPerClient == 1_536)
-        options.connectionLimit = 40
-        #expect(options.effectiveConnectionsPerClient == 30)
-        options.connectionsPerClient = 0
-        #expect(options.effectiveConnectionsPerClient == 1)
-    }
-
     // MARK: - Log
-
-    @Test func aLineBreakInThePathCannotForgeALogLine() async throws {
-        let runs = Runs()
-        let server = try TestServer(routes: Self.countingRoutes(runs))
-        defer { server.stopInBackground() }
-        let port = server.server.port
-        let answer = try await onOwnThread { () throws -> String in
-            let socket = try RawSocket(port: port)
-            defer { socket.close() }
-            try socket.send("GET /x%0APOST%20/login%20303%0D%1B[2J HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-            return try socket.read(until: "</html>")
-        }
-        #expect(answer.hasPrefix("HTTP/1.1 404"))
-        let lines = server.log.filter { $0.hasPrefix("GET ") || $0.hasPrefix("POST ") }
-        #expect(lines.count == 1)
-        let line = try #require(lines.first)
-        #expect(!line.unicodeScalars.contains { $0.properties.generalCategory == .control }, "\(line.debugDescription)")
-        #expect(line.hasPrefix("GET /x%0APOST%20/login%20303%0D%1B[2J 404 "), "\(line.debugDescription)")
-        // It ends with the time the answer took.
-        #expect(line.wholeMatch(of: /GET \S+ 404 \d+\.\dms/) != nil, "\(line.debugDescription)")
-    }
 
     // MARK: - Upload cut short
 
