@@ -88,7 +88,8 @@ let package = Package(
         // the server from the RecordsApp stores; no SQL here.
         .target(
             name: "RecordsWeb",
-            dependencies: ["RecordsApp", "PasswordHashing", "HTTPServer"]
+            dependencies: ["RecordsApp", "PasswordHashing", "HTTPServer"],
+            resources: [.copy("Resources/style.css"), .copy("Resources/live.js")]
         ),
         .executableTarget(
             name: "records",

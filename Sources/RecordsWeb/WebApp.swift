@@ -110,6 +110,9 @@ public final class WebApp: HTTPApplication {
         authenticator: (any SessionAuthenticator)? = nil,
         extraRoutes: @Sendable (WebContext) -> [Route] = { _ in [] }
     ) {
+        // The static files are read and hashed now, before the first
+        // request, not while one waits.
+        _ = StaticFiles.files
         let context = WebContext(database: database, configuration: configuration)
         self.context = context
         self.authenticator =

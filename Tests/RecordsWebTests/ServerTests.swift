@@ -1,4 +1,5 @@
 import Foundation
+import PasswordHashing
 import RecordsApp
 import Synchronization
 import Testing
@@ -73,6 +74,22 @@ import Testing
         let second = try await client.get(StaticFiles.stylesheetPath, headers: ["If-None-Match": etag])
         #expect(second.status == 304)
         #expect(second.data.isEmpty)
+    }
+
+    @Test func theStylesheetAndScriptAreServedUnderTheirContentsHashForAYear() async throws {
+        let site = try InProcessSite()
+        for (path, name, type) in [
+            (StaticFiles.stylesheetPath, "style", "css"), (StaticFiles.liveScriptPath, "live", "js"),
+        ] {
+            let response = await site.answer(path)
+            #expect(response.status == 200)
+            let hash = try SHA256.digest(Array(response.body.utf8)).prefix(8).map {
+                ($0 < 16 ? "0" : "") + String($0, radix: 16)
+            }.joined()
+            #expect(path == "/static/\(name)-\(hash).\(type)")
+            #expect(response.header("cache-control") == "public, max-age=31536000, immutable")
+        }
+        #expect(await site.answer("/login").body.contains("href=\"\(StaticFiles.stylesheetPath)\""))
     }
 
     @Test func unknownPathsGetTheNotFoundPage() async throws {
