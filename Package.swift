@@ -89,7 +89,7 @@ let package = Package(
         .target(
             name: "RecordsWeb",
             dependencies: ["RecordsApp", "PasswordHashing", "HTTPServer"],
-            resources: [.copy("Resources/style.css"), .copy("Resources/live.js")]
+            resources: [.embedInCode("Resources/style.css"), .embedInCode("Resources/live.js")]
         ),
         .executableTarget(
             name: "records",

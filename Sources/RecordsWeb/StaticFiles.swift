@@ -13,14 +13,10 @@ public enum StaticFiles {
     /// The live pages' script's path, named for its content (see ``Layout``).
     public static let liveScriptPath = hashedPath("live", "js", LiveScript.text)
 
-    /// The text of the resource `name.type`; a missing one is a broken
-    /// build, not something a visitor can cause.
-    static func resource(_ name: String, _ type: String) -> String {
-        guard let url = Bundle.module.url(forResource: name, withExtension: type),
-            let text = try? String(contentsOf: url, encoding: .utf8)
-        else { preconditionFailure("RecordsWeb's resource \(name).\(type) is missing from its bundle") }
-        return text
-    }
+    /// The text of a resource, which the build embeds in the code
+    /// (`.embedInCode`): no bundle to find at run time, so an installed
+    /// `records` binary cannot miss it.
+    static func resource(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
 
     /// `/static/name-<hash>.type`, the hash the first 16 hexadecimal digits
     /// of the SHA-256 of `text`.

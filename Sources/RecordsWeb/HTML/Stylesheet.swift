@@ -4,5 +4,5 @@ import Foundation
 /// palette, forms and lists that work from a phone's width to a desktop's.
 enum Stylesheet {
     /// The stylesheet's text.
-    static let text = StaticFiles.resource("style", "css")
+    static let text = StaticFiles.resource(PackageResources.style_css)
 }

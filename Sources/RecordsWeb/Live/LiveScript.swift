@@ -5,5 +5,5 @@ import Foundation
 /// ``Layout`` for the markup it works on.
 enum LiveScript {
     /// The script's text.
-    static let text = StaticFiles.resource("live", "js")
+    static let text = StaticFiles.resource(PackageResources.live_js)
 }
