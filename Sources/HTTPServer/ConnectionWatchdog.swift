@@ -74,7 +74,7 @@ final class ConnectionWatchdog: Sendable {
                 sweep()
             }
         }
-        thread.name = "records-server-watchdog"
+        thread.name = "http-server-watchdog"
         thread.stackSize = 256 * 1024
         thread.start()
     }

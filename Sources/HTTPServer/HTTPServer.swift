@@ -231,7 +231,7 @@ public final class HTTPServer: Sendable {
                 self.stop()
                 done.resume()
             }
-            thread.name = "records-server-stop"
+            thread.name = "http-server-stop"
             thread.start()
         }
     }

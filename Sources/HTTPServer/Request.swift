@@ -141,8 +141,9 @@ public struct Request: Sendable {
 /// per-request context, which the server itself never reads.
 ///
 /// ```swift
-/// enum SessionKey: RequestContextKey { typealias Value = Session? ; static let defaultValue: Session? = nil }
-/// request.context[SessionKey.self] = session
+/// enum UserName: RequestContextKey { static let defaultValue: String? = nil }
+/// request.context[UserName.self] = "ada"      // in a middleware
+/// let name = request.context[UserName.self]   // in the handler
 /// ```
 public struct RequestContext: Sendable {
     private var values: [ObjectIdentifier: any Sendable] = [:]

@@ -35,7 +35,7 @@ extension Callbacks {
 @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
 final class RequestExecutor: TaskExecutor {
     static let shared = RequestExecutor()
-    private let queue = DispatchQueue(label: "records-web.requests", attributes: .concurrent)
+    private let queue = DispatchQueue(label: "http-server.requests", attributes: .concurrent)
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)

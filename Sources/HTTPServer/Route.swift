@@ -22,8 +22,9 @@ public struct Route: Sendable {
         /// A multipart form with one file in the field `field`, of at most
         /// `limit` bytes in all; the file goes to the sink `sink` makes, the
         /// other fields (at most ``Route/defaultFormLimit`` bytes) to
-        /// ``Request/form``. Fields must come before the file, the CSRF
-        /// field included: a file arriving first is refused.
+        /// ``Request/form``. The fields the application checks before it
+        /// accepts the file (a CSRF token, through
+        /// ``Request/receivingBody(acceptingFile:)``) must come before it.
         case upload(
             field: String, limit: Int, sink: @Sendable (UploadStart) throws -> any UploadSink)
 
@@ -59,9 +60,10 @@ public struct Route: Sendable {
     /// Answers a POST whose form the server refused (too large, a repeated
     /// field, not UTF-8, malformed) before ``handler`` ran: typically the
     /// form page again with the problem and a 400 or 413. Without it, the
-    /// server answers with an error page. It runs before the CSRF check
-    /// (a refused body may not have been read far enough to hold the
-    /// token), so it must only show a page, never change anything.
+    /// server answers with an error page. Middleware that checks the form
+    /// (a CSRF token) lets it run unchecked, as a refused body may not have
+    /// been read far enough to hold the token, so it must only show a page,
+    /// never change anything.
     public var invalidForm: (@Sendable (Request, FormProblem) async throws -> Response)?
 
     /// Middleware around this route's handler, inside the application's
