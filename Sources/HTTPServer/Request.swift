@@ -26,8 +26,8 @@ public struct Request: Sendable {
     /// type), if it was; the rest of the body was discarded.
     public var uploadError: (any Error)?
     /// Whether the body held a file that the application refused to
-    /// receive before it started (``HTTPApplication/acceptsFile(_:)``):
-    /// none of it was kept.
+    /// receive before it started (the `acceptingFile` check of
+    /// ``receivingBody(acceptingFile:)``): none of it was kept.
     public var uploadWithheld = false
     /// What the application's steps found out about the request (who is
     /// asking, for one), by type-keyed values.
