@@ -27,6 +27,7 @@ let package = Package(
         .library(name: "SQLiteStoreAppSupport", targets: ["SQLiteStoreAppSupport"]),
         .library(name: "PasswordHashing", targets: ["PasswordHashing"]),
         .library(name: "RecordsApp", targets: ["RecordsApp"]),
+        .library(name: "HTTPServer", targets: ["HTTPServer"]),
         .library(name: "RecordsWeb", targets: ["RecordsWeb"]),
         .executable(name: "records", targets: ["records"]),
         .executable(name: "bench", targets: ["bench"]),
@@ -42,10 +43,10 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]
         ),
-        // The web front end's HTTP server: GNU libmicrohttpd (Debian:
+        // The HTTP server's engine: GNU libmicrohttpd (Debian:
         // libmicrohttpd-dev, installed by scripts/bootstrap.sh; macOS:
         // `brew install libmicrohttpd`), and the GnuTLS it serves HTTPS
-        // with, which RecordsWeb calls too (Debian: libgnutls28-dev, which
+        // with, which HTTPServer calls too (Debian: libgnutls28-dev, which
         // libmicrohttpd-dev brings).
         .systemLibrary(
             name: "CMicroHTTPD",
@@ -76,11 +77,19 @@ let package = Package(
             exclude: ["Resources/sampledb.sql"],
             resources: [.copy("Resources/sampledb.sqlite")]
         ),
+        // A general HTTP server on libmicrohttpd: requests, routes,
+        // middleware, forms and uploads, streamed answers, TLS, limits. It
+        // knows nothing of the apps.
+        .target(
+            name: "HTTPServer",
+            dependencies: ["CMicroHTTPD"]
+        ),
         // The apps' screens in a browser (`records serve`): pages rendered on
         // the server from the RecordsApp stores; no SQL here.
         .target(
             name: "RecordsWeb",
-            dependencies: ["RecordsApp", "PasswordHashing", "CMicroHTTPD"]
+            dependencies: ["RecordsApp", "PasswordHashing", "HTTPServer"],
+            resources: [.embedInCode("Resources/style.css"), .embedInCode("Resources/live.js")]
         ),
         .executableTarget(
             name: "records",
@@ -125,8 +134,12 @@ let package = Package(
             dependencies: ["RecordsApp", "SQLiteStore", "SQLiteStoreAppSupport", "PasswordHashing", "TestSupport"]
         ),
         .testTarget(
+            name: "HTTPServerTests",
+            dependencies: ["HTTPServer", "TestSupport"]
+        ),
+        .testTarget(
             name: "RecordsWebTests",
-            dependencies: ["RecordsWeb", "RecordsApp", "SQLiteStore", "PasswordHashing", "TestSupport"]
+            dependencies: ["RecordsWeb", "HTTPServer", "RecordsApp", "SQLiteStore", "PasswordHashing", "TestSupport"]
         ),
         .testTarget(
             name: "RecordsCLITests",

@@ -1,4 +1,5 @@
 import Foundation
+@_exported import HTTPServer
 import PasswordHashing
 import RecordsApp
 
@@ -59,12 +60,13 @@ public struct WebContext: Sendable {
 /// The Records apps as a web site: the four apps' screens over their
 /// stores, behind the Users app's accounts.
 ///
-/// It implements the site's rules around every route: who is asking (the
-/// session cookie through ``authenticator``, the CSRF token), that a
-/// signed-in route has a session, that every POST carries the page's CSRF
-/// token, the error pages (404, 405, 403, 500 with nothing internal), and
-/// the headers every answer carries (Content-Security-Policy without
-/// inline script, `nosniff`, `frame-ancestors 'none'`, a Referrer-Policy).
+/// Its middleware implements the site's rules around every route: who is
+/// asking (the session cookie through ``authenticator``, the CSRF token),
+/// that a signed-in route has a session, that every POST carries the
+/// page's CSRF token, the error pages (404, 405, 403, 500 with nothing
+/// internal), and the headers every answer carries
+/// (Content-Security-Policy without inline script, `nosniff`,
+/// `frame-ancestors 'none'`, a Referrer-Policy).
 public final class WebApp: HTTPApplication {
     /// The stores and settings the pages use.
     public let context: WebContext
@@ -95,6 +97,9 @@ public final class WebApp: HTTPApplication {
         authenticator: (any SessionAuthenticator)? = nil,
         extraRoutes: @Sendable (WebContext) -> [Route] = { _ in [] }
     ) {
+        // The static files are read and hashed now, before the first
+        // request, not while one waits.
+        _ = StaticFiles.files
         let context = WebContext(database: database, configuration: configuration)
         self.context = context
         self.authenticator =
@@ -102,103 +107,30 @@ public final class WebApp: HTTPApplication {
         live = LiveUpdates(
             database: database, heartbeat: configuration.liveHeartbeat, retry: configuration.liveRetry,
             sessions: self.authenticator, sessionCheck: configuration.liveSessionCheck)
-        router = Router(SiteRoutes.all(context) + live.routes() + extraRoutes(context))
+        // Every route checks the CSRF token of its POSTs; the signed-in
+        // ones first send visitors to the log-in page, before a body is read.
+        let checked = RouteGroup(middleware: [CSRFProtection()])
+        let signedIn = RouteGroup(middleware: [SignInRequired()])
+        router = Router(
+            checked.routes(SiteRoutes.all(context) + live.routes() + extraRoutes(context)).flatMap { route in
+                route.access == .signedIn ? signedIn.routes([route]) : [route]
+            })
     }
 
     // MARK: - HTTPApplication
 
-    public func identify(_ request: Request) async -> Request {
-        var request = request
-        if let token = request.cookies[Self.sessionCookie], !token.isEmpty, let authenticator {
-            request.session = await authenticator.session(forToken: token, request: request)
-        }
-        if let session = request.session {
-            request.csrfToken = session.csrfToken
-        } else if let token = request.cookies[Self.csrfCookie], Self.isWellFormedToken(token) {
-            request.csrfToken = token
-        } else {
-            request.csrfToken = Self.randomToken()
-        }
-        return request
-    }
-
-    public func answer(unmatched match: Router.Match, request: Request) async -> Response {
-        switch match {
-        case .methodNotAllowed(let allowed):
-            return errorPage(
-                HTTPError(status: 405, message: "This address does not take that kind of request."), request: request
-            )
-            .with(header: "Allow", allowed.joined(separator: ", "))
-        default:
-            return errorPage(.notFound, request: request)
-        }
-    }
-
-    public func admit(_ request: Request, to route: Route) async -> Response? {
-        guard route.access == .signedIn, request.session == nil else { return nil }
-        let next = request.method == "GET" ? request.pathWithQuery : "/"
-        return .redirect(to: next == "/" ? "/login" : HTML.path(["login"], query: [("next", next)]))
-    }
-
-    public func respond(to request: Request, route: Route, formProblem: FormProblem?) async -> Response {
-        do {
-            // A refused form changes nothing: it is shown again (its CSRF
-            // field may not have been read at all).
-            if let formProblem {
-                if let invalidForm = route.invalidForm { return try await invalidForm(request, formProblem) }
-                return errorPage(
-                    HTTPError(status: formProblem.status, message: formProblem.description), request: request)
-            }
-            if route.method == "POST" {
-                guard constantTimeEquals(request.form.text("csrf"), request.csrfToken), !request.csrfToken.isEmpty
-                else {
-                    return errorPage(
-                        HTTPError(
-                            status: 403,
-                            message:
-                                "This form has expired or did not come from this site. Go back, reload the page and try again."
-                        ), request: request)
-                }
-            }
-            return try await route.handler(request)
-        } catch let error as HTTPError {
-            return errorPage(error, request: request)
-        } catch let error as RecordNotFoundError {
-            // A live page whose record was deleted shows this text in place.
-            return errorPage(
-                HTTPError(status: 404, message: "This \(error.kind) (ID \(error.id)) was deleted, or never existed."),
-                request: request)
-        } catch {
-            log("error: \(request.logDescription): \(error)")
-            return errorPage(
-                HTTPError(status: 500, message: "Something went wrong on our side. Try again in a moment."),
-                request: request)
-        }
-    }
-
-    public func finish(_ response: Response, for request: Request) -> Response {
-        var response = response
-        func add(_ name: String, _ value: String) {
-            if response.header(name) == nil { response.headers.append((name, value)) }
-        }
-        add(
-            "Content-Security-Policy",
-            "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
-                + "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
-        add("X-Content-Type-Options", "nosniff")
-        add("X-Frame-Options", "DENY")
-        add("Referrer-Policy", "same-origin")
-        add("Cache-Control", "no-store")
-        // A page may hold a form: a visitor not signed in gets the token
-        // its forms carry as a cookie too.
-        let isPage = response.header("Content-Type")?.hasPrefix("text/html") ?? false
-        if isPage, request.session == nil, request.cookies[Self.csrfCookie] != request.csrfToken {
-            response = response.setting(
-                Cookie(
-                    name: Self.csrfCookie, value: request.csrfToken,
-                    secure: request.isSecure || configuration.secureCookies))
-        }
-        return response
+    /// The site's middleware around every request, outermost first: the
+    /// security headers, who is asking (the session, the CSRF token and
+    /// its cookie), and the error pages. Each route has the CSRF check of
+    /// its POSTs inside (``CSRFProtection``), and a signed-in route the
+    /// sign-in check outside that (``SignInRequired``), through
+    /// ``RouteGroup``s.
+    public var middleware: [any Middleware] {
+        [
+            SecurityHeaders(),
+            SessionMiddleware(authenticator: authenticator, secureCookies: configuration.secureCookies),
+            ErrorPages(log: configuration.log),
+        ]
     }
 
     public func log(_ message: String) { configuration.log(message) }

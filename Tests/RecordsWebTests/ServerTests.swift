@@ -1,4 +1,5 @@
 import Foundation
+import PasswordHashing
 import RecordsApp
 import Synchronization
 import TestSupport
@@ -6,9 +7,9 @@ import Testing
 
 @testable import RecordsWeb
 
-/// The server's HTTP behaviour, through real connections on a loopback
-/// port: routing, error pages, headers, sessions and CSRF, form bodies,
-/// uploads, streamed responses and shutdown.
+/// The site's HTTP behaviour: routing, error pages, headers, sessions and
+/// CSRF, form bodies; through real connections on a loopback port, or in
+/// process (``InProcessSite``) where only the answer matters.
 @Suite(.tags(.concurrency)) struct ServerTests {
     /// Counts handler runs, to show a refused request never reached one.
     final class Counter: Sendable {
@@ -76,19 +77,33 @@ import Testing
         #expect(second.data.isEmpty)
     }
 
+    @Test func theStylesheetAndScriptAreServedUnderTheirContentsHashForAYear() async throws {
+        let site = try InProcessSite()
+        for (path, name, type) in [
+            (StaticFiles.stylesheetPath, "style", "css"), (StaticFiles.liveScriptPath, "live", "js"),
+        ] {
+            let response = await site.answer(path)
+            #expect(response.status == 200)
+            let hash = try SHA256.digest(Array(response.body.utf8)).prefix(8).map {
+                ($0 < 16 ? "0" : "") + String($0, radix: 16)
+            }.joined()
+            #expect(path == "/static/\(name)-\(hash).\(type)")
+            #expect(response.header("cache-control") == "public, max-age=31536000, immutable")
+        }
+        #expect(await site.answer("/login").body.contains("href=\"\(StaticFiles.stylesheetPath)\""))
+    }
+
     @Test func unknownPathsGetTheNotFoundPage() async throws {
-        let server = try TestServer()
-        defer { server.stop() }
-        let response = try await server.client().get("/no/such/page")
+        let site = try InProcessSite()
+        let response = await site.answer("/no/such/page")
         #expect(response.status == 404)
         #expect(response.header("content-type") == "text/html; charset=utf-8")
         #expect(response.body.contains("Page not found"))
     }
 
     @Test func wrongMethodGets405WithAllow() async throws {
-        let server = try TestServer(routes: Self.echoRoutes(Counter()))
-        defer { server.stop() }
-        let response = try await server.client().post("/things/1", body: Data(), contentType: "text/plain")
+        let site = try InProcessSite(routes: Self.echoRoutes(Counter()))
+        let response = await site.answer("/things/1", method: "POST")
         #expect(response.status == 405)
         #expect(response.header("allow") == "GET, HEAD")
     }
@@ -253,23 +268,20 @@ import Testing
     }
 
     @Test func malformedIDsAreNotFound() async throws {
-        let server = try TestServer(routes: Self.echoRoutes(Counter()))
-        defer { server.stop() }
-        let client = server.client()
-        #expect(try await client.get("/things/12").status == 200)
+        let site = try InProcessSite(routes: Self.echoRoutes(Counter()))
+        #expect(await site.answer("/things/12").status == 200)
         for bad in ["abc", "0", "-3", "012", "99999999999999999999"] {
-            #expect(try await client.get("/things/\(bad)").status == 404, "\(bad)")
+            #expect(await site.answer("/things/\(bad)").status == 404, "\(bad)")
         }
     }
 
     @Test func serverErrorsShowNothingInternal() async throws {
-        let server = try TestServer(routes: Self.echoRoutes(Counter()))
-        defer { server.stop() }
-        let response = try await server.client().get("/fail")
+        let site = try InProcessSite(routes: Self.echoRoutes(Counter()))
+        let response = await site.answer("/fail")
         #expect(response.status == 500)
         #expect(!response.body.contains("secret"))
         #expect(response.body.contains("Something went wrong"))
-        #expect(server.log.contains { $0.contains("disk /secret/path broke") })
+        #expect(site.log.contains { $0.contains("disk /secret/path broke") })
     }
 
     @Test func headAnswersWithoutABody() async throws {

@@ -34,7 +34,7 @@ final class PictureResponseStream: ResponseStream, @unchecked Sendable {
             guard offset < picture.size else { return 0 }
             let picture = self.picture
             let start = offset
-            let next = Callbacks.wait { () async -> Result<Data, any Error> in
+            let next = HTTPServer.waitBlocking { () async -> Result<Data, any Error> in
                 do {
                     return .success(try await picture.read(at: start, count: PictureReader.chunkSize))
                 } catch {

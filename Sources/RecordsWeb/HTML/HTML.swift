@@ -1,4 +1,5 @@
 import Foundation
+import HTTPServer
 
 /// A fragment of HTML that is safe to send: text reaches it only escaped.
 ///
@@ -86,29 +87,7 @@ public struct HTML: Sendable, Hashable, CustomStringConvertible, ExpressibleBySt
     ///
     /// A query value that is nil is left out.
     public static func path(_ segments: [String], query: [(String, String?)] = []) -> String {
-        var path = "/" + segments.map { percentEncode($0, allowed: .segment) }.joined(separator: "/")
-        let items = query.compactMap { key, value in
-            value.map { percentEncode(key, allowed: .queryValue) + "=" + percentEncode($0, allowed: .queryValue) }
-        }
-        if !items.isEmpty { path += "?" + items.joined(separator: "&") }
-        return path
-    }
-
-    private enum Allowed { case segment, queryValue }
-
-    private static func percentEncode(_ text: String, allowed: Allowed) -> String {
-        var encoded = ""
-        for byte in text.utf8 {
-            let unreserved =
-                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-                || byte == 0x2D || byte == 0x2E || byte == 0x5F || byte == 0x7E
-            if unreserved {
-                encoded.unicodeScalars.append(Unicode.Scalar(byte))
-            } else {
-                encoded += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
-            }
-        }
-        return encoded
+        PathEncoding.path(segments, query: query)
     }
 
     /// The interpolation of ``HTML``: literal segments are markup, values
@@ -153,8 +132,10 @@ public struct HTML: Sendable, Hashable, CustomStringConvertible, ExpressibleBySt
     }
 }
 
-extension String {
-    fileprivate func leftPadded(to width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
+extension Response {
+    /// An HTML page.
+    public static func html(_ page: HTML, status: Int = 200) -> Response {
+        Response(
+            status: status, headers: [("Content-Type", "text/html; charset=utf-8")], body: .bytes(page.bytes))
     }
 }

@@ -40,7 +40,7 @@ public final class LiveUpdates: Sendable {
     private let retry: Duration
     private let sessions: (any SessionAuthenticator)?
     private let sessionCheck: Duration
-    private let state = PThreadLocked(State())
+    private let state = Locked(State())
 
     private struct State {
         var streams: [ObjectIdentifier: EventStream] = [:]

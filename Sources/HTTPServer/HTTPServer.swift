@@ -231,9 +231,16 @@ public final class HTTPServer: Sendable {
                 self.stop()
                 done.resume()
             }
-            thread.name = "records-server-stop"
+            thread.name = "http-server-stop"
             thread.start()
         }
+    }
+
+    /// Runs `work` on the server's request threads and blocks this thread
+    /// until it is done: for a ``ResponseStream``, whose reads run on the
+    /// connection's thread, that needs an `async` call.
+    public static func waitBlocking<T: Sendable>(_ work: @escaping @Sendable () async -> T) -> T {
+        Callbacks.wait(work)
     }
 
     /// Whether ``stop()`` has begun.
@@ -249,7 +256,7 @@ public final class HTTPServer: Sendable {
 final class Daemon: Sendable {
     nonisolated(unsafe) private let pointer: OpaquePointer
     let boundPort: UInt16
-    private let stopped = PThreadLocked(false)
+    private let stopped = Locked(false)
 
     init(options: ServerOptions, address: SocketAddress, core: ServerCore) throws {
         var flags =

@@ -81,7 +81,7 @@ public protocol UploadSink: AnyObject, Sendable {
 }
 
 /// What a route's upload sink is made from: the request's headers and
-/// fields received before the file (the CSRF field has been checked), and
+/// fields received before the file (which the application accepted), and
 /// the file's name and declared type.
 public struct UploadStart: Sendable {
     /// The request so far (no upload yet).

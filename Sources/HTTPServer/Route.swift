@@ -3,7 +3,8 @@ import Foundation
 /// One page or action of the web app: a method and a path pattern, who may
 /// use it, what body it takes, and the handler.
 public struct Route: Sendable {
-    /// Who may use a route.
+    /// Who may use a route: a label the application's middleware acts on
+    /// (the server itself does not check it).
     public enum Access: Sendable, Equatable {
         /// Anyone: log-in, registration, static files.
         case anyone
@@ -21,8 +22,9 @@ public struct Route: Sendable {
         /// A multipart form with one file in the field `field`, of at most
         /// `limit` bytes in all; the file goes to the sink `sink` makes, the
         /// other fields (at most ``Route/defaultFormLimit`` bytes) to
-        /// ``Request/form``. Fields must come before the file, the CSRF
-        /// field included: a file arriving first is refused.
+        /// ``Request/form``. The fields the application checks before it
+        /// accepts the file (a CSRF token, through
+        /// ``Request/receivingBody(acceptingFile:)``) must come before it.
         case upload(
             field: String, limit: Int, sink: @Sendable (UploadStart) throws -> any UploadSink)
 
@@ -58,12 +60,17 @@ public struct Route: Sendable {
     /// Answers a POST whose form the server refused (too large, a repeated
     /// field, not UTF-8, malformed) before ``handler`` ran: typically the
     /// form page again with the problem and a 400 or 413. Without it, the
-    /// server answers with an error page. It runs before the CSRF check
-    /// (a refused body may not have been read far enough to hold the
-    /// token), so it must only show a page, never change anything.
+    /// server answers with an error page. Middleware that checks the form
+    /// (a CSRF token) lets it run unchecked, as a refused body may not have
+    /// been read far enough to hold the token, so it must only show a page,
+    /// never change anything.
     public var invalidForm: (@Sendable (Request, FormProblem) async throws -> Response)?
 
-    let segments: [Segment]
+    /// Middleware around this route's handler, inside the application's
+    /// (see ``RouteGroup``), the first outermost.
+    public var middleware: [any Middleware] = []
+
+    var segments: [Segment]
 
     enum Segment: Sendable, Equatable {
         case literal(String)
@@ -82,7 +89,11 @@ public struct Route: Sendable {
         self.body = body ?? (method == "POST" ? .form() : .none)
         self.handler = handler
         self.invalidForm = invalidForm
-        segments = pattern.split(separator: "/", omittingEmptySubsequences: true).map {
+        segments = Route.segments(of: pattern)
+    }
+
+    static func segments(of pattern: String) -> [Segment] {
+        pattern.split(separator: "/", omittingEmptySubsequences: true).map {
             $0.hasPrefix(":") ? .parameter(String($0.dropFirst())) : .literal(String($0))
         }
     }
@@ -112,6 +123,41 @@ public struct Route: Sendable {
             }
         }
         return parameters
+    }
+}
+
+/// Routes that share a path prefix and middleware: the group's prefix is
+/// put before each route's pattern, and its middleware around each
+/// route's own.
+///
+/// ```swift
+/// let admin = RouteGroup("/admin", middleware: [SignInRequired()])
+/// let routes = admin.routes([.get("/users") { ... }])  // GET /admin/users
+/// ```
+public struct RouteGroup: Sendable {
+    /// The path prefix (`/admin`), or empty.
+    public var prefix: String
+    /// The middleware, the first outermost.
+    public var middleware: [any Middleware]
+
+    /// A group.
+    public init(_ prefix: String = "", middleware: [any Middleware] = []) {
+        self.prefix = prefix
+        self.middleware = middleware
+    }
+
+    /// `routes` in this group.
+    public func routes(_ routes: [Route]) -> [Route] {
+        routes.map { route in
+            var route = route
+            if !prefix.isEmpty {
+                route.pattern =
+                    "/" + (prefix.split(separator: "/") + route.pattern.split(separator: "/")).joined(separator: "/")
+                route.segments = Route.segments(of: route.pattern)
+            }
+            route.middleware = middleware + route.middleware
+            return route
+        }
     }
 }
 

@@ -33,7 +33,7 @@ final class LingeringClose: Sendable {
     /// How many connections may linger at once.
     static let maximumLingering = 32
 
-    private let state = PThreadLocked((marked: Set<UInt>(), lingering: 0))
+    private let state = Locked((marked: Set<UInt>(), lingering: 0))
 
     /// How many connections linger now.
     var lingeringCount: Int { state.withLock { $0.lingering } }

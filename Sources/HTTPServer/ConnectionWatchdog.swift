@@ -27,7 +27,7 @@ final class ConnectionWatchdog: Sendable {
     private let idleTimeout: Duration
     /// The bytes a body must bring in each period of `headerTimeout`.
     private let bodyBytesPerPeriod: Int
-    private let state = PThreadLocked(State())
+    private let state = Locked(State())
     private let log: @Sendable (String) -> Void
 
     private struct Entry {
@@ -74,7 +74,7 @@ final class ConnectionWatchdog: Sendable {
                 sweep()
             }
         }
-        thread.name = "records-server-watchdog"
+        thread.name = "http-server-watchdog"
         thread.stackSize = 256 * 1024
         thread.start()
     }
@@ -149,23 +149,4 @@ final class ConnectionWatchdog: Sendable {
     }
 
     private static func key(_ connection: OpaquePointer) -> UInt { UInt(bitPattern: Int(bitPattern: connection)) }
-}
-
-/// State behind a pthread mutex (`NSLock`), for whatever libmicrohttpd's
-/// threads share with others (the watchdog, the server's state, the live
-/// streams). Unlike `Mutex`, whose futex the Thread Sanitizer cannot see on
-/// Linux, this lock is one it understands, so the sanitizer checks the
-/// sharing instead of reporting it as a race (it did, for the watchdog and
-/// for the live streams closed while the server stopped).
-final class PThreadLocked<State>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var state: State
-
-    init(_ state: State) { self.state = state }
-
-    func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&state)
-    }
 }

@@ -27,12 +27,6 @@ public struct Response: Sendable {
         self.body = body
     }
 
-    /// An HTML page.
-    public static func html(_ page: HTML, status: Int = 200) -> Response {
-        Response(
-            status: status, headers: [("Content-Type", "text/html; charset=utf-8")], body: .bytes(page.bytes))
-    }
-
     /// A redirect after a POST (303 See Other), to a site-relative path.
     public static func redirect(to path: String) -> Response {
         Response(status: 303, headers: [("Location", Response.sameSitePath(path))])
@@ -121,11 +115,14 @@ public struct HTTPError: Error, Sendable, Equatable, CustomStringConvertible {
     public var status: Int
     /// What the page says (shown to the user: no internals).
     public var message: String
+    /// Headers the answer carries (`Allow` on a 405).
+    public var headers: [String: String]
 
     /// Creates an error.
-    public init(status: Int, message: String) {
+    public init(status: Int, message: String, headers: [String: String] = [:]) {
         self.status = status
         self.message = message
+        self.headers = headers
     }
 
     /// 404: the page or record does not exist.

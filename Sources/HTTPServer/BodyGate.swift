@@ -1,0 +1,92 @@
+import Foundation
+
+/// The handshake between a connection's thread, which reads the body, and
+/// the request's task, which runs the middleware and the handler.
+///
+/// The thread starts the task when the headers are in and waits for one of
+/// two events: the task answered (without the body: the answer is sent
+/// and the body discarded), or it asked for the body
+/// (``Request/receivingBody(acceptingFile:)``). It then reads the body,
+/// hands it over with ``deliver(_:)``, and waits for the answer.
+final class BodyGate: Sendable {
+    /// A body as the server read it.
+    struct Received: Sendable {
+        var form = Form()
+        var upload: (any UploadSink)?
+        var uploadError: (any Error)?
+        var problem: FormProblem?
+        var withheld = false
+    }
+
+    /// What the connection's thread waits for.
+    enum Event: Sendable {
+        /// The task asks for the body of this request (its context is
+        /// filled in), receiving files `fileGuard` accepts.
+        case bodyWanted(Request, fileGuard: (@Sendable (Request) -> Bool)?)
+        /// The task's answer.
+        case answered(Response)
+    }
+
+    private struct State: Sendable {
+        var events: [Event] = []
+        var waiting: CheckedContinuation<Received, any Error>?
+        var received: Received?
+        var asked = false
+        var abandoned = false
+    }
+
+    private let state = Locked(State())
+    private let signal = DispatchSemaphore(value: 0)
+
+    // MARK: - The request's task
+
+    /// The body, read by the connection's thread; at once if it was.
+    func receive(_ request: Request, fileGuard: (@Sendable (Request) -> Bool)?) async throws -> Received {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Received, any Error>) in
+            let now: Result<Received, any Error>? = state.withLock { state in
+                if let received = state.received { return .success(received) }
+                if state.abandoned || state.asked { return .failure(ClientDisconnected()) }
+                state.asked = true
+                state.waiting = continuation
+                state.events.append(.bodyWanted(request, fileGuard: fileGuard))
+                return nil
+            }
+            if let now { continuation.resume(with: now) } else { signal.signal() }
+        }
+    }
+
+    /// The task's answer.
+    func answer(_ response: Response) {
+        state.withLock { $0.events.append(.answered(response)) }
+        signal.signal()
+    }
+
+    // MARK: - The connection's thread
+
+    /// Blocks until the task asks for the body or answers.
+    func nextEvent() -> Event {
+        signal.wait()
+        return state.withLock { $0.events.removeFirst() }
+    }
+
+    /// Hands the body to the task waiting for it.
+    func deliver(_ received: Received) {
+        let waiting = state.withLock { state in
+            state.received = received
+            defer { state.waiting = nil }
+            return state.waiting
+        }
+        waiting?.resume(returning: received)
+    }
+
+    /// The connection is gone: a task waiting for the body gets
+    /// ``ClientDisconnected``.
+    func abandon() {
+        let waiting = state.withLock { state in
+            state.abandoned = true
+            defer { state.waiting = nil }
+            return state.waiting
+        }
+        waiting?.resume(throwing: ClientDisconnected())
+    }
+}

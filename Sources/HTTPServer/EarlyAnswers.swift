@@ -1,0 +1,162 @@
+import CMicroHTTPD
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Answers given before the body is read, and refusals of bodies too large.
+extension Callbacks {
+    /// The headers are in: start the request's task, and wait until it
+    /// answers (sent now or after the discarded body) or asks for the body
+    /// (read now, unless it is announced too large: then refused unread).
+    static func begin(_ exchange: Exchange, core: ServerCore, connection: OpaquePointer) -> MHD_Result {
+        let application = core.application
+        let gate = BodyGate()
+        exchange.gate = gate
+        var request = exchange.request
+        request.bodyGate = gate
+        let started = request
+        start {
+            let response = await application.respond(to: started)
+            gate.answer(response)
+        }
+        switch gate.nextEvent() {
+        case .answered(let response):
+            return answerEarly(response, exchange: exchange, core: core, connection: connection)
+        case .bodyWanted(let asking, let fileGuard):
+            exchange.request = asking
+            exchange.route = asking.route
+            exchange.fileGuard = fileGuard
+            exchange.bodyWanted = true
+            exchange.bodyLimit = asking.route?.body.sizeLimit ?? Route.defaultFormLimit
+            if let length = declaredLength(exchange.request.headers), length > UInt64(max(0, exchange.bodyLimit)) {
+                // Answered before a byte of the body is read: on the first
+                // call, libmicrohttpd sends no "100 Continue", reads no body,
+                // and closes the connection after the answer (lingering: see LingeringClose).
+                gate.deliver(BodyGate.Received(problem: FormProblem(.tooLarge)))
+                let response = answer(from: gate)
+                core.lingering.mark(connection)
+                return queue(response, for: exchange, core: core, connection: connection)
+            }
+            switch asking.route?.body ?? .none {
+            case .none:
+                // Discarded; answered on the next call, once libmicrohttpd
+                // has read the whole request: answering now would close the
+                // connection after the response instead of keeping it alive.
+                break
+            case .form(let limit):
+                exchange.formLimit = limit
+                startBody(exchange, connection: connection)
+            case .upload:
+                startBody(exchange, connection: connection)
+            }
+            return .YES
+        }
+    }
+
+    /// Waits for the task's answer, once it has the body.
+    static func answer(from gate: BodyGate) -> Response {
+        switch gate.nextEvent() {
+        case .answered(let response): response
+        // A second request for the body is answered at once: never here.
+        case .bodyWanted: Response(status: 500)
+        }
+    }
+
+    /// An answer decided from the headers alone. It is sent after the
+    /// (discarded) body, so that the connection stays open for the next
+    /// request, unless the body is large or of unknown length: then at once,
+    /// and libmicrohttpd closes the connection after it (lingering).
+    static func answerEarly(
+        _ response: Response, exchange: Exchange, core: ServerCore, connection: OpaquePointer
+    ) -> MHD_Result {
+        let headers = exchange.request.headers
+        let length = headers["content-length"].flatMap(Int.init) ?? (headers["transfer-encoding"] == nil ? 0 : .max)
+        if length > Route.defaultFormLimit {
+            core.lingering.mark(connection)
+            return queue(response, for: exchange, core: core, connection: connection)
+        }
+        exchange.pending = response
+        return .YES
+    }
+
+    /// The body's length as its headers announce it: nil for a chunked
+    /// body (libmicrohttpd then ignores Content-Length) or none, and the
+    /// largest length for digits too many to count.
+    static func declaredLength(_ headers: [String: String]) -> UInt64? {
+        guard headers["transfer-encoding"] == nil,
+            let text = headers["content-length"]?.trimmingCharacters(in: .whitespaces)
+        else { return nil }
+        if let length = UInt64(text) { return length }
+        return !text.isEmpty && text.utf8.allSatisfy { (0x30...0x39).contains($0) } ? .max : nil
+    }
+
+    /// Refuses a body of unknown length (chunked) as soon as it passes the
+    /// route's limit, without reading more.
+    ///
+    /// libmicrohttpd takes a response only before the body is read or once
+    /// all of it is, so the answer is written on the connection directly,
+    /// and the connection is then closed.
+    static func refuseOversizedBody(_ exchange: Exchange, core: ServerCore, connection: OpaquePointer)
+        -> MHD_Result
+    {
+        exchange.queued = true
+        exchange.sink?.cancel()
+        exchange.sink = nil
+        core.lingering.mark(connection)
+        if exchange.bodyWanted, let gate = exchange.gate {
+            gate.deliver(BodyGate.Received(problem: FormProblem(.tooLarge)))
+            let response = answer(from: gate)
+            let refused = exchange.request
+            let bytes = rawResponse(response, headOnly: refused.method == "HEAD")
+            let sent = bytes.withUnsafeBytes { records_mhd_send_raw(connection, $0.baseAddress, $0.count, 5_000) }
+            core.application.log(
+                requestLine(refused, status: response.status, exchange: exchange)
+                    + (sent == 0 ? "" : " (not delivered)"))
+        }
+        droppingOnPurpose = true
+        return .NO
+    }
+
+    /// A response as HTTP/1.1 bytes, closing the connection.
+    static func rawResponse(_ response: Response, headOnly: Bool) -> [UInt8] {
+        var body: [UInt8] = []
+        switch response.body {
+        case .empty: break
+        case .bytes(let bytes): body = Array(bytes)
+        case .stream(_, let stream):
+            // An error page is never a stream; one is closed unsent.
+            stream.close()
+        }
+        let reason = MHD_get_reason_phrase_for(UInt32(response.status)).map { String(cString: $0) } ?? ""
+        var head = "HTTP/1.1 \(response.status) \(reason)\r\n"
+        for (name, value) in response.headers {
+            let lowered = name.lowercased()
+            guard lowered != "content-length", lowered != "connection", lowered != "transfer-encoding",
+                !name.contains(where: \.isNewline), !value.contains(where: \.isNewline)
+            else { continue }
+            head += "\(name): \(value)\r\n"
+        }
+        head += "Content-Length: \(body.count)\r\nConnection: close\r\n\r\n"
+        return Array(head.utf8) + (headOnly ? [] : body)
+    }
+
+    /// Set on a connection's thread while the server closes that connection
+    /// on purpose (``refuseOversizedBody(_:core:connection:)``), so that
+    /// libmicrohttpd's complaint about it ("internal error") is not logged;
+    /// cleared once the request is reported complete.
+    static var droppingOnPurpose: Bool {
+        get { pthread_getspecific(droppingKey) != nil }
+        set { pthread_setspecific(droppingKey, newValue ? UnsafeRawPointer(bitPattern: 1) : nil) }
+    }
+
+    static let droppingKey: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key, nil)
+        return key
+    }()
+
+}

@@ -1,0 +1,56 @@
+import CMicroHTTPD
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// One request on its way through the daemon's callbacks: created when its
+/// headers are in, fed the body, answered, and released when libmicrohttpd
+/// reports it complete.
+final class Exchange: @unchecked Sendable {
+    // Only ever touched from the connection's thread, one call at a time.
+    var request: Request
+    var route: Route?
+    var queued = false
+    /// An answer decided before the body was read, sent once it has been.
+    var pending: Response?
+    var postProcessor: OpaquePointer?
+    var problem: FormProblem?
+    var formLimit = Route.defaultFormLimit
+    var formBytes = 0
+    /// The most bytes the body may have (the route's limit), and the bytes
+    /// that came so far.
+    var bodyLimit = Route.defaultFormLimit
+    var bodyBytes = 0
+    var fields: [String: [UInt8]] = [:]
+    var currentField: String?
+    var sink: (any UploadSink)?
+    var uploadError: (any Error)?
+    var fileRefused = false
+    /// The application refused the file before it started.
+    var fileWithheld = false
+    /// The handshake with the request's task.
+    var gate: BodyGate?
+    /// Whether the task asked for the body, and which files it accepts.
+    var bodyWanted = false
+    var fileGuard: (@Sendable (Request) -> Bool)?
+
+    /// When the request's headers were in.
+    let started = ContinuousClock.now
+
+    /// The server it came to.
+    let core: ServerCore
+
+    init(request: Request, core: ServerCore) {
+        self.request = request
+        self.core = core
+    }
+
+    deinit {
+        if let postProcessor { _ = MHD_destroy_post_processor(postProcessor) }
+        sink?.cancel()
+    }
+}

@@ -1,0 +1,197 @@
+import Foundation
+
+/// One HTTP request, as the server hands it to a route: the method, path,
+/// query, headers and cookies as libmicrohttpd parsed them, the form fields
+/// of a POST, the uploaded file of an upload route, and what the
+/// application's own steps learned about it (``context``).
+public struct Request: Sendable {
+    /// The method, upper case (`GET`, `HEAD`, `POST`).
+    public var method: String
+    /// The path, without the query (percent-decoded by the server).
+    public var path: String
+    /// The query's parameters (first value of each name).
+    public var query: [String: String]
+    /// The headers, by lower-case name.
+    public var headers: [String: String]
+    /// The cookies, by name.
+    public var cookies: [String: String]
+    /// The values of the route pattern's `:name` segments.
+    public var parameters: [String: String] = [:]
+    /// A POST's fields (empty otherwise).
+    public var form: Form = Form()
+    /// An upload route's file, spooled by the route's sink; nil when the
+    /// form had no file or the file was empty.
+    public var upload: (any UploadSink)?
+    /// Why the upload was refused while it was received (too large, wrong
+    /// type), if it was; the rest of the body was discarded.
+    public var uploadError: (any Error)?
+    /// Whether the body held a file that the application refused to
+    /// receive before it started (the `acceptingFile` check of
+    /// ``receivingBody(acceptingFile:)``): none of it was kept.
+    public var uploadWithheld = false
+    /// What the application's steps found out about the request (who is
+    /// asking, for one), by type-keyed values.
+    public var context = RequestContext()
+    /// The route the request matched, once it has (middleware sees it).
+    public var route: Route?
+    /// Why the server refused the form body (too large, malformed...), once
+    /// the body is in; the route's handler then does not run.
+    public var formProblem: FormProblem?
+    /// Where the body comes from while it has not been read; nil once it
+    /// has, or for a request made in memory.
+    var bodyGate: BodyGate?
+    /// The client's IP address.
+    public var clientAddress: String
+    /// Whether the request came over TLS.
+    public var isSecure: Bool
+    /// The time the server received the request.
+    public var receivedAt: Date
+
+    /// Creates a request (the server does this; tests of a single handler
+    /// may too).
+    public init(
+        method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:],
+        cookies: [String: String] = [:], clientAddress: String = "127.0.0.1",
+        isSecure: Bool = false, receivedAt: Date = Date()
+    ) {
+        self.method = method
+        self.path = path
+        self.query = query
+        self.headers = headers
+        self.cookies = cookies
+        self.clientAddress = clientAddress
+        self.isSecure = isSecure
+        self.receivedAt = receivedAt
+    }
+
+    /// The request with its body in: ``form``, ``upload``,
+    /// ``uploadError``, ``uploadWithheld`` and ``formProblem`` set. The
+    /// server reads the body on the first call; later calls, and a request
+    /// made in memory, return the request as it is.
+    ///
+    /// - Parameter acceptingFile: Whether an upload route may receive the
+    ///   file that starts, from the request with the fields before it; a
+    ///   file refused is discarded and ``uploadWithheld`` set. Only the
+    ///   first call's counts.
+    /// - Throws: ``ClientDisconnected`` when the client went away first.
+    public func receivingBody(acceptingFile: (@Sendable (Request) -> Bool)? = nil) async throws -> Request {
+        guard let bodyGate else { return self }
+        let received = try await bodyGate.receive(self, fileGuard: acceptingFile)
+        var request = self
+        request.bodyGate = nil
+        request.form = received.form
+        request.upload = received.upload
+        request.uploadError = received.uploadError
+        request.uploadWithheld = received.withheld
+        request.formProblem = received.problem
+        return request
+    }
+
+    /// The path with its query, as the browser asked for it (for a `next`
+    /// link back here after logging in).
+    public var pathWithQuery: String {
+        guard !query.isEmpty else { return path }
+        return PathEncoding.path(
+            path.split(separator: "/", omittingEmptySubsequences: true).map(String.init),
+            query: query.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+    }
+
+    /// A route parameter as a record ID.
+    ///
+    /// - Throws: ``HTTPError/notFound`` when it is missing or not a
+    ///   positive integer: `/people/abc` is a page that does not exist.
+    public func id(_ name: String = "id") throws -> Int64 {
+        guard let text = parameters[name], let id = Int64(text), id > 0, String(id) == text else {
+            throw HTTPError.notFound
+        }
+        return id
+    }
+
+    /// Whether the request's method is `HEAD` (the server sends no body).
+    public var isHead: Bool { method == "HEAD" }
+
+    /// The method and path for a log line. The path is percent-decoded, so
+    /// it may hold any character: control characters (a line break would
+    /// start a forged log line), spaces (which separate the line's fields),
+    /// `%` itself and bidirectional overrides are percent-encoded again.
+    public var logDescription: String { "\(Self.forLog(method)) \(Self.forLog(path))" }
+
+    static func forLog(_ text: String) -> String {
+        func plain(_ scalar: Unicode.Scalar) -> Bool {
+            scalar.properties.generalCategory != .control && scalar != " " && scalar != "%"
+                && !(0x202A...0x202E).contains(scalar.value) && !(0x2066...0x2069).contains(scalar.value)
+        }
+        guard !text.unicodeScalars.allSatisfy(plain) else { return text }
+        var result = ""
+        for scalar in text.unicodeScalars {
+            if plain(scalar) {
+                result.unicodeScalars.append(scalar)
+            } else {
+                for byte in String(scalar).utf8 {
+                    result += "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16, uppercase: true)
+                }
+            }
+        }
+        return result
+    }
+}
+
+/// The values an application attaches to a request as it goes through its
+/// steps, each under a key type that names the value's type: a typed
+/// per-request context, which the server itself never reads.
+///
+/// ```swift
+/// enum UserName: RequestContextKey { static let defaultValue: String? = nil }
+/// request.context[UserName.self] = "ada"      // in a middleware
+/// let name = request.context[UserName.self]   // in the handler
+/// ```
+public struct RequestContext: Sendable {
+    private var values: [ObjectIdentifier: any Sendable] = [:]
+
+    /// An empty context.
+    public init() {}
+
+    /// The value stored under `key`, or the key's default.
+    public subscript<Key: RequestContextKey>(_ key: Key.Type) -> Key.Value {
+        get { (values[ObjectIdentifier(key)] as? Key.Value) ?? Key.defaultValue }
+        set { values[ObjectIdentifier(key)] = newValue }
+    }
+}
+
+/// A key of ``RequestContext``: its type names the value's type and
+/// default.
+public protocol RequestContextKey {
+    /// The type of the value.
+    associatedtype Value: Sendable
+    /// The value of a request that has none stored.
+    static var defaultValue: Value { get }
+}
+
+/// Percent-encoding for paths built from parts.
+public enum PathEncoding {
+    /// A site-relative path from `segments`, each percent-encoded, and a
+    /// query from the pairs whose value is not nil.
+    public static func path(_ segments: [String], query: [(String, String?)] = []) -> String {
+        var path = "/" + segments.map(encode).joined(separator: "/")
+        let items = query.compactMap { key, value in value.map { encode(key) + "=" + encode($0) } }
+        if !items.isEmpty { path += "?" + items.joined(separator: "&") }
+        return path
+    }
+
+    /// `text` with every byte but the unreserved ones (letters, digits,
+    /// `-`, `.`, `_`, `~`) percent-encoded.
+    public static func encode(_ text: String) -> String {
+        var encoded = ""
+        for byte in text.utf8 {
+            let unreserved =
+                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == 0x2D || byte == 0x2E || byte == 0x5F || byte == 0x7E
+            if unreserved {
+                encoded.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                encoded += "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16, uppercase: true)
+            }
+        }
+        return encoded
+    }
+}

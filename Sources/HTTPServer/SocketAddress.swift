@@ -1,0 +1,81 @@
+import CMicroHTTPD
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The text of a NUL-terminated C string held in an array.
+private func cText(_ characters: [CChar]) -> String {
+    String(decoding: characters.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
+/// An IPv4 or IPv6 socket address parsed from its literal.
+struct SocketAddress {
+    let port: UInt16
+    let isIPv6: Bool
+    private let storage: sockaddr_storage
+    let display: String
+
+    init(host: String, port: UInt16) throws {
+        var storage = sockaddr_storage()
+        self.port = port
+        if host.contains(":") {
+            var address = sockaddr_in6()
+            address.sin6_family = sa_family_t(AF_INET6)
+            address.sin6_port = port.bigEndian
+            guard inet_pton(AF_INET6, host, &address.sin6_addr) == 1 else {
+                throw ServerError(message: "\(host) is not an IPv6 address")
+            }
+            withUnsafeBytes(of: address) { bytes in
+                withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: bytes) }
+            }
+            isIPv6 = true
+            display = "[\(host)]:\(port)"
+        } else {
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = port.bigEndian
+            guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
+                throw ServerError(message: "\(host) is not an IP address (use 127.0.0.1, 0.0.0.0, ::1 or ::)")
+            }
+            withUnsafeBytes(of: address) { bytes in
+                withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: bytes) }
+            }
+            isIPv6 = false
+            display = "\(host):\(port)"
+        }
+        self.storage = storage
+    }
+
+    func withSockaddr<T>(_ body: (UnsafePointer<sockaddr>) -> T) -> T {
+        withUnsafeBytes(of: storage) { body($0.baseAddress!.assumingMemoryBound(to: sockaddr.self)) }
+    }
+
+    /// Whether the address is a loopback address.
+    static func isLoopback(_ host: String) -> Bool {
+        host == "::1" || host.hasPrefix("127.") || host == "localhost"
+    }
+
+    static func describe(_ address: UnsafePointer<sockaddr>) -> String {
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+        switch Int32(address.pointee.sa_family) {
+        case AF_INET:
+            return address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { ipv4 in
+                var raw = ipv4.pointee.sin_addr
+                guard inet_ntop(AF_INET, &raw, &text, socklen_t(text.count)) != nil else { return "" }
+                return cText(text)
+            }
+        case AF_INET6:
+            return address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { ipv6 in
+                var raw = ipv6.pointee.sin6_addr
+                guard inet_ntop(AF_INET6, &raw, &text, socklen_t(text.count)) != nil else { return "" }
+                return cText(text)
+            }
+        default:
+            return ""
+        }
+    }
+}

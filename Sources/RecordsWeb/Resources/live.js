@@ -1,0 +1,134 @@
+// Live regions: an element with an id and data-live-topics="people,coffee"
+// is refreshed in place when a change of those apps' records is announced
+// on /events. Without this script the page is simply not live.
+(function () {
+  'use strict';
+  if (!window.EventSource || !window.fetch || !window.DOMParser) { return; }
+  var regions = Array.prototype.filter.call(
+    document.querySelectorAll('[data-live-topics]'), function (region) { return region.id; });
+  if (regions.length === 0) { return; }
+
+  function topicsOf(region) {
+    return region.getAttribute('data-live-topics').split(',')
+      .map(function (name) { return name.trim(); })
+      .filter(function (name) { return name.length > 0; });
+  }
+  var wanted = [];
+  regions.forEach(function (region) {
+    topicsOf(region).forEach(function (topic) {
+      if (wanted.indexOf(topic) < 0) { wanted.push(topic); }
+    });
+  });
+  if (wanted.length === 0) { return; }
+
+  // A region holding a form the user is typing in is left alone; it is
+  // refreshed once the focus leaves it, unless its fields were changed.
+  function isEditing(region) {
+    var active = document.activeElement;
+    if (active && active !== document.body && region.contains(active) &&
+        /^(INPUT|TEXTAREA|SELECT)$/.test(active.tagName)) { return true; }
+    return Array.prototype.some.call(region.querySelectorAll('input, textarea, select'), function (field) {
+      if (field.tagName === 'SELECT') {
+        return Array.prototype.some.call(field.options, function (option) {
+          return option.selected !== option.defaultSelected;
+        });
+      }
+      if (field.type === 'checkbox' || field.type === 'radio') { return field.checked !== field.defaultChecked; }
+      if (field.type === 'hidden') { return false; }
+      if (field.type === 'file') { return field.value !== ''; }
+      return field.value !== field.defaultValue;
+    });
+  }
+
+  function replaceContents(region, nodes) {
+    while (region.firstChild) { region.removeChild(region.firstChild); }
+    nodes.forEach(function (node) { region.appendChild(document.importNode(node, true)); });
+  }
+
+  // The record is gone: the region says so, with the 404 page's text.
+  function showDeleted(region, page) {
+    var source = page.querySelector('main .notice') || page.querySelector('main p');
+    var text = source && source.textContent.trim() ? source.textContent.trim() : 'This record was deleted.';
+    var notice = document.createElement('p');
+    notice.className = 'notice live-deleted';
+    notice.setAttribute('role', 'status');
+    notice.textContent = text;
+    replaceContents(region, [notice]);
+  }
+
+  var busy = false;
+  var again = [];
+  function refresh(topics) {
+    var targets = regions.filter(function (region) {
+      return topicsOf(region).some(function (topic) { return topics.indexOf(topic) >= 0; });
+    });
+    if (targets.length === 0) { return; }
+    if (busy) {
+      topics.forEach(function (topic) { if (again.indexOf(topic) < 0) { again.push(topic); } });
+      return;
+    }
+    busy = true;
+    fetch(location.href, { credentials: 'same-origin', cache: 'no-store', headers: { 'Accept': 'text/html' } })
+      .then(function (response) {
+        return response.text().then(function (text) {
+          // A page sent to log-in (the session ended) is not this page.
+          if (response.redirected) { return; }
+          if (response.status !== 200 && response.status !== 404) { return; }
+          var page = new DOMParser().parseFromString(text, 'text/html');
+          targets.forEach(function (region) {
+            if (isEditing(region)) { region.setAttribute('data-live-stale', ''); return; }
+            region.removeAttribute('data-live-stale');
+            if (response.status === 404) { showDeleted(region, page); return; }
+            var fresh = page.getElementById(region.id);
+            if (fresh) { replaceContents(region, Array.prototype.slice.call(fresh.childNodes)); }
+          });
+        });
+      })
+      .catch(function () { /* offline: the next event or reconnection refreshes */ })
+      .then(function () {
+        busy = false;
+        if (again.length > 0) {
+          var next = again;
+          again = [];
+          refresh(next);
+        }
+      });
+  }
+
+  regions.forEach(function (region) {
+    region.addEventListener('focusout', function () {
+      setTimeout(function () {
+        if (region.hasAttribute('data-live-stale') && !isEditing(region)) { refresh(topicsOf(region)); }
+      }, 0);
+    });
+  });
+
+  var delay = 2000;
+  var opened = false;
+  function connect() {
+    var source = new EventSource('/events?topics=' + encodeURIComponent(wanted.join(',')));
+    source.addEventListener('open', function () {
+      delay = 2000;
+      // The page's state, for styles and tests: "open" while it follows.
+      document.documentElement.setAttribute('data-live', 'open');
+      // Back after a lost connection (a server restart): what changed
+      // meanwhile was not announced.
+      if (opened) { refresh(wanted); }
+      opened = true;
+    });
+    source.addEventListener('change', function (event) {
+      refresh(String(event.data).split(','));
+    });
+    source.addEventListener('error', function () {
+      document.documentElement.setAttribute('data-live', 'reconnecting');
+      // The browser reconnects by itself after a dropped stream; after a
+      // refusal (a 401 once logged out, a 502 from a proxy) it gives up,
+      // so this tries again, less and less often.
+      if (source.readyState === EventSource.CLOSED) {
+        setTimeout(connect, delay);
+        delay = Math.min(delay * 2, 60000);
+      }
+    });
+  }
+  connect();
+})();

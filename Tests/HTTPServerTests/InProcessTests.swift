@@ -1,0 +1,162 @@
+import Foundation
+import HTTPServer
+import Synchronization
+import Testing
+
+/// The server's answers through ``HTTPApplication/respond(to:)``, with no
+/// socket: routing, middleware, route groups, the typed context and
+/// refused forms.
+@Suite struct InProcessTests {
+    /// An application with the routes and middleware a test gives.
+    struct App: HTTPApplication {
+        var router: Router
+        var middleware: [any Middleware] = []
+        let logged = Lines()
+        func log(_ message: String) { logged.append(message) }
+    }
+
+    final class Lines: Sendable {
+        private let stored = Mutex<[String]>([])
+        func append(_ line: String) { stored.withLock { $0.append(line) } }
+        var all: [String] { stored.withLock { $0 } }
+    }
+
+    /// Middleware that records its name on the way in and out.
+    struct Tracing: Middleware {
+        let name: String
+        let trace: Lines
+        func respond(to request: Request, next: Responder) async throws -> Response {
+            trace.append("\(name) in")
+            let response = try await next(request)
+            trace.append("\(name) out")
+            return response
+        }
+    }
+
+    static func text(_ text: String, status: Int = 200) -> Response {
+        Response(status: status, headers: [("Content-Type", "text/plain")], body: .bytes(Array(text.utf8)))
+    }
+
+    static func body(_ response: Response) -> String {
+        guard case .bytes(let bytes) = response.body else { return "" }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    @Test func middlewareRunsOutermostFirstAroundTheRoutesOwn() async {
+        let trace = Lines()
+        let group = RouteGroup(middleware: [Tracing(name: "group", trace: trace)])
+        let app = App(
+            router: Router(
+                group.routes([
+                    .get("/x", access: .anyone) { _ in
+                        trace.append("handler")
+                        return Self.text("x")
+                    }
+                ])),
+            middleware: [Tracing(name: "outer", trace: trace), Tracing(name: "inner", trace: trace)])
+        let response = await app.respond(to: Request(method: "GET", path: "/x"))
+        #expect(response.status == 200)
+        #expect(trace.all == ["outer in", "inner in", "group in", "handler", "group out", "inner out", "outer out"])
+    }
+
+    @Test func middlewareThatAnswersItselfRunsNoHandler() async {
+        let ran = Lines()
+        let refuse = MiddlewareFunction { _, _ in Self.text("no", status: 403) }
+        let app = App(
+            router: Router([
+                .get("/x", access: .anyone) { _ in
+                    ran.append("handler")
+                    return Self.text("x")
+                }
+            ]), middleware: [refuse])
+        let response = await app.respond(to: Request(method: "GET", path: "/x"))
+        #expect(response.status == 403)
+        #expect(ran.all.isEmpty)
+    }
+
+    @Test func aRouteGroupPutsItsPrefixBeforeEachPattern() async {
+        let group = RouteGroup("/admin/")
+        let app = App(
+            router: Router(
+                group.routes([
+                    .get("/users/:id", access: .anyone) { request in Self.text(request.parameters["id"] ?? "") }
+                ])
+            ))
+        let response = await app.respond(to: Request(method: "GET", path: "/admin/users/7"))
+        #expect(response.status == 200)
+        #expect(Self.body(response) == "7")
+        #expect(await app.respond(to: Request(method: "GET", path: "/users/7")).status == 404)
+    }
+
+    @Test func middlewareSeesTheMatchedRoute() async {
+        let seen = Lines()
+        let app = App(
+            router: Router([.post("/form", access: .anyone) { _ in Self.text("ok") }]),
+            middleware: [
+                MiddlewareFunction { request, next in
+                    seen.append(request.route?.pattern ?? "none")
+                    return try await next(request)
+                }
+            ])
+        _ = await app.respond(to: Request(method: "POST", path: "/form"))
+        _ = await app.respond(to: Request(method: "GET", path: "/nothing"))
+        #expect(seen.all == ["/form", "none"])
+    }
+
+    enum Greeting: RequestContextKey {
+        static let defaultValue = "nobody"
+    }
+
+    @Test func theContextCarriesTypedValuesFromMiddlewareToTheHandler() async {
+        let app = App(
+            router: Router([.get("/", access: .anyone) { request in Self.text(request.context[Greeting.self]) }]),
+            middleware: [
+                MiddlewareFunction { request, next in
+                    var request = request
+                    request.context[Greeting.self] = "hello " + (request.query["name"] ?? "")
+                    return try await next(request)
+                }
+            ])
+        #expect(
+            Self.body(await app.respond(to: Request(method: "GET", path: "/", query: ["name": "ada"]))) == "hello ada")
+        #expect(Request(method: "GET", path: "/").context[Greeting.self] == "nobody")
+    }
+
+    @Test func anUnknownPathIs404AndAWrongMethod405WithAllow() async {
+        let app = App(router: Router([.get("/x", access: .anyone) { _ in Self.text("x") }]))
+        #expect(await app.respond(to: Request(method: "GET", path: "/y")).status == 404)
+        let wrong = await app.respond(to: Request(method: "POST", path: "/x"))
+        #expect(wrong.status == 405)
+        #expect(wrong.header("Allow") == "GET, HEAD")
+    }
+
+    @Test func aHandlersUnknownErrorIsA500ThatIsLogged() async {
+        struct Broke: Error {}
+        let app = App(router: Router([.get("/x", access: .anyone) { _ in throw Broke() }]))
+        let response = await app.respond(to: Request(method: "GET", path: "/x"))
+        #expect(response.status == 500)
+        #expect(app.logged.all.contains { $0.hasPrefix("error: GET /x") })
+    }
+
+    @Test func aRefusedFormGoesToInvalidFormNotTheHandler() async {
+        let ran = Lines()
+        let app = App(
+            router: Router([
+                .post(
+                    "/form", access: .anyone,
+                    invalidForm: { _, problem in Self.text("again", status: problem.status) }
+                ) { _ in
+                    ran.append("handler")
+                    return Self.text("saved")
+                }
+            ]))
+        var request = Request(method: "POST", path: "/form")
+        request.form = Form(["name": "x"])
+        #expect(Self.body(await app.respond(to: request)) == "saved")
+        request.formProblem = FormProblem(.duplicateField("name"))
+        let refused = await app.respond(to: request)
+        #expect(refused.status == 400)
+        #expect(Self.body(refused) == "again")
+        #expect(ran.all == ["handler"])
+    }
+}
