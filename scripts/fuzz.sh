@@ -82,7 +82,7 @@ build_libraries() {
 library_objects() {
     find "$scratch/debug/SQLiteStore.build" "$scratch/debug/SQLiteStoreAppSupport.build" \
         "$scratch/debug/PasswordHashing.build" "$scratch/debug/RecordsApp.build" \
-        "$scratch/debug/RecordsWeb.build" -name '*.o' | sort
+        "$scratch/debug/HTTPServer.build" "$scratch/debug/RecordsWeb.build" -name '*.o' | sort
 }
 
 build_target() {
