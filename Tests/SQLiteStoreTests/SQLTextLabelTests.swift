@@ -65,4 +65,38 @@ struct SQLTextLabelTests {
         let mismatches = try await typeCheckMismatches(snippet) { $0.contains("renamed to") && $0.contains("sql:") }
         #expect(mismatches == [])
     }
+
+    /// The snippet above covers the methods there are today; this covers
+    /// any added later: no public method of the libraries takes SQL text
+    /// as an unlabeled `String`, unless it is one of the unavailable old
+    /// forms that point the user at `sql:`.
+    @Test("No public method takes SQL text as an unlabeled String")
+    func noPublicMethodTakesUnlabeledStringSQL() throws {
+        let sources = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Sources")
+        var offenders: [String] = []
+        var scanned = 0
+        for library in ["SQLiteStore", "SQLiteStoreAppSupport"] {
+            let folder = sources.appendingPathComponent(library)
+            let files = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil)
+            while let file = files?.nextObject() as? URL {
+                guard file.pathExtension == "swift" else { continue }
+                scanned += 1
+                let lines = try String(contentsOf: file, encoding: .utf8).components(separatedBy: "\n")
+                for (index, line) in lines.enumerated() {
+                    // A declaration may break its parameters over lines.
+                    let declaration = lines[index..<min(lines.count, index + 3)].joined(separator: " ")
+                    guard line.contains("public func ") || line.contains("public init("),
+                        declaration.contains("_ sql: String")
+                    else { continue }
+                    let before = lines[max(0, index - 6)..<index].joined(separator: " ")
+                    if before.contains("unavailable") && before.contains("sql:") { continue }
+                    offenders.append("\(library)/\(file.lastPathComponent):\(index + 1): \(line)")
+                }
+            }
+        }
+        #expect(scanned > 50, "the scan found the libraries' sources")
+        #expect(offenders == [])
+    }
 }
