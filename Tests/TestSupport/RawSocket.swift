@@ -27,10 +27,15 @@ public final class RawSocket: @unchecked Sendable {
     }
 
     /// Connects to `127.0.0.1:port`, from the loopback address `source`
-    /// (another client, as the server sees it) when given.
-    public init(port: UInt16, from source: String? = nil) throws {
+    /// (another client, as the server sees it) when given, with a receive
+    /// buffer of `receiveBuffer` bytes when given (a slow reader: the
+    /// server can run ahead of it by little more than its own buffers).
+    public init(port: UInt16, from source: String? = nil, receiveBuffer: Int32? = nil) throws {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw Failure(description: "socket: \(String(cString: strerror(errno)))") }
+        if var size = receiveBuffer {
+            setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         if let source {
             var local = sockaddr_in()
             local.sin_family = sa_family_t(AF_INET)
@@ -100,6 +105,22 @@ public final class RawSocket: @unchecked Sendable {
         return text
     }
 
+    /// Reads until at least `count` bytes have arrived in all.
+    ///
+    /// - Throws: when the connection ends or `timeout` passes first.
+    public func read(atLeast count: Int, timeout: Duration = .seconds(10)) throws {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        while received.count < count {
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else {
+                throw Failure(description: "\(received.count) of \(count) bytes within \(timeout)")
+            }
+            guard try receive(waiting: left) else {
+                throw Failure(description: "the connection ended after \(received.count) of \(count) bytes")
+            }
+        }
+    }
+
     /// Reads until the server closes the connection; false when `timeout`
     /// passes first.
     public func readToEnd(timeout: Duration = .seconds(10)) throws -> Bool {
@@ -121,6 +142,9 @@ public final class RawSocket: @unchecked Sendable {
         let count = recv(descriptor, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
         return count == 0 || (count < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
     }
+
+    /// Everything read so far.
+    public var bytes: [UInt8] { received }
 
     /// Everything read so far, as text.
     public var text: String { String(decoding: received, as: UTF8.self) }
