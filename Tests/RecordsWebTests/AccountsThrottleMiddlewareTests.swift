@@ -40,4 +40,32 @@ struct AccountsThrottleMiddlewareTests {
         #expect(probe.body.contains("Try again in 30 seconds."))
         #expect(try await client.logIn().status == 429)
     }
+
+    // The requests that are no attempt are decided before counting, so a
+    // lock does not change their answer.
+
+    @Test func aProfileSavedWithoutThePasswordIsNoAttemptEvenWhileLocked() async throws {
+        let server = try accountsServer()
+        defer { server.stop() }
+        let owner = server.client()
+        try await owner.register()
+        for _ in 0..<6 { _ = try await server.client().logIn(password: "wrong horse") }
+        #expect(try await server.client().logIn().status == 429)
+        _ = try await owner.get("/account/edit")
+        let saved = try await owner.post(
+            "/account/edit", AccountsProfilePasswordTests.profileFields(["city": "Cambridge"]))
+        #expect(saved.status == 303)
+        #expect(try await owner.get("/account").body.contains("<dd>Cambridge</dd>"))
+    }
+
+    @Test func aRegistrationWithMistakesIsAnsweredWithItsMistakesEvenWhileLocked() async throws {
+        let server = try accountsServer()
+        defer { server.stop() }
+        let client = server.client()
+        for _ in 0..<6 { _ = try await client.logIn(password: "wrong horse") }
+        #expect(try await client.register().status == 429)
+        let answer = try await client.register(registrationFields(overrides: ["pincode": "x"]))
+        #expect(answer.status == 422)
+        #expect(answer.header("retry-after") == nil)
+    }
 }
