@@ -7,26 +7,46 @@ import RecordsApp
 ///
 /// | route | who | what |
 /// | --- | --- | --- |
-/// | `GET /login`, `POST /login` | anyone | log in; `next` leads back to the page asked for |
+/// | `GET /login`, `POST /login` | anyone | log in; `next` leads back to the page asked for; throttled |
 /// | `GET /register`, `POST /register` | anyone, by the registration policy | a new account, signed in; throttled |
 /// | `POST /logout` | signed in | ends the session on the server |
 /// | `GET /account` | signed in | the profile and the sessions |
-/// | `GET /account/edit`, `POST /account/edit` | signed in | edit the profile (email, mobile: with the password) |
-/// | `GET /account/password`, `POST /account/password` | signed in | change the password |
+/// | `GET /account/edit`, `POST /account/edit` | signed in | edit the profile (email, mobile: with the password, throttled) |
+/// | `GET /account/password`, `POST /account/password` | signed in | change the password; throttled |
 /// | `POST /account/sessions/:id/revoke` | signed in | end one of one's sessions |
+///
+/// "Throttled": behind the log-in throttle (``LoginThrottling``), which
+/// counts each password checked.
 enum AccountPages {
     static func routes(_ context: WebContext) -> [Route] {
         let pages = AccountPageHandlers(context: context)
-        return [
-            Route.get("/login", access: .anyone) { request in pages.loginForm(request) },
+        // The routes that check a password, each behind the log-in
+        // throttle, which counts the attempts (``LoginThrottling``).
+        let loggingIn = pages.throttled(screen: pages.logInAttempt) { request, message in
+            pages.loginPage(request, email: request.form.text("email"), error: message, status: 429)
+        }
+        let registering = pages.throttled(screen: pages.registrationAttempt) { request, message in
+            pages.registrationPage(request, values: request.form.fields, errors: [:], summary: message, status: 429)
+        }
+        let savingProfile = pages.throttled(screen: pages.profileAttempt) { request, message in
+            pages.profilePage(request, values: request.form.fields, errors: [:], summary: message, status: 429)
+        }
+        let changingPassword = pages.throttled(screen: pages.passwordAttempt) { request, message in
+            pages.passwordPage(request, errors: [:], summary: message, status: 429)
+        }
+        var routes: [Route] = [Route.get("/login", access: .anyone) { request in pages.loginForm(request) }]
+        routes += loggingIn.routes([
             Route.post(
                 "/login", access: .anyone,
                 invalidForm: { request, problem in
                     pages.loginPage(
-                        request, email: request.form.text("email"), error: problem.description, status: problem.status)
+                        request, email: request.form.text("email"), error: problem.description,
+                        status: problem.status)
                 },
-                handler: { request in try await pages.logIn(request) }),
-            Route.get("/register", access: .anyone) { request in try await pages.registrationForm(request) },
+                handler: { request in try await pages.logIn(request) })
+        ])
+        routes += [Route.get("/register", access: .anyone) { request in try await pages.registrationForm(request) }]
+        routes += registering.routes([
             Route.post(
                 "/register", access: .anyone,
                 invalidForm: { request, problem in
@@ -34,10 +54,14 @@ enum AccountPages {
                         request, values: request.form.fields, errors: [:], summary: problem.description,
                         status: problem.status)
                 },
-                handler: { request in try await pages.register(request) }),
+                handler: { request in try await pages.register(request) })
+        ])
+        routes += [
             Route.post("/logout") { request in try await pages.logOut(request) },
             Route.get("/account") { request in try await pages.account(request) },
             Route.get("/account/edit") { request in try await pages.profileForm(request) },
+        ]
+        routes += savingProfile.routes([
             Route.post(
                 "/account/edit",
                 invalidForm: { request, problem in
@@ -45,16 +69,19 @@ enum AccountPages {
                         request, values: request.form.fields, errors: [:], summary: problem.description,
                         status: problem.status)
                 },
-                handler: { request in try await pages.saveProfile(request) }),
-            Route.get("/account/password") { request in pages.passwordPage(request, errors: [:]) },
+                handler: { request in try await pages.saveProfile(request) })
+        ])
+        routes += [Route.get("/account/password") { request in pages.passwordPage(request, errors: [:]) }]
+        routes += changingPassword.routes([
             Route.post(
                 "/account/password",
                 invalidForm: { request, problem in
                     pages.passwordPage(request, errors: [:], summary: problem.description, status: problem.status)
                 },
-                handler: { request in try await pages.changePassword(request) }),
-            Route.post("/account/sessions/:id/revoke") { request in try await pages.revokeSession(request) },
-        ]
+                handler: { request in try await pages.changePassword(request) })
+        ])
+        routes += [Route.post("/account/sessions/:id/revoke") { request in try await pages.revokeSession(request) }]
+        return routes
     }
 }
 
@@ -155,17 +182,21 @@ struct AccountPageHandlers: Sendable {
                 """)
     }
 
+    /// A log-in, for the throttle: an attempt for the email typed, unless
+    /// a field is empty.
+    func logInAttempt(_ request: Request) -> LoginThrottling.Attempt {
+        let email = request.form.text("email")
+        if email.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty || request.form.text("password").isEmpty {
+            return .refused(
+                loginPage(request, email: email, error: "Enter your email and your password.", status: 422))
+        }
+        return .account(email)
+    }
+
+    /// Logs in (counted by the throttle: ``logInAttempt(_:)``).
     func logIn(_ request: Request) async throws -> Response {
         let email = request.form.text("email")
         let password = request.form.text("password")
-        let client = request.clientAddress
-        if email.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty || password.isEmpty {
-            return loginPage(request, email: email, error: "Enter your email and your password.", status: 422)
-        }
-        // Counted before the check, so that parallel guesses get no more tries than serial ones.
-        if case .locked(let wait) = accounts.throttle.beginAttempt(email: email, client: client) {
-            return tooManyAttempts(loginPage(request, email: email, error: Self.lockedMessage(wait), status: 429), wait)
-        }
         let user: User
         do {
             let users = self.users
@@ -175,7 +206,7 @@ struct AccountPageHandlers: Sendable {
         } catch AuthenticationError.invalidCredentials {
             return loginPage(request, email: email, error: "Wrong email or password.", status: 422)
         }
-        accounts.throttle.attemptSucceeded(email: email, client: client)
+        request.settleLoginAttempt(.succeeded)
         let greeting = user.firstName.isEmpty ? "Welcome back." : "Welcome back, \(user.firstName)."
         return try await signIn(user, request: request, to: next(request.form["next"]), flash: greeting)
     }
@@ -219,34 +250,43 @@ struct AccountPageHandlers: Sendable {
                 """)
     }
 
-    /// Registers an account. Each attempt counts against the log-in
-    /// throttle, for the email typed and for the client's address, until
-    /// it succeeds; and the password is hashed whether or not the email is
-    /// taken. So the answer "email is already registered" cannot be used
-    /// to test which emails have accounts any faster than logging in.
-    func register(_ request: Request) async throws -> Response {
-        let form = request.form
-        let registration = RegistrationForm(
+    /// A registration, for the throttle: an attempt for the email typed,
+    /// unless registration is closed or the form has mistakes (refused
+    /// before anything is counted or hashed: a typing mistake is no probe).
+    func registrationAttempt(_ request: Request) async throws -> LoginThrottling.Attempt {
+        guard try await users.acceptsRegistration(under: accounts.registration) else {
+            return .refused(closedPage(request))
+        }
+        let registration = Self.registrationForm(request.form)
+        do {
+            _ = try registration.validated(today: users.currentDate)
+        } catch let error as ValidationError {
+            return .refused(
+                registrationPage(
+                    request, values: request.form.fields, errors: UserFormField.errors(error), status: 422))
+        }
+        return .account(registration.email)
+    }
+
+    private static func registrationForm(_ form: Form) -> RegistrationForm {
+        RegistrationForm(
             firstName: form.text("firstName"), lastName: form.text("lastName"), email: form.text("email"),
             password: form.text("password"), passwordConfirmation: form.text("passwordConfirmation"),
             mobile: form.text("mobile"), state: form.text("state"), city: form.text("city"),
             pincode: form.text("pincode"), address: form.text("address"), gender: form.text("gender"),
             dateOfBirth: form.text("dateOfBirth"), imageName: form.text("imageName"))
+    }
+
+    /// Registers an account. Each attempt counts against the log-in
+    /// throttle (``registrationAttempt(_:)``), for the email typed and for
+    /// the client's address, until it succeeds; and the password is hashed
+    /// whether or not the email is taken. So the answer "email is already
+    /// registered" cannot be used to test which emails have accounts any
+    /// faster than logging in.
+    func register(_ request: Request) async throws -> Response {
+        let form = request.form
+        let registration = Self.registrationForm(form)
         let (users, policy) = (self.users, accounts.registration)
-        guard try await users.acceptsRegistration(under: policy) else { return closedPage(request) }
-        // Refused before anything is counted or hashed: a typing mistake is no probe.
-        do {
-            _ = try registration.validated(today: users.currentDate)
-        } catch let error as ValidationError {
-            return registrationPage(request, values: form.fields, errors: UserFormField.errors(error), status: 422)
-        }
-        let (email, client) = (registration.email, request.clientAddress)
-        // Counted before the attempt, so that parallel probes get no more tries than serial ones.
-        if case .locked(let wait) = accounts.throttle.beginAttempt(email: email, client: client) {
-            return tooManyAttempts(
-                registrationPage(
-                    request, values: form.fields, errors: [:], summary: Self.lockedMessage(wait), status: 429), wait)
-        }
         let user: User
         do {
             user = try await accounts.passwordGate.run { try await users.register(registration, policy: policy) }
@@ -255,10 +295,11 @@ struct AccountPageHandlers: Sendable {
             return registrationPage(
                 request, values: form.fields, errors: UserFormField.errors(error), status: 422)
         } catch is RegistrationClosedError {
-            accounts.throttle.cancelAttempt(email: email, client: client)
+            // Closed since the throttle looked: nothing was checked.
+            request.settleLoginAttempt(.notAnAttempt)
             return closedPage(request)
         }
-        accounts.throttle.attemptSucceeded(email: email, client: client)
+        request.settleLoginAttempt(.succeeded)
         let greeting =
             user.firstName.isEmpty ? "Your account is ready." : "Welcome, \(user.firstName). Your account is ready."
         return try await signIn(user, request: request, to: "/", flash: greeting)
@@ -356,25 +397,41 @@ struct AccountPageHandlers: Sendable {
                 """)
     }
 
-    /// Saves the profile. The email and the mobile number (the fields that
-    /// identify the account) change only with the current password, so
-    /// that a stolen session cookie cannot take the account over; a
-    /// password typed is checked, and a wrong one counts as a failed
-    /// log-in (as does an email that is taken: see below).
-    func saveProfile(_ request: Request) async throws -> Response {
+    /// A profile saved, for the throttle: with the current password, an
+    /// attempt for the session's account (guessing the password through a
+    /// stolen session is throttled like logging in); without it, none. A
+    /// form with mistakes is refused before any password is looked at: a
+    /// typing mistake is no guess.
+    func profileAttempt(_ request: Request) throws -> LoginThrottling.Attempt {
         guard let session = request.session else { throw HTTPError.notFound }
-        let form = request.form
-        // Every field the form sent is written; one it left out stays as it is.
-        let changes = ProfileChanges(
+        do {
+            _ = try Self.profileChanges(request.form).validated(today: users.currentDate)
+        } catch let error as ValidationError {
+            return .refused(
+                profilePage(request, values: request.form.fields, errors: UserFormField.errors(error), status: 422))
+        }
+        return request.form.text("currentPassword").isEmpty ? .notAnAttempt : .account(session.email)
+    }
+
+    /// The changes the profile form asks for: every field the form sent is
+    /// written; one it left out stays as it is.
+    private static func profileChanges(_ form: Form) -> ProfileChanges {
+        ProfileChanges(
             firstName: form["firstName"], lastName: form["lastName"], email: form["email"], mobile: form["mobile"],
             state: form["state"], city: form["city"], pincode: form["pincode"], address: form["address"],
             gender: form["gender"], dateOfBirth: form["dateOfBirth"], imageName: form["imageName"])
-        // Refused before any password is looked at: a typing mistake is no guess.
-        do {
-            _ = try changes.validated(today: users.currentDate)
-        } catch let error as ValidationError {
-            return profilePage(request, values: form.fields, errors: UserFormField.errors(error), status: 422)
-        }
+    }
+
+    /// Saves the profile. The email and the mobile number (the fields that
+    /// identify the account) change only with the current password, so
+    /// that a stolen session cookie cannot take the account over; a
+    /// password typed is checked (``profileAttempt(_:)``), and a wrong one
+    /// counts as a failed log-in (as does an email that is taken: see
+    /// below).
+    func saveProfile(_ request: Request) async throws -> Response {
+        guard let session = request.session else { throw HTTPError.notFound }
+        let form = request.form
+        let changes = Self.profileChanges(form)
         let password = form.text("currentPassword")
         let users = self.users
         if password.isEmpty {
@@ -390,13 +447,6 @@ struct AccountPageHandlers: Sendable {
             }
             return Layout.redirect(to: "/account", flash: "Profile saved.", request: request)
         }
-        let client = request.clientAddress
-        // Guessing the password through a stolen session is throttled like logging in.
-        if case .locked(let wait) = accounts.throttle.beginAttempt(email: session.email, client: client) {
-            return tooManyAttempts(
-                profilePage(
-                    request, values: form.fields, errors: [:], summary: Self.lockedMessage(wait), status: 429), wait)
-        }
         do {
             _ = try await accounts.passwordGate.run {
                 try await users.updateProfile(id: session.userID, with: changes, password: password)
@@ -411,7 +461,7 @@ struct AccountPageHandlers: Sendable {
                 request, values: form.fields, errors: ["currentPassword": "The current password is wrong."],
                 status: 422)
         }
-        accounts.throttle.attemptSucceeded(email: session.email, client: client)
+        request.settleLoginAttempt(.succeeded)
         return Layout.redirect(to: "/account", flash: "Profile saved.", request: request)
     }
 
@@ -437,15 +487,19 @@ struct AccountPageHandlers: Sendable {
                 """)
     }
 
+    /// A password change, for the throttle: an attempt for the session's
+    /// account, always (guessing the current password through a stolen
+    /// session is throttled like logging in).
+    func passwordAttempt(_ request: Request) throws -> LoginThrottling.Attempt {
+        guard let session = request.session else { throw HTTPError.notFound }
+        return .account(session.email)
+    }
+
+    /// Changes the password (counted by the throttle:
+    /// ``passwordAttempt(_:)``).
     func changePassword(_ request: Request) async throws -> Response {
         guard let session = request.session else { throw HTTPError.notFound }
         let form = request.form
-        let client = request.clientAddress
-        // Guessing the current password through a stolen session is throttled like logging in.
-        if case .locked(let wait) = accounts.throttle.beginAttempt(email: session.email, client: client) {
-            return tooManyAttempts(
-                passwordPage(request, errors: [:], summary: Self.lockedMessage(wait), status: 429), wait)
-        }
         do {
             let users = self.users
             let (current, new, confirmation) = (
@@ -458,13 +512,13 @@ struct AccountPageHandlers: Sendable {
             }
         } catch let error as ValidationError {
             // Refused before the current password was checked: no guess was made.
-            accounts.throttle.cancelAttempt(email: session.email, client: client)
+            request.settleLoginAttempt(.notAnAttempt)
             return passwordPage(request, errors: UserFormField.errors(error), status: 422)
         } catch AuthenticationError.wrongCurrentPassword {
             return passwordPage(
                 request, errors: ["currentPassword": "The current password is wrong."], status: 422)
         }
-        accounts.throttle.attemptSucceeded(email: session.email, client: client)
+        request.settleLoginAttempt(.succeeded)
         return Layout.redirect(
             to: "/account", flash: "Password changed. Your other sessions were logged out.", request: request)
     }
@@ -548,14 +602,15 @@ struct AccountPageHandlers: Sendable {
 
     private func secure(_ request: Request) -> Bool { request.isSecure || context.configuration.secureCookies }
 
-    private func tooManyAttempts(_ response: Response, _ wait: Duration) -> Response {
-        response.with(header: "Retry-After", String(wait.components.seconds))
-    }
-
-    static func lockedMessage(_ wait: Duration) -> String {
-        let seconds = wait.components.seconds
-        let delay = seconds < 60 ? "\(seconds) seconds" : "\((seconds + 59) / 60) minutes"
-        return "Too many failed attempts for this account or from this address. Try again in \(delay)."
+    /// A group behind the log-in throttle, where `screen` tells what a
+    /// request is and `lockedPage` shows the route's form with the
+    /// "too many attempts" message.
+    func throttled(
+        screen: @escaping @Sendable (Request) async throws -> LoginThrottling.Attempt,
+        lockedPage: @escaping @Sendable (Request, String) -> Response
+    ) -> RouteGroup {
+        RouteGroup(
+            middleware: [LoginThrottling(throttle: accounts.throttle, screen: screen, lockedPage: lockedPage)])
     }
 
     static func time(_ date: Date) -> String {
