@@ -125,10 +125,10 @@ let package = Package(
         ),
         // Test data and helpers shared by the test targets (no tests of its
         // own): temporary directories, special files, clocks, the cheap
-        // password hasher, `eventually`, the `.concurrency` tag, patterned
-        // bytes, and child processes awaited without holding a cooperative
-        // thread.
-        .target(name: "TestSupport", dependencies: ["PasswordHashing"], path: "Tests/TestSupport"),
+        // password hasher, `eventually`, the `.concurrency` tag, the raw
+        // socket client, a recording upload sink, patterned bytes, and child
+        // processes awaited without holding a cooperative thread.
+        .target(name: "TestSupport", dependencies: ["PasswordHashing", "HTTPServer"], path: "Tests/TestSupport"),
         .testTarget(
             name: "RecordsAppTests",
             dependencies: ["RecordsApp", "SQLiteStore", "SQLiteStoreAppSupport", "PasswordHashing", "TestSupport"]

@@ -12,37 +12,8 @@ import Testing
 /// leave chunk by chunk; the server stops cleanly. Through real
 /// connections on a loopback port, with no app around the server.
 @Suite(.tags(.concurrency)) struct StreamingTests {
-    /// A sink that keeps a copy of small files and counts chunks, refusing
-    /// past `limit` bytes.
-    final class RecordingSink: UploadSink, @unchecked Sendable {
-        let lock = NSLock()
-        var bytes: [UInt8] = []
-        var largestChunk = 0
-        var finished = false
-        var cancelled = false
-        let limit: Int
-        init(limit: Int) { self.limit = limit }
-        struct TooLarge: Error {}
-        func write(_ chunk: UnsafeRawBufferPointer) throws {
-            try lock.withLock {
-                largestChunk = max(largestChunk, chunk.count)
-                if bytes.count + chunk.count > limit { throw TooLarge() }
-                bytes.append(contentsOf: chunk)
-            }
-        }
-        func finish() throws { lock.withLock { finished = true } }
-        func cancel() { lock.withLock { cancelled = true } }
-    }
-
-    final class Sinks: Sendable {
-        let made = Mutex<[RecordingSink]>([])
-        func make(limit: Int) -> RecordingSink {
-            let sink = RecordingSink(limit: limit)
-            made.withLock { $0.append(sink) }
-            return sink
-        }
-        var all: [RecordingSink] { made.withLock { $0 } }
-    }
+    typealias RecordingSink = TestSupport.RecordingSink
+    typealias Sinks = RecordingSinks
 
     static func text(_ text: String, status: Int = 200) -> Response {
         Response(status: status, headers: [("Content-Type", "text/plain")], body: .bytes(Array(text.utf8)))

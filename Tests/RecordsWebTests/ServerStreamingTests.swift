@@ -14,37 +14,8 @@ import Testing
 /// spooled. (The server's own streaming tests are HTTPServerTests'
 /// StreamingTests; this suite's sinks serve ResilienceTests too.)
 @Suite(.tags(.concurrency)) struct ServerStreamingTests {
-    /// A sink that keeps a digest-free copy of small files and counts
-    /// chunks, refusing past `limit` bytes.
-    final class RecordingSink: UploadSink, @unchecked Sendable {
-        let lock = NSLock()
-        var bytes: [UInt8] = []
-        var largestChunk = 0
-        var finished = false
-        var cancelled = false
-        let limit: Int
-        init(limit: Int) { self.limit = limit }
-        struct TooLarge: Error {}
-        func write(_ chunk: UnsafeRawBufferPointer) throws {
-            try lock.withLock {
-                largestChunk = max(largestChunk, chunk.count)
-                if bytes.count + chunk.count > limit { throw TooLarge() }
-                bytes.append(contentsOf: chunk)
-            }
-        }
-        func finish() throws { lock.withLock { finished = true } }
-        func cancel() { lock.withLock { cancelled = true } }
-    }
-
-    final class Sinks: Sendable {
-        let made = Mutex<[RecordingSink]>([])
-        func make(limit: Int) -> RecordingSink {
-            let sink = RecordingSink(limit: limit)
-            made.withLock { $0.append(sink) }
-            return sink
-        }
-        var all: [RecordingSink] { made.withLock { $0 } }
-    }
+    typealias RecordingSink = TestSupport.RecordingSink
+    typealias Sinks = RecordingSinks
 
     static func uploadRoutes(_ sinks: Sinks, limit: Int) -> @Sendable (WebContext) -> [Route] {
         { _ in
