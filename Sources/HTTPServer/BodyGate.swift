@@ -12,6 +12,7 @@ final class BodyGate: Sendable {
     /// A body as the server read it.
     struct Received: Sendable {
         var form = Form()
+        var body: [UInt8] = []
         var upload: (any UploadSink)?
         var uploadError: (any Error)?
         var problem: FormProblem?

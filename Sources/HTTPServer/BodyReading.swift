@@ -7,7 +7,8 @@ import Foundation
     import Darwin
 #endif
 
-/// Reading the body: form fields and an upload's file, chunk by chunk.
+/// Reading the body: form fields and an upload's file, or a raw body kept
+/// or streamed, chunk by chunk.
 extension Callbacks {
     /// Sets up the post processor.
     static func startBody(_ exchange: Exchange, connection: OpaquePointer) {
@@ -21,11 +22,59 @@ extension Callbacks {
 
     /// A chunk of the body.
     static func receive(_ data: UnsafePointer<CChar>?, count: Int, into exchange: Exchange) {
-        guard !exchange.queued, exchange.pending == nil, exchange.problem == nil,
-            let processor = exchange.postProcessor, let data
+        guard !exchange.queued, exchange.pending == nil, exchange.problem == nil, let data else { return }
+        switch exchange.reading {
+        case .discarded:
+            return
+        case .form:
+            guard let processor = exchange.postProcessor else { return }
+            if MHD_post_process(processor, data, count) == .NO, exchange.problem == nil {
+                exchange.problem = FormProblem(.malformed)
+            }
+        case .collected:
+            // Within the route's limit: a body past it was refused before
+            // this chunk was handed over.
+            exchange.rawBody.append(contentsOf: UnsafeRawBufferPointer(start: data, count: count))
+        case .streamed:
+            receiveStreamed(UnsafeRawBufferPointer(start: data, count: count), exchange: exchange)
+        }
+    }
+
+    /// A chunk of a ``Route/Body/stream(limit:sink:)`` body: the first
+    /// asks the application's file guard, then makes the sink.
+    static func receiveStreamed(_ bytes: UnsafeRawBufferPointer, exchange: Exchange) {
+        guard !exchange.fileRefused, !exchange.fileWithheld, !bytes.isEmpty,
+            case .stream(_, let makeSink)? = exchange.route?.body
         else { return }
-        if MHD_post_process(processor, data, count) == .NO, exchange.problem == nil {
-            exchange.problem = FormProblem(.malformed)
+        if exchange.sink == nil {
+            let start = exchange.request
+            guard exchange.fileGuard?(start) ?? true else {
+                exchange.fileWithheld = true
+                return
+            }
+            do {
+                exchange.sink = try makeSink(
+                    UploadStart(request: start, fileName: "", contentType: start.headers["content-type"]))
+            } catch {
+                exchange.uploadError = error
+                exchange.fileRefused = true
+                return
+            }
+        }
+        write(bytes, exchange: exchange)
+    }
+
+    /// Hands a chunk to the upload's sink; a sink that throws is cancelled,
+    /// and the rest of the body discarded.
+    static func write(_ bytes: UnsafeRawBufferPointer, exchange: Exchange) {
+        guard let sink = exchange.sink, !bytes.isEmpty else { return }
+        do {
+            try sink.write(bytes)
+        } catch {
+            exchange.uploadError = error
+            exchange.fileRefused = true
+            sink.cancel()
+            exchange.sink = nil
         }
     }
 
@@ -78,15 +127,7 @@ extension Callbacks {
                 return
             }
         }
-        guard let sink = exchange.sink, !bytes.isEmpty else { return }
-        do {
-            try sink.write(bytes)
-        } catch {
-            exchange.uploadError = error
-            exchange.fileRefused = true
-            sink.cancel()
-            exchange.sink = nil
-        }
+        write(bytes, exchange: exchange)
     }
 
     /// The body is in: decode the fields, finish the upload, hand them to
@@ -122,7 +163,8 @@ extension Callbacks {
         }
         gate.deliver(
             BodyGate.Received(
-                form: Form(form), upload: exchange.sink, uploadError: exchange.uploadError, problem: exchange.problem,
+                form: Form(form), body: exchange.rawBody, upload: exchange.sink, uploadError: exchange.uploadError,
+                problem: exchange.problem,
                 withheld: exchange.fileWithheld))
         return queue(answer(from: gate), for: exchange, core: core, connection: connection)
     }

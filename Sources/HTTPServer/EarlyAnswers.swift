@@ -49,9 +49,15 @@ extension Callbacks {
                 break
             case .form(let limit):
                 exchange.formLimit = limit
+                exchange.reading = .form
                 startBody(exchange, connection: connection)
             case .upload:
+                exchange.reading = .form
                 startBody(exchange, connection: connection)
+            case .bytes:
+                exchange.reading = .collected
+            case .stream:
+                exchange.reading = .streamed
             }
             return .YES
         }

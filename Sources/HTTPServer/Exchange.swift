@@ -17,7 +17,11 @@ final class Exchange: @unchecked Sendable {
     var queued = false
     /// An answer decided before the body was read, sent once it has been.
     var pending: Response?
+    /// How the body is read once the request's task asks for it.
+    var reading = BodyReading.discarded
     var postProcessor: OpaquePointer?
+    /// A ``Route/Body/bytes(limit:)`` body so far.
+    var rawBody: [UInt8] = []
     var problem: FormProblem?
     var formLimit = Route.defaultFormLimit
     var formBytes = 0
@@ -43,6 +47,18 @@ final class Exchange: @unchecked Sendable {
 
     /// The server it came to.
     let core: ServerCore
+
+    /// What becomes of the body's bytes.
+    enum BodyReading {
+        /// Thrown away: the route takes no body, or the answer is given.
+        case discarded
+        /// Decoded as a form by the post processor.
+        case form
+        /// Kept whole, as it came (``rawBody``).
+        case collected
+        /// Handed to the route's sink chunk by chunk, as it came.
+        case streamed
+    }
 
     init(request: Request, core: ServerCore) {
         self.request = request

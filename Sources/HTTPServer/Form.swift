@@ -25,7 +25,9 @@ public struct Form: Sendable, Equatable {
     public func has(_ name: String) -> Bool { fields[name] != nil }
 }
 
-/// Why the server refused a form body before the route's handler ran.
+/// Why the server refused a form body before the route's handler ran; for
+/// a raw body (``Route/Body/bytes(limit:)``,
+/// ``Route/Body/stream(limit:sink:)``), only ever ``Kind/tooLarge``.
 public struct FormProblem: Error, Sendable, Equatable, CustomStringConvertible {
     /// The kind of refusal.
     public enum Kind: Sendable, Equatable {
@@ -82,7 +84,9 @@ public protocol UploadSink: AnyObject, Sendable {
 
 /// What a route's upload sink is made from: the request's headers and
 /// fields received before the file (which the application accepted), and
-/// the file's name and declared type.
+/// the file's name and declared type. For a streamed body
+/// (``Route/Body/stream(limit:sink:)``) the name is empty and the type is
+/// the request's `Content-Type`.
 public struct UploadStart: Sendable {
     /// The request so far (no upload yet).
     public var request: Request

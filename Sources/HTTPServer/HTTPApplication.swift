@@ -73,14 +73,20 @@ extension HTTPApplication {
 }
 
 extension Route {
-    /// The handler's answer once the body is in. A form the server refused
+    /// The handler's answer once the body is in. A body the server refused
     /// goes to ``invalidForm``, or becomes an ``HTTPError`` with the
     /// problem's status; the handler does not run.
     func answer(_ request: Request) async throws -> Response {
         let request = try await request.receivingBody()
         if let problem = request.formProblem {
             if let invalidForm { return try await invalidForm(request, problem) }
-            throw HTTPError(status: problem.status, message: problem.description)
+            // A raw body is no form the user filled in: its message says
+            // what the client can change.
+            let message =
+                body.isRaw && problem.kind == .tooLarge
+                ? "The request's body is larger than this address accepts (at most \(body.sizeLimit) bytes)."
+                : problem.description
+            throw HTTPError(status: problem.status, message: message)
         }
         return try await handler(request)
     }

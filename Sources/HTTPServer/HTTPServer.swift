@@ -145,8 +145,9 @@ public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
 /// own, so a request can wait for the database (its reads run on the
 /// pool's readers, many at once) and a streamed response can block between
 /// chunks without holding up other connections. Form bodies go through
-/// libmicrohttpd's post processor, chunk by chunk; an upload's file goes to
-/// the route's ``UploadSink`` as it arrives.
+/// libmicrohttpd's post processor, chunk by chunk; an upload's file, or a
+/// streamed raw body, goes to the route's ``UploadSink`` as it arrives; a
+/// raw body of another route is kept as it came.
 public final class HTTPServer: Sendable {
     /// The port the server listens on (the one picked when started on port
     /// 0).

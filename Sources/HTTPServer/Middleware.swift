@@ -33,6 +33,43 @@ public struct MiddlewareFunction: Middleware {
     }
 }
 
+/// Middleware that runs one of two stacks around the rest of the chain,
+/// chosen by a predicate on the request: a site whose `/api/` paths need
+/// other steps (tokens, JSON errors) than its pages (sessions, CSRF, error
+/// pages) puts each set in a branch of the application's middleware.
+///
+/// The predicate sees the request as it reaches the branch, so a path the
+/// router does not know (its 404 or 405 is thrown from inside `next`)
+/// goes through the branch the path picks, as any other.
+///
+/// ```swift
+/// MiddlewareBranch(
+///     when: { $0.path.hasPrefix("/api/") }, then: [APIErrors(), TokenCheck()],
+///     otherwise: [ErrorPages(), Sessions()])
+/// ```
+public struct MiddlewareBranch: Middleware {
+    private let predicate: @Sendable (Request) -> Bool
+    private let then: [any Middleware]
+    private let otherwise: [any Middleware]
+
+    /// Runs `then` (the first outermost) for a request `when` holds for,
+    /// else `otherwise`.
+    public init(
+        when predicate: @escaping @Sendable (Request) -> Bool, then: [any Middleware], otherwise: [any Middleware]
+    ) {
+        self.predicate = predicate
+        self.then = then
+        self.otherwise = otherwise
+    }
+
+    public func respond(to request: Request, next: Responder) async throws -> Response {
+        let stack = predicate(request) ? then : otherwise
+        // The chain is built and run within this call: `next` does not
+        // outlive it.
+        return try await withoutActuallyEscaping(next) { next in try await stack.wrapping(next)(request) }
+    }
+}
+
 extension Array where Element == any Middleware {
     /// `responder` wrapped in these, the first outermost.
     func wrapping(_ responder: @escaping Responder) -> Responder {

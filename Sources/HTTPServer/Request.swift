@@ -19,8 +19,14 @@ public struct Request: Sendable {
     public var parameters: [String: String] = [:]
     /// A POST's fields (empty otherwise).
     public var form: Form = Form()
-    /// An upload route's file, spooled by the route's sink; nil when the
-    /// form had no file or the file was empty.
+    /// The raw body of a route that takes it as bytes
+    /// (``Route/Body/bytes(limit:)``), as the client sent it; empty for
+    /// other routes. A test sets it on a request made in memory, as it
+    /// sets ``form``.
+    public var body: [UInt8] = []
+    /// An upload route's file, or a streamed route's body
+    /// (``Route/Body/stream(limit:sink:)``), spooled by the route's sink;
+    /// nil when the form had no file or the file or body was empty.
     public var upload: (any UploadSink)?
     /// Why the upload was refused while it was received (too large, wrong
     /// type), if it was; the rest of the body was discarded.
@@ -64,15 +70,16 @@ public struct Request: Sendable {
         self.receivedAt = receivedAt
     }
 
-    /// The request with its body in: ``form``, ``upload``,
+    /// The request with its body in: ``form``, ``body``, ``upload``,
     /// ``uploadError``, ``uploadWithheld`` and ``formProblem`` set. The
     /// server reads the body on the first call; later calls, and a request
     /// made in memory, return the request as it is.
     ///
     /// - Parameter acceptingFile: Whether an upload route may receive the
-    ///   file that starts, from the request with the fields before it; a
-    ///   file refused is discarded and ``uploadWithheld`` set. Only the
-    ///   first call's counts.
+    ///   file that starts, from the request with the fields before it (a
+    ///   streamed body's request has no fields); a file refused is
+    ///   discarded and ``uploadWithheld`` set. Only the first call's
+    ///   counts.
     /// - Throws: ``ClientDisconnected`` when the client went away first.
     public func receivingBody(acceptingFile: (@Sendable (Request) -> Bool)? = nil) async throws -> Request {
         guard let bodyGate else { return self }
@@ -80,6 +87,7 @@ public struct Request: Sendable {
         var request = self
         request.bodyGate = nil
         request.form = received.form
+        request.body = received.body
         request.upload = received.upload
         request.uploadError = received.uploadError
         request.uploadWithheld = received.withheld

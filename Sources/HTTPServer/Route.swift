@@ -14,7 +14,7 @@ public struct Route: Sendable {
 
     /// The body a route takes.
     public enum Body: Sendable {
-        /// None (GET and HEAD).
+        /// None (GET, HEAD and DELETE): a body sent is discarded.
         case none
         /// A form (URL-encoded or multipart without files) of at most
         /// `limit` bytes.
@@ -27,6 +27,17 @@ public struct Route: Sendable {
         /// ``Request/receivingBody(acceptingFile:)``) must come before it.
         case upload(
             field: String, limit: Int, sink: @Sendable (UploadStart) throws -> any UploadSink)
+        /// The raw body, of any content type (JSON), of at most `limit`
+        /// bytes, in ``Request/body``: the server does not decode it.
+        case bytes(limit: Int)
+        /// The raw body, of any content type, of at most `limit` bytes,
+        /// streamed chunk by chunk to the sink `sink` makes (with an empty
+        /// file name and the request's `Content-Type`), never whole in
+        /// memory: ``Request/upload`` and ``Request/uploadError`` as for
+        /// ``upload(field:limit:sink:)``. The `acceptingFile` check of
+        /// ``Request/receivingBody(acceptingFile:)`` runs before the first
+        /// byte reaches a sink; an empty body makes none.
+        case stream(limit: Int, sink: @Sendable (UploadStart) throws -> any UploadSink)
 
         /// The most bytes a request's body may have: a body past it is
         /// refused with 413, unread. ``Route/defaultFormLimit`` for a route
@@ -36,6 +47,16 @@ public struct Route: Sendable {
             case .none: Route.defaultFormLimit
             case .form(let limit): limit
             case .upload(_, let limit, _): limit + Route.defaultFormLimit
+            case .bytes(let limit): limit
+            case .stream(let limit, _): limit
+            }
+        }
+
+        /// Whether the body is taken as it comes, not decoded as a form.
+        var isRaw: Bool {
+            switch self {
+            case .bytes, .stream: true
+            case .none, .form, .upload: false
             }
         }
     }
@@ -46,7 +67,8 @@ public struct Route: Sendable {
     /// The handler of a route.
     public typealias Handler = @Sendable (Request) async throws -> Response
 
-    /// The method: `GET` (which also answers `HEAD`) or `POST`.
+    /// The method: `GET` (which also answers `HEAD`), `POST`, `PUT`,
+    /// `PATCH` or `DELETE`.
     public var method: String
     /// The path pattern: segments, where `:name` matches any one segment
     /// (`/people/:id/edit`).
@@ -58,7 +80,8 @@ public struct Route: Sendable {
     /// Answers the request.
     public var handler: Handler
     /// Answers a POST whose form the server refused (too large, a repeated
-    /// field, not UTF-8, malformed) before ``handler`` ran: typically the
+    /// field, not UTF-8, malformed; for a raw body, too large) before
+    /// ``handler`` ran: typically the
     /// form page again with the problem and a 400 or 413. Without it, the
     /// server answers with an error page. Middleware that checks the form
     /// (a CSRF token) lets it run unchecked, as a refused body may not have
@@ -77,7 +100,9 @@ public struct Route: Sendable {
         case parameter(String)
     }
 
-    /// Creates a route.
+    /// Creates a route. Without `body`, a POST takes a form, a PUT or
+    /// PATCH its raw body (``Body/bytes(limit:)``, at most
+    /// ``defaultFormLimit`` bytes), and other methods none.
     public init(
         _ method: String, _ pattern: String, access: Access = .signedIn, body: Body? = nil,
         invalidForm: (@Sendable (Request, FormProblem) async throws -> Response)? = nil,
@@ -86,7 +111,15 @@ public struct Route: Sendable {
         self.method = method
         self.pattern = pattern
         self.access = access
-        self.body = body ?? (method == "POST" ? .form() : .none)
+        self.body =
+            body
+            ?? {
+                switch method {
+                case "POST": .form()
+                case "PUT", "PATCH": .bytes(limit: Route.defaultFormLimit)
+                default: .none
+                }
+            }()
         self.handler = handler
         self.invalidForm = invalidForm
         segments = Route.segments(of: pattern)
@@ -103,13 +136,35 @@ public struct Route: Sendable {
         Route("GET", pattern, access: access, handler: handler)
     }
 
-    /// A POST route taking a form.
+    /// A POST route, taking a form unless `body` says otherwise (a JSON
+    /// body: ``Body/bytes(limit:)``).
     public static func post(
-        _ pattern: String, access: Access = .signedIn,
+        _ pattern: String, access: Access = .signedIn, body: Body = .form(),
         invalidForm: (@Sendable (Request, FormProblem) async throws -> Response)? = nil,
         handler: @escaping Handler
     ) -> Route {
-        Route("POST", pattern, access: access, invalidForm: invalidForm, handler: handler)
+        Route("POST", pattern, access: access, body: body, invalidForm: invalidForm, handler: handler)
+    }
+
+    /// A PUT route, taking its raw body unless `body` says otherwise.
+    public static func put(
+        _ pattern: String, access: Access = .signedIn, body: Body = .bytes(limit: Route.defaultFormLimit),
+        handler: @escaping Handler
+    ) -> Route {
+        Route("PUT", pattern, access: access, body: body, handler: handler)
+    }
+
+    /// A PATCH route, taking its raw body unless `body` says otherwise.
+    public static func patch(
+        _ pattern: String, access: Access = .signedIn, body: Body = .bytes(limit: Route.defaultFormLimit),
+        handler: @escaping Handler
+    ) -> Route {
+        Route("PATCH", pattern, access: access, body: body, handler: handler)
+    }
+
+    /// A DELETE route: it takes no body (one sent is discarded).
+    public static func delete(_ pattern: String, access: Access = .signedIn, handler: @escaping Handler) -> Route {
+        Route("DELETE", pattern, access: access, handler: handler)
     }
 
     /// The parameters if `path` matches the pattern.
@@ -188,10 +243,10 @@ public struct Router: Sendable {
         for route in routes {
             guard let parameters = route.match(parts) else { continue }
             if route.method == wanted { return .route(route, parameters: parameters) }
-            allowed.append(route.method)
+            if !allowed.contains(route.method) { allowed.append(route.method) }
         }
         if allowed.isEmpty { return .notFound }
-        if allowed.contains("GET") { allowed.append("HEAD") }
+        if allowed.contains("GET"), !allowed.contains("HEAD") { allowed.append("HEAD") }
         return .methodNotAllowed(allowed: allowed)
     }
 }
