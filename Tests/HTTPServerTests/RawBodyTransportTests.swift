@@ -33,6 +33,12 @@ import Testing
     {
         let group = RouteGroup(middleware: [
             MiddlewareFunction { request, next in
+                // A refusal from the headers alone (as a missing token's).
+                if request.headers["x-deny"] != nil {
+                    var page = TransportTests.page("denied")
+                    page.status = 401
+                    return page
+                }
                 let received = try await request.receivingBody(acceptingFile: { $0.headers["x-withhold"] == nil })
                 if let problem = received.formProblem {
                     var page = TransportTests.page("refused \(problem.status)")
@@ -248,6 +254,27 @@ import Testing
                 "PUT", "/picture", "X-Withhold: yes\r\nContent-Type: image/png\r\nContent-Length: \(body.count)\r\n"),
             body)
         #expect(answer.contains("withheld"), "\(answer.prefix(300))")
+        #expect(sinks.all.isEmpty)
+    }
+
+    @Test func aStreamRefusedFromItsHeadersIsAnsweredWithoutContinueAndReachesNoSink() async throws {
+        let runs = Runs()
+        let sinks = RecordingSinks()
+        let server = try LocalServer(routes: Self.routes(runs, sinks, Starts()))
+        defer { server.stopInBackground() }
+        let port = server.server.port
+        let answer = try await onOwnThread { () throws -> String in
+            let socket = try RawSocket(port: port)
+            defer { socket.close() }
+            try socket.send(
+                Self.head(
+                    "PUT", "/picture",
+                    "X-Deny: yes\r\nContent-Type: image/png\r\nContent-Length: 524288\r\nExpect: 100-continue\r\n"))
+            return try socket.read(until: "</html>")
+        }
+        #expect(answer.hasPrefix("HTTP/1.1 401"), "\(answer.prefix(200))")
+        #expect(!answer.contains("100 Continue"))
+        #expect(runs.value == 0)
         #expect(sinks.all.isEmpty)
     }
 
