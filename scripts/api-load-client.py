@@ -412,7 +412,7 @@ async def creates(args):
     host, port, base = split_url(args.url)
     path = create_path(args.kind, base)
     deadline = time.monotonic() + args.seconds
-    counts = {"acknowledged": 0, "refused": 0, "errors": 0}
+    counts = {"acknowledged": 0, "refused": 0, "unanswered": 0}
     out = open(args.log, "w", buffering=1)
 
     async def worker(number):
@@ -426,7 +426,7 @@ async def creates(args):
             except (OSError, asyncio.TimeoutError, asyncio.IncompleteReadError, HTTPError, ValueError):
                 # Refused while the server is down, or cut off when it was
                 # killed: not acknowledged, so it need not be there.
-                counts["errors"] += 1
+                counts["unanswered"] += 1
                 await asyncio.sleep(0.02)
                 continue
             if created(args.kind, status):
