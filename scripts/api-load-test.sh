@@ -224,6 +224,7 @@ SQL
     fi
     # IDs for the get runs: 1,000 people, in random order.
     sqlite3 "$database" 'SELECT peopleInfoID FROM peopleInfo ORDER BY random() LIMIT 1000' >"$work/ours.ids"
+    echo "== records serve at $ours_url: $(wc -l <"$work/ours.ids") IDs for the get runs" >&2
     ours_list="/api/v1/people?limit=20"
     ours_get="/api/v1/people/"
     ours_create="/api/v1/people"
@@ -317,6 +318,7 @@ JSON
         fail "PocketBase did not list the people's IDs"
         return 1
     }
+    echo "== PocketBase: $(wc -l <"$work/pb.ids") IDs for the get runs" >&2
     pb_list="/api/collections/people/records?perPage=20"
     pb_get="/api/collections/people/records/"
     pb_create="/api/collections/people/records"
@@ -643,7 +645,7 @@ awk -F '\t' '
     END {
         for (i = 1; i <= n; i++) {
             k = order[i]; split(k, parts, SUBSEP)
-            ratio = (has[k, "ours"] && has[k, "pocketbase"] && rate[k, "pocketbase"] > 0) ? sprintf("%.1fx", rate[k, "ours"] / rate[k, "pocketbase"]) : "-"
+            ratio = (has[k, "ours"] && has[k, "pocketbase"] && rate[k, "pocketbase"] > 0) ? sprintf("%.2fx", rate[k, "ours"] / rate[k, "pocketbase"]) : "-"
             printf "| %s | %d | %s | %s | %s | %s | %s | %s / %s |\n", parts[1], parts[2], cell(k, "ours", "rate"),
                 cell(k, "pocketbase", "rate"), ratio, cell(k, "ours", "lat"), cell(k, "pocketbase", "lat"),
                 cell(k, "ours", "bad"), cell(k, "pocketbase", "bad")
