@@ -46,6 +46,14 @@ kill_check=0
 connections=(1 16 64 500)
 while [ $# -gt 0 ]; do
     case "$1" in
+    --seconds | --people | --connections | --streams)
+        if [ $# -lt 2 ]; then
+            echo "api-load-test: $1 needs a value (see --help)" >&2
+            exit 2
+        fi
+        ;;
+    esac
+    case "$1" in
     --quick) seconds=2 ;;
     --seconds)
         seconds="$2"
@@ -82,9 +90,19 @@ if [ "$ours" -eq 0 ] && [ "$theirs" -eq 0 ]; then
     echo "api-load-test: --ours-only and --pocketbase-only leave nothing to run" >&2
     exit 2
 fi
+if [ ${#connections[@]} -eq 0 ]; then
+    echo "api-load-test: --connections needs at least one count" >&2
+    exit 2
+fi
 for number in "$seconds" "$people" "$streams" "${connections[@]}"; do
     if ! [[ "$number" =~ ^[0-9]+$ ]]; then
         echo "api-load-test: '$number' is not a whole number" >&2
+        exit 2
+    fi
+done
+for number in "$seconds" "$people" "${connections[@]}"; do
+    if [ "$number" -eq 0 ]; then
+        echo "api-load-test: --seconds, --people and --connections take numbers above 0" >&2
         exit 2
     fi
 done
