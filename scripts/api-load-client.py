@@ -206,7 +206,6 @@ class Stream:
         self.client_id = None  # PocketBase's, from PB_CONNECT
         self.connected = asyncio.Event()
         self.arrived = None  # monotonic time of the first event after the change
-        self.first_data = ""
         self.task = None
 
     async def run(self, kind, host, port, path, token, local, state):
@@ -264,7 +263,6 @@ class Stream:
             if kind == "pocketbase" and state["marker"] not in data:
                 return
             self.arrived = time.monotonic()
-            self.first_data = data
             state["arrivals"] += 1
             if state["arrivals"] == state["open"]:
                 state["all"].set()

@@ -457,6 +457,23 @@ LUA
     echo "$file"
 }
 
+# settle SIDE: waits (up to 60 s) until the side answers a single list
+# request within half a second, so that a run does not start while the
+# server still works through the requests of the one before (at 500
+# connections, seconds of them), then a second more.
+settle() {
+    local url header took
+    if [ "$1" = ours ]; then url="$ours_url$ours_list" header="$work/ours.header"; else
+        url="$pb_url$pb_list" header="$work/pb.header"
+    fi
+    for _ in $(seq 1 120); do
+        took="$(curl -s -o /dev/null -m 10 -w '%{time_total}' -H @"$header" "$url" || echo 10)"
+        awk -v t="$took" 'BEGIN { exit !(t < 0.5) }' && break
+        sleep 0.5
+    done
+    sleep 1
+}
+
 table="$work/table"
 : >"$table"
 # load SIDE OP CONNECTIONS: one wrk run, one line in the table:
@@ -469,6 +486,7 @@ load() {
         url="$pb_url" path="$pb_list"
     fi
     script="$(wrk_script "$side" "$op")"
+    settle "$side"
     local threads=$((count < 2 ? 1 : 2))
     line="$(wrk -t "$threads" -c "$count" -d "${seconds}s" --timeout 10s -s "$script" --latency "$url$path" |
         grep '^RESULT' || true)"
