@@ -261,10 +261,11 @@ start_pocketbase() { # on $pb_port
 # pb METHOD PATH [JSON] (with $pb_auth): the body, or nothing and status 1 for a non-2xx.
 pb() {
     local out status data=()
-    [ $# -gt 2 ] && data=(--data-binary "$3")
+    # The body (passwords, some of them) goes through standard input.
+    [ $# -gt 2 ] && data=(--data-binary @-)
     printf 'Authorization: %s\n' "$pb_auth" >"$work/pb-setup.header"
-    out="$(curl -sS -X "$1" -H @"$work/pb-setup.header" -H 'Content-Type: application/json' "${data[@]}" \
-        -w '\n%{http_code}' "$pb_url$2")" || return 1
+    out="$(printf '%s' "${3:-}" | curl -sS -X "$1" -H @"$work/pb-setup.header" -H 'Content-Type: application/json' \
+        ${data[@]+"${data[@]}"} -w '\n%{http_code}' "$pb_url$2")" || return 1
     status="${out##*$'\n'}"
     out="${out%$'\n'*}"
     if [ "${status:0:1}" != 2 ]; then
