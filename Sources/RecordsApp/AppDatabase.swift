@@ -99,9 +99,10 @@ public final class AppDatabase: Sendable {
     /// The database file's path (`:memory:` for ``inMemory()``).
     public let path: String
 
-    /// The migrator with every app's migrations.
+    /// The migrator with the shared migrations, then every app's.
     public static var migrator: Migrator {
         var migrator = Migrator()
+        migrator.register(sharedMigrations)
         for group in migrationGroups { migrator.register(group.migrations) }
         return migrator
     }
@@ -216,6 +217,7 @@ public final class AppDatabase: Sendable {
         var leftOut = Set<String>()
         while true {
             var attempt = Migrator()
+            attempt.register(sharedMigrations)
             for group in migrationGroups {
                 attempt.register(group.migrations.filter { !leftOut.contains($0.identifier) })
             }
@@ -301,6 +303,28 @@ public final class AppDatabase: Sendable {
     ///   its table.
     func write<T: Sendable>(for app: App, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         if let reason = unavailableApps[app] { throw reason }
+        do {
+            return try await writer.write(body)
+        } catch {
+            debugLog?("error: \(error)")
+            throw error
+        }
+    }
+
+    /// Runs `body` for reads of the tables the apps share, on a reader
+    /// connection's own thread: one committed state throughout.
+    func sharedRead<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        do {
+            return try await writer.read(body)
+        } catch {
+            debugLog?("error: \(error)")
+            throw error
+        }
+    }
+
+    /// Runs `body` in a transaction for changes of the tables the apps
+    /// share, on the writer connection's own thread.
+    func sharedWrite<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         do {
             return try await writer.write(body)
         } catch {

@@ -47,6 +47,20 @@ public struct AppDescriptor: Sendable {
 }
 
 extension AppDatabase {
+    /// The tables no one app owns: the change log of every app's records
+    /// (``recordChanges(after:apps:limit:)``) and the JSON API's
+    /// idempotency keys (``IdempotencyStore``).
+    public static let sharedTables: [String] = [RecordChangeLog.tableName, IdempotencyStore.tableName]
+
+    /// The migrations of ``sharedTables``, run before every app's, so that
+    /// an app's own migrations may add triggers that write to them. They
+    /// never refuse a table: an app left out leaves them in. In order;
+    /// append, never edit a shipped one.
+    static let sharedMigrations: [Migrator.Migration] = [
+        Migrator.migration("records.changeLog") { db in try RecordChangeLog.createTable(db) },
+        Migrator.migration("records.idempotency") { db in try IdempotencyStore.createTable(db) },
+    ]
+
     /// Every app, in the order help, navigation and migrations list them.
     /// A new app adds its ``AppDescriptor`` here, and nothing else in this
     /// module outside its folder.

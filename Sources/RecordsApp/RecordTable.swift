@@ -21,6 +21,10 @@ protocol AppRecord: FetchableRecord, PersistableRecord, Sendable {
     static var detailSelection: SQL { get }
     /// The record's ID, its table's key.
     var id: Int64 { get }
+    /// The version of the stored row it was read from (see
+    /// ``RecordVersion``); nil when it was read without the columns the
+    /// version covers (a coffee of the list).
+    var recordVersion: RecordVersion? { get }
 
     /// A record from a row; with `strict`, a value that is not what its
     /// field holds is an ``UnreadableRowError``, else it reads as empty.
@@ -176,7 +180,8 @@ struct RecordTable<Record: AppRecord>: Sendable {
     // MARK: - Writing
 
     /// Inserts a record with a new ID, and the extra columns given, and
-    /// returns it with its ID.
+    /// returns it with its ID, read back from the new row (so that its
+    /// version is the stored row's, whatever triggers added).
     func insert(_ record: Record, extraColumns: [(column: Record.Columns, value: SQLiteValue)] = []) async throws
         -> Record
     {
@@ -184,7 +189,18 @@ struct RecordTable<Record: AppRecord>: Sendable {
         return try await database.write(for: Record.app) { db in
             var row = row
             try row.insert(db)
-            return row.record
+            return try Self.record(db, id: row.record.id, strict: false) ?? row.record
+        }
+    }
+
+    /// Throws ``VersionConflictError`` unless the record with that ID is
+    /// at `expected` (when given), in the access running; nothing when
+    /// there is no such record (the write then reports it).
+    static func checkVersion(_ db: Database, id: Int64, expected: RecordVersion?) throws {
+        guard let expected, let current = try record(db, id: id, strict: false) else { return }
+        if current.recordVersion != expected {
+            throw VersionConflictError(
+                kind: Record.kind, id: id, expected: expected, current: current.recordVersion ?? expected)
         }
     }
 
@@ -193,12 +209,16 @@ struct RecordTable<Record: AppRecord>: Sendable {
     /// writes NULL) of the record with that ID, in one transaction, and
     /// returns the record as it is afterwards, read strictly.
     ///
-    /// - Throws: What `check` throws; ``RecordNotFoundError`` when no row
-    ///   has that ID; ``UnreadableRowError`` when the row still holds a
+    /// With `ifVersion`, the record must be at that version when the
+    /// transaction reads it, before `check` and the write.
+    ///
+    /// - Throws: ``RecordNotFoundError`` when no row has that ID;
+    ///   ``VersionConflictError`` when it is not at `ifVersion`; what
+    ///   `check` throws; ``UnreadableRowError`` when the row still holds a
     ///   value it cannot read (the change is rolled back).
     func update(
         id: Int64, setting columns: [(column: Record.Columns, value: (any SQLiteValueConvertible)?)],
-        check: (@Sendable (Database) throws -> Void)? = nil
+        ifVersion: RecordVersion? = nil, check: (@Sendable (Database) throws -> Void)? = nil
     ) async throws -> Record {
         let assignments: [SQL] = try columns.compactMap { column in
             guard let value = try column.value?.sqliteValue else { return nil }
@@ -209,6 +229,7 @@ struct RecordTable<Record: AppRecord>: Sendable {
             WHERE \(Self.byKey) = \(id)
             """
         return try await database.write(for: Record.app) { db in
+            try Self.checkVersion(db, id: id, expected: ifVersion)
             try check?(db)
             try db.execute(statement)
             guard db.changesCount > 0, let record = try Self.record(db, id: id) else {
@@ -220,13 +241,19 @@ struct RecordTable<Record: AppRecord>: Sendable {
 
     /// Deletes the record with that ID and returns it as it was: a row
     /// with unreadable values is deleted all the same, those fields empty
-    /// in what is returned.
+    /// in what is returned. With `ifVersion`, only if it is at that
+    /// version, checked in the deleting transaction.
     ///
-    /// - Throws: ``RecordNotFoundError`` or a database error.
-    func delete(id: Int64) async throws -> Record {
+    /// - Throws: ``RecordNotFoundError``, ``VersionConflictError``, or a
+    ///   database error.
+    func delete(id: Int64, ifVersion: RecordVersion? = nil) async throws -> Record {
         try await database.write(for: Record.app) { db in
             guard let record = try Self.record(db, id: id, strict: false) else {
                 throw RecordNotFoundError(kind: Record.kind, id: id)
+            }
+            if let ifVersion, record.recordVersion != ifVersion {
+                throw VersionConflictError(
+                    kind: Record.kind, id: id, expected: ifVersion, current: record.recordVersion ?? ifVersion)
             }
             try Record.deleteOne(db, id: id)
             return record
@@ -265,7 +292,7 @@ public struct RecordStoreAccess<Record: Sendable, Sort: Sendable>: Sendable {
             _ body: @escaping @Sendable (RecordList<Record>) throws -> Void
         ) async throws -> Int
     let count: @Sendable () async throws -> Int
-    let delete: @Sendable (_ id: Int64) async throws -> Record
+    let delete: @Sendable (_ id: Int64, _ ifVersion: RecordVersion?) async throws -> Record
     let changes: @Sendable () -> ObservedValues<Bool>
 }
 
@@ -276,7 +303,7 @@ extension RecordStoreAccess where Record: AppRecord {
             try await table.forEach(where: filter, orderBy: orderBy(sort), page: page, body)
         }
         count = { try await table.count() }
-        delete = { id in try await table.delete(id: id) }
+        delete = { id, ifVersion in try await table.delete(id: id, ifVersion: ifVersion) }
         changes = { table.changes }
     }
 }
@@ -322,9 +349,14 @@ extension RecordStore {
     /// values is deleted all the same; those fields are empty (or nil) in
     /// what is returned.
     ///
-    /// - Throws: ``RecordNotFoundError`` or a database error.
+    /// - Parameter ifVersion: Delete only if the record is still at this
+    ///   version (see ``RecordVersion``), checked in the transaction that
+    ///   deletes, so no write can come between; nil deletes whatever it
+    ///   holds.
+    /// - Throws: ``RecordNotFoundError``, ``VersionConflictError`` (nothing
+    ///   was deleted), or a database error.
     @discardableResult
-    public func delete(id: Int64) async throws -> Record {
-        try await access.delete(id)
+    public func delete(id: Int64, ifVersion: RecordVersion? = nil) async throws -> Record {
+        try await access.delete(id, ifVersion)
     }
 }

@@ -20,11 +20,13 @@ import Testing
         #expect(AppDatabase.App(rawValue: "nobody") == nil)
     }
 
-    @Test func theMigratorRunsEveryAppsMigrationsInTheOrderOfTheApps() throws {
-        let expected = AppDatabase.apps.flatMap { $0.migrations.map(\.identifier) }
+    @Test func theMigratorRunsTheSharedMigrationsThenEveryAppsInTheOrderOfTheApps() throws {
+        let shared = AppDatabase.sharedMigrations.map(\.identifier)
+        let apps = AppDatabase.apps.flatMap { $0.migrations.map(\.identifier) }
         let db = try Database.inMemory()
-        #expect(try AppDatabase.migrator.pendingIdentifiers(in: db) == expected)
-        #expect(Set(expected.map { String($0.prefix { $0 != "." }) }) == Set(AppDatabase.App.allCases.map(\.rawValue)))
+        #expect(try AppDatabase.migrator.pendingIdentifiers(in: db) == shared + apps)
+        #expect(Set(apps.map { String($0.prefix { $0 != "." }) }) == Set(AppDatabase.App.allCases.map(\.rawValue)))
+        #expect(shared.allSatisfy { $0.hasPrefix("records.") })
     }
 
     @Test func everyTableTheMigrationsMakeBelongsToExactlyOneApp() throws {
@@ -37,7 +39,7 @@ import Testing
                 WHERE schema = 'main' AND type IN ('table', 'virtual') AND name NOT LIKE 'sqlite_%'
                 """)
         }
-        let declared = AppDatabase.apps.flatMap(\.tables)
+        let declared = AppDatabase.apps.flatMap(\.tables) + AppDatabase.sharedTables
         #expect(Set(declared).count == declared.count, "no table is declared twice")
         #expect(Set(made).subtracting([Migrator.tableName]) == Set(declared))
     }

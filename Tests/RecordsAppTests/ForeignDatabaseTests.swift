@@ -189,7 +189,7 @@ struct ForeignDatabaseTests {
         #expect(unavailable.description.contains("users with IDs (1, 4) share an email address"))
         #expect(unavailable.description.hasSuffix("(People, Contacts and Coffee work as usual)"))
         let pending = try database.read { db in try AppDatabase.migrator.pendingIdentifiers(in: db) }
-        #expect(pending == ["users.createTable", "users.sessions"])
+        #expect(pending == ["users.createTable", "users.sessions", "users.changeLog"])
         database.close()
         let usersAfter = try contentDump(url.path).filter { $0.hasPrefix("User_Master") }
         #expect(usersAfter == usersBefore.filter { $0.hasPrefix("User_Master") })
@@ -199,6 +199,7 @@ struct ForeignDatabaseTests {
         try db.execute("UPDATE User_Master SET USER_EMAIL = 'asha2@example.in' WHERE UID = 4")
         db.close()
         var migrator = Migrator()
+        migrator.register(AppDatabase.sharedMigrations)
         for group in AppDatabase.migrationGroups where group.app != .users { migrator.register(group.migrations) }
         migrator.register(UsersSchema.migrations(hasher: cheapHasher))
         let mended = try Database(path: url.path)

@@ -11,7 +11,7 @@ import SQLiteStore
 ///   Until then they are nil and ``isHydrated`` is false.
 /// - **Dirty or not** (the original tutorial's `isDirty`): ``isDirty`` is true when the
 ///   name or price differs from what was last read from or written to the
-///   database. ``CoffeeStore/save(_:)`` writes only the fields that differ,
+///   database. ``CoffeeStore/save(_:ifVersion:)`` writes only the fields that differ,
 ///   and nothing at all for a model that is not dirty. Setting a field back
 ///   to its stored value makes the model clean again.
 ///
@@ -39,6 +39,14 @@ public struct Coffee: Sendable, Identifiable, Hashable {
     /// The stored picture's size and format; nil when there is none or the
     /// coffee is not hydrated yet.
     public internal(set) var picture: CoffeePicture?
+    /// The version of the stored coffee this detail was read from (see
+    /// ``RecordVersion``): its name, price, picture type and size, and the
+    /// picture's own version (bumped whenever its bytes are stored, by
+    /// anyone), never the bytes themselves. Nil for a coffee that was not
+    /// read as a detail: one of the list's (not hydrated) or one made in
+    /// memory. Saving through ``CoffeeStore/save(_:ifVersion:)`` updates
+    /// it; editing a field in memory does not.
+    public internal(set) var version: RecordVersion?
     /// Whether the details (price, picture) have been loaded.
     public private(set) var isHydrated: Bool
     /// The stored name or price, when it is not one the app can read (a
@@ -86,20 +94,45 @@ public struct Coffee: Sendable, Identifiable, Hashable {
     /// Takes the stored details: the snapshot becomes `fields`, and a field
     /// that was not edited in memory takes its stored value. Unsaved edits
     /// are kept (and stay dirty if they differ).
-    mutating func hydrate(with fields: Fields, picture: CoffeePicture?, unreadable: [UnreadableValue]) {
+    mutating func hydrate(
+        with fields: Fields, picture: CoffeePicture?, unreadable: [UnreadableValue], version: RecordVersion?
+    ) {
         if !nameIsDirty { name = fields.name }
         if !priceIsDirty { price = fields.price }
         stored = fields
         self.picture = picture
         self.unreadable = unreadable
+        self.version = version
         isHydrated = true
     }
 
-    /// Records that the current name and price are what the database holds;
-    /// the fields written are readable now.
-    mutating func markSaved(fields written: Set<String>) {
+    /// Records that the current name and price are what the database holds,
+    /// at `version`; the fields written are readable now.
+    mutating func markSaved(fields written: Set<String>, version: RecordVersion?) {
         stored = Fields(name: name, price: price)
         unreadable.removeAll { written.contains($0.field) }
+        self.version = version
+    }
+}
+
+extension Coffee {
+    /// Equal when the fields are; the version is left out: it tells which
+    /// stored row a value was read from, and a value edited in memory keeps
+    /// it, so comparing it would tell two equal values apart.
+    public static func == (lhs: Coffee, rhs: Coffee) -> Bool {
+        lhs.id == rhs.id && lhs.name == rhs.name && lhs.price == rhs.price && lhs.picture == rhs.picture
+            && lhs.isHydrated == rhs.isHydrated && lhs.unreadable == rhs.unreadable && lhs.stored == rhs.stored
+    }
+
+    /// Hashes the fields, as ``==`` compares them.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(id)
+        hasher.combine(name)
+        hasher.combine(price)
+        hasher.combine(picture)
+        hasher.combine(isHydrated)
+        hasher.combine(unreadable)
+        hasher.combine(stored)
     }
 }
 
@@ -141,6 +174,8 @@ extension Coffee {
 
     /// The detail's name for `length(picture)`.
     static let pictureSize = "pictureSize"
+    /// The detail's name for the picture's version (`coffee_picture_version`).
+    static let pictureVersion = "pictureVersion"
 }
 
 extension Coffee: FetchableRecord, PersistableRecord {
@@ -172,12 +207,20 @@ extension Coffee: FetchableRecord, PersistableRecord {
 extension Coffee: AppRecord {
     static let app = AppDatabase.App.coffee
     static let kind = "coffee"
+    var recordVersion: RecordVersion? { version }
+    /// What the version covers: the detail's columns, never the bytes.
+    static let versionColumns =
+        [Columns.id, .name, .priceMicros, .pictureType].map(\.rawValue) + [pictureSize, pictureVersion]
     static let selection: SQL = "\(columns: [Columns.id, .name])"
     /// Everything but the picture's bytes: `length()` of a blob column is
-    /// read from the row's header, without loading the value.
+    /// read from the row's header, without loading the value. The
+    /// picture's version makes the coffee's version change when its bytes
+    /// do, without reading them.
     static let detailSelection: SQL = """
         \(columns: [Columns.id, .name, .priceMicros, .pictureType]), \
-        length(\(Columns.picture)) AS \(identifier: pictureSize)
+        length(\(Columns.picture)) AS \(identifier: pictureSize), \
+        (SELECT version FROM coffee_picture_version v WHERE v.coffeeID = \(identifier: tableName).\(Columns.id)) \
+        AS \(identifier: pictureVersion)
         """
 
     /// The list's row is strict about the name (unless `strict` is false);
@@ -211,6 +254,7 @@ extension Coffee: AppRecord {
             id: id, name: name, price: price,
             picture: size.map { CoffeePicture(size: $0, format: type.flatMap(PictureFormat.init(mimeType:))) })
         unreadable = reader.problems
+        version = try RecordVersion.of(kind: Self.kind, row: row, columns: Self.versionColumns)
     }
 }
 

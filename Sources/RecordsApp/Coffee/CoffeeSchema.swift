@@ -47,6 +47,11 @@ enum CoffeeSchema {
         // Every coffee gets a picture version, bumped by triggers whenever
         // its picture or type changes, whoever changes it.
         Migrator.migration("coffee.pictureVersions") { db in try createPictureVersions(db) },
+        // Every change of a coffee, by any program, goes to the shared change
+        // log; storing or removing a picture updates the row, so it is one.
+        Migrator.migration("coffee.changeLog") { db in
+            try RecordChangeLog.createTriggers(app: "coffee", table: "coffee", key: "coffeeID", in: db)
+        },
     ]
 
     /// Makes the table that gives each coffee's picture a version: the web's

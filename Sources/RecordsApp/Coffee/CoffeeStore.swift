@@ -154,7 +154,7 @@ public struct CoffeeStore: RecordStore {
         }
         coffee.hydrate(
             with: Coffee.Fields(name: stored.name, price: stored.price), picture: stored.picture,
-            unreadable: stored.unreadable)
+            unreadable: stored.unreadable, version: stored.version)
     }
 
     // MARK: - Changes
@@ -170,15 +170,19 @@ public struct CoffeeStore: RecordStore {
     }
 
     /// Writes the fields of `coffee` that changed since it was read or last
-    /// saved, and marks it clean. A coffee that is not dirty is not written
-    /// at all: no statement runs.
+    /// saved, and marks it clean, at the version the write made. A coffee
+    /// that is not dirty is not written at all: no statement runs.
     ///
+    /// - Parameter ifVersion: Write only if the coffee is still at this
+    ///   version (usually ``Coffee/version`` as it was read), checked in
+    ///   the transaction that writes; nil writes whatever it holds.
     /// - Returns: Whether anything was written.
     /// - Throws: ``ValidationError`` (an invalid name or price, or a price
-    ///   cleared) or ``RecordNotFoundError`` (the coffee was deleted):
-    ///   nothing is written and the coffee stays dirty.
+    ///   cleared), ``RecordNotFoundError`` (the coffee was deleted) or
+    ///   ``VersionConflictError`` (someone changed it since): nothing is
+    ///   written and the coffee stays dirty.
     @discardableResult
-    public func save(_ coffee: inout Coffee) async throws -> Bool {
+    public func save(_ coffee: inout Coffee, ifVersion: RecordVersion? = nil) async throws -> Bool {
         guard coffee.isDirty else { return false }
         var validator = Validator()
         var setting: [(column: Coffee.Columns, value: (any SQLiteValueConvertible)?)] = []
@@ -205,10 +209,45 @@ public struct CoffeeStore: RecordStore {
         try validator.check()
         // The same update as every store's: a coffee deleted meanwhile is a
         // RecordNotFoundError and nothing is written.
-        _ = try await table.update(id: coffee.id, setting: setting)
-        saved.markSaved(fields: written)
+        let stored = try await table.update(id: coffee.id, setting: setting, ifVersion: ifVersion)
+        saved.markSaved(fields: written, version: stored.version)
         coffee = saved
         return true
+    }
+
+    /// Changes the given fields of a coffee and returns it as stored
+    /// afterwards, hydrated: the update path of a program that holds no
+    /// ``Coffee`` (the JSON API, a form), where ``save(_:ifVersion:)``
+    /// needs one read first.
+    ///
+    /// - Parameter ifVersion: Write only if the coffee is still at this
+    ///   version (``Coffee/version`` as it was read), checked in the
+    ///   transaction that writes; nil writes whatever it holds.
+    /// - Throws: ``ValidationError`` (no field given, an invalid name or
+    ///   price), ``RecordNotFoundError``, ``VersionConflictError``, or a
+    ///   database error; nothing is written on any error.
+    @discardableResult
+    public func update(id: Int64, with changes: CoffeeChanges, ifVersion: RecordVersion? = nil) async throws
+        -> Coffee
+    {
+        if changes.name == nil && changes.price == nil {
+            throw ValidationError(field: "changes", message: "nothing to change: give a name or a price")
+        }
+        var validator = Validator()
+        var setting: [(column: Coffee.Columns, value: (any SQLiteValueConvertible)?)] = []
+        if let name = changes.name {
+            setting.append((.name, validator.text(name, field: "name", maxLength: CoffeeRules.maxNameLength)))
+        }
+        if let price = changes.price {
+            validator.checkPrice(price)
+            if let micros = CoffeePrice.micros(exactly: price) {
+                setting.append((.priceMicros, micros))
+            } else {
+                validator.fail("price", "price must be a whole number of millionths")
+            }
+        }
+        try validator.check()
+        return try await table.update(id: id, setting: setting, ifVersion: ifVersion)
     }
 
     // MARK: - Pictures
@@ -226,17 +265,24 @@ public struct CoffeeStore: RecordStore {
     /// Storing gives the picture a new version
     /// (``PictureReader/entityTag``).
     ///
+    /// - Parameter ifVersion: Store it only if the coffee is still at this
+    ///   version (``Coffee/version``), checked in the transaction that
+    ///   stores it; nil stores it whatever the coffee holds.
     /// - Returns: The stored picture's size and format.
     /// - Throws: ``PictureError`` (unreadable, empty, unrecognised, too
-    ///   large), ``RecordNotFoundError``, or a database error.
+    ///   large), ``RecordNotFoundError``, ``VersionConflictError``, or a
+    ///   database error.
     @discardableResult
-    public func setPicture(id: Int64, from source: PictureSource) async throws -> CoffeePicture {
+    public func setPicture(id: Int64, from source: PictureSource, ifVersion: RecordVersion? = nil) async throws
+        -> CoffeePicture
+    {
         let input = try PictureInput.open(source, limit: pictureSizeLimit)
         defer { input.close() }
         let limit = pictureSizeLimit
         do {
             return try await database.write(for: .coffee) { db in
                 guard try Coffee.exists(db, id: id) else { throw RecordNotFoundError(kind: "coffee", id: id) }
+                try RecordTable<Coffee>.checkVersion(db, id: id, expected: ifVersion)
                 // The type first: the picture must stay the last non-NULL
                 // value of the row while it is reserved.
                 try db.execute(
@@ -285,11 +331,15 @@ public struct CoffeeStore: RecordStore {
 
     /// Removes a coffee's picture and returns what it was.
     ///
+    /// - Parameter ifVersion: Remove it only if the coffee is still at this
+    ///   version (``Coffee/version``), checked in the transaction that
+    ///   removes it; nil removes it whatever the coffee holds.
     /// - Throws: ``RecordNotFoundError``, ``PictureError`` when it has none,
-    ///   or a database error.
+    ///   ``VersionConflictError``, or a database error.
     @discardableResult
-    public func removePicture(id: Int64) async throws -> CoffeePicture {
+    public func removePicture(id: Int64, ifVersion: RecordVersion? = nil) async throws -> CoffeePicture {
         try await database.write(for: .coffee) { db in
+            try RecordTable<Coffee>.checkVersion(db, id: id, expected: ifVersion)
             let picture = try Self.picture(db, id: id)
             try db.execute(
                 """

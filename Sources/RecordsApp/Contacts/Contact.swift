@@ -11,17 +11,70 @@ public struct Contact: Sendable, Equatable, Hashable, Identifiable, Codable {
     public var address: String
     /// How to reach them: a phone number, an email address, a URL.
     public var contact: String
+    /// The version of the stored row this contact was read from (see
+    /// ``RecordVersion``); for a contact made in memory, that of the row
+    /// its fields make. Editing a field in memory leaves it as it was: it
+    /// is what a conditional write
+    /// (``ContactsStore/update(id:with:ifVersion:)``) expects to find.
+    public internal(set) var version: RecordVersion
 
     /// Creates a contact.
     public init(id: Int64, name: String, address: String, contact: String) {
+        let stored: [SQLiteValue] = [.integer(id), .text(name), .text(address), .text(contact)]
+        self.init(
+            id: id, name: name, address: address, contact: contact,
+            version: RecordVersion.of(kind: Self.kind, values: stored))
+    }
+
+    init(id: Int64, name: String, address: String, contact: String, version: RecordVersion) {
         self.id = id
         self.name = name
         self.address = address
         self.contact = contact
+        self.version = version
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case id, name, address, contact
+    }
+
+    /// Decodes the four fields; the version is that of the row they make.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try container.decode(Int64.self, forKey: .id), name: try container.decode(String.self, forKey: .name),
+            address: try container.decode(String.self, forKey: .address),
+            contact: try container.decode(String.self, forKey: .contact))
+    }
+
+    /// Encodes the four fields (not the version: the JSON stays as it was).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(name, forKey: .name)
+        try container.encode(address, forKey: .address)
+        try container.encode(contact, forKey: .contact)
     }
 
     /// The original tutorial's list subtitle: "address | contact".
     public var details: String { "\(address) | \(contact)" }
+}
+
+extension Contact {
+    /// Equal when the fields are; the version is left out: it tells which
+    /// stored row a value was read from, and a value edited in memory keeps
+    /// it, so comparing it would tell two equal values apart.
+    public static func == (lhs: Contact, rhs: Contact) -> Bool {
+        lhs.id == rhs.id && lhs.name == rhs.name && lhs.address == rhs.address && lhs.contact == rhs.contact
+    }
+
+    /// Hashes the fields, as ``==`` compares them.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(id)
+        hasher.combine(name)
+        hasher.combine(address)
+        hasher.combine(contact)
+    }
 }
 
 extension Contact {
@@ -54,24 +107,32 @@ extension Contact: FetchableRecord, PersistableRecord {
         columns[Columns.contact] = contact
     }
 
-    /// Takes the ID SQLite gave the new row.
-    public mutating func didInsert(rowID: Int64) { id = rowID }
+    /// Takes the ID SQLite gave the new row, and the version of the row
+    /// with it.
+    public mutating func didInsert(rowID: Int64) {
+        self = Contact(id: rowID, name: name, address: address, contact: contact)
+    }
 }
 
 extension Contact: AppRecord {
     static let app = AppDatabase.App.contacts
     static let kind = "contact"
+    var recordVersion: RecordVersion? { version }
+    /// What the version covers: every column.
+    static let versionColumns = Columns.allCases.map(\.rawValue)
     static let selection: SQL = "\(columns: Columns.allCases)"
 
     init(row: Row, strict: Bool) throws {
         let id: Int64 = try row[Columns.id]
         var reader = RowReader(row, table: Self.tableName)
         // The original tutorial's table allows NULL in every column; they read as empty.
-        self.init(
-            id: id, name: try reader.text(Columns.name, field: "name") ?? "",
-            address: try reader.text(Columns.address, field: "address") ?? "",
-            contact: try reader.text(Columns.contact, field: "contact") ?? "")
+        let name = try reader.text(Columns.name, field: "name") ?? ""
+        let address = try reader.text(Columns.address, field: "address") ?? ""
+        let contact = try reader.text(Columns.contact, field: "contact") ?? ""
         if strict { try reader.check(kind: Self.kind, id: id) }
+        self.init(
+            id: id, name: name, address: address, contact: contact,
+            version: try RecordVersion.of(kind: Self.kind, row: row, columns: Self.versionColumns))
     }
 }
 

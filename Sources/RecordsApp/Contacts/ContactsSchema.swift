@@ -21,6 +21,10 @@ enum ContactsSchema {
         // The folded names in an indexed side table, computed for the rows
         // already there; triggers mark them for recomputing from then on.
         Migrator.migration("contacts.sortKeys") { db in try sortKeys.create(db) },
+        // Every change of a contact, by any program, goes to the shared change log.
+        Migrator.migration("contacts.changeLog") { db in
+            try RecordChangeLog.createTriggers(app: "contacts", table: "CONTACTS", key: "ID", in: db)
+        },
     ]
 
     /// The full-text index of the name, address and contact (phone, email,

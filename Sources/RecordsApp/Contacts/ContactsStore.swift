@@ -65,12 +65,18 @@ public struct ContactsStore: RecordStore {
     /// Only the given columns are written, so this is also how a row with
     /// an unreadable value is mended: give that field a new value.
     ///
-    /// - Throws: ``ValidationError`` or ``RecordNotFoundError``, or
+    /// - Parameter ifVersion: Write only if the contact is still at this
+    ///   version (``Contact/version`` as it was read), checked in the
+    ///   transaction that writes; nil writes whatever it holds.
+    /// - Throws: ``ValidationError`` or ``RecordNotFoundError``,
+    ///   ``VersionConflictError`` (someone changed the contact since), or
     ///   ``UnreadableRowError`` when a field not given still holds an
     ///   unreadable value (nothing is written then), or a database error.
     @discardableResult
-    public func update(id: Int64, with changes: ContactChanges) async throws -> Contact {
-        try await table.update(id: id, setting: changes.validated().columns)
+    public func update(id: Int64, with changes: ContactChanges, ifVersion: RecordVersion? = nil) async throws
+        -> Contact
+    {
+        try await table.update(id: id, setting: changes.validated().columns, ifVersion: ifVersion)
     }
 
     /// Page `number` (from 1) of `size` contacts in the given order (by name

@@ -23,6 +23,10 @@ enum PeopleSchema {
         // The folded names in an indexed side table, computed for the rows
         // already there; triggers mark them for recomputing from then on.
         Migrator.migration("people.sortKeys") { db in try sortKeys.create(db) },
+        // Every change of a person, by any program, goes to the shared change log.
+        Migrator.migration("people.changeLog") { db in
+            try RecordChangeLog.createTriggers(app: "people", table: "peopleInfo", key: "peopleInfoID", in: db)
+        },
     ]
 
     /// The full-text index of first and last names, folding case and

@@ -45,13 +45,19 @@ public struct PeopleStore: RecordStore {
     /// Only the given columns are written, so this is also how a row with
     /// an unreadable value is mended: give that field a new value.
     ///
-    /// - Throws: ``ValidationError`` or ``RecordNotFoundError``, or
+    /// - Parameter ifVersion: Write only if the person is still at this
+    ///   version (``Person/version`` as it was read), checked in the
+    ///   transaction that writes; nil writes whatever it holds.
+    /// - Throws: ``ValidationError`` or ``RecordNotFoundError``,
+    ///   ``VersionConflictError`` (someone changed the person since), or
     ///   ``UnreadableRowError`` when a field not given still holds an
     ///   unreadable value (nothing is written then), or a database error.
     @discardableResult
-    public func update(id: Int64, with changes: PersonChanges) async throws -> Person {
+    public func update(id: Int64, with changes: PersonChanges, ifVersion: RecordVersion? = nil) async throws
+        -> Person
+    {
         // A NULL the row had in another column stays NULL.
-        try await table.update(id: id, setting: changes.validated().columns)
+        try await table.update(id: id, setting: changes.validated().columns, ifVersion: ifVersion)
     }
 
     /// Page `number` (from 1) of `size` people in the given order (by name

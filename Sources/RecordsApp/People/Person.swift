@@ -11,13 +11,29 @@ public struct Person: Sendable, Equatable, Hashable, Identifiable, Codable {
     public var lastName: String
     /// The age, nil when the row has none (the original tutorial's table allows NULL).
     public var age: Int?
+    /// The version of the stored row this person was read from (see
+    /// ``RecordVersion``); for a person made in memory, that of the row its
+    /// fields make. Editing a field in memory leaves it as it was: it is
+    /// what a conditional write (``PeopleStore/update(id:with:ifVersion:)``)
+    /// expects to find.
+    public internal(set) var version: RecordVersion
 
     /// Creates a person.
     public init(id: Int64, firstName: String, lastName: String, age: Int?) {
+        let stored: [SQLiteValue] = [
+            .integer(id), .text(firstName), .text(lastName), age.map { .integer(Int64($0)) } ?? .null,
+        ]
+        self.init(
+            id: id, firstName: firstName, lastName: lastName, age: age,
+            version: RecordVersion.of(kind: Self.kind, values: stored))
+    }
+
+    init(id: Int64, firstName: String, lastName: String, age: Int?, version: RecordVersion) {
         self.id = id
         self.firstName = firstName
         self.lastName = lastName
         self.age = age
+        self.version = version
     }
 
     /// "First Last".
@@ -29,6 +45,16 @@ public struct Person: Sendable, Equatable, Hashable, Identifiable, Codable {
         case id, firstName, lastName, age
     }
 
+    /// Decodes the four fields; the version is that of the row they make.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try container.decode(Int64.self, forKey: .id),
+            firstName: try container.decode(String.self, forKey: .firstName),
+            lastName: try container.decode(String.self, forKey: .lastName),
+            age: try container.decodeIfPresent(Int.self, forKey: .age))
+    }
+
     /// Encodes every key; a missing age is `null`, not left out.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
@@ -36,6 +62,23 @@ public struct Person: Sendable, Equatable, Hashable, Identifiable, Codable {
         try container.encode(firstName, forKey: .firstName)
         try container.encode(lastName, forKey: .lastName)
         try container.encode(age, forKey: .age)
+    }
+}
+
+extension Person {
+    /// Equal when the fields are; the version is left out: it tells which
+    /// stored row a value was read from, and a value edited in memory keeps
+    /// it, so comparing it would tell two equal values apart.
+    public static func == (lhs: Person, rhs: Person) -> Bool {
+        lhs.id == rhs.id && lhs.firstName == rhs.firstName && lhs.lastName == rhs.lastName && lhs.age == rhs.age
+    }
+
+    /// Hashes the fields, as ``==`` compares them.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(id)
+        hasher.combine(firstName)
+        hasher.combine(lastName)
+        hasher.combine(age)
     }
 }
 
@@ -70,24 +113,33 @@ extension Person: FetchableRecord, PersistableRecord {
         columns[Columns.age] = age
     }
 
-    /// Takes the ID SQLite gave the new row.
-    public mutating func didInsert(rowID: Int64) { id = rowID }
+    /// Takes the ID SQLite gave the new row, and the version of the row
+    /// with it.
+    public mutating func didInsert(rowID: Int64) {
+        self = Person(id: rowID, firstName: firstName, lastName: lastName, age: age)
+    }
 }
 
 extension Person: AppRecord {
     static let app = AppDatabase.App.people
     static let kind = "person"
+    var recordVersion: RecordVersion? { version }
+    /// What the version covers: every column.
+    static let versionColumns = Columns.allCases.map(\.rawValue)
     static let selection: SQL = "\(columns: Columns.allCases)"
 
     init(row: Row, strict: Bool) throws {
         let id: Int64 = try row[Columns.id]
         var reader = RowReader(row, table: Self.tableName)
         // The original tutorial's table allows NULL names; they read as empty.
-        self.init(
-            id: id, firstName: try reader.text(Columns.firstName, field: "first name") ?? "",
-            lastName: try reader.text(Columns.lastName, field: "last name") ?? "",
-            age: try reader.integer(Columns.age, field: "age"))
+        let firstName = try reader.text(Columns.firstName, field: "first name") ?? ""
+        let lastName = try reader.text(Columns.lastName, field: "last name") ?? ""
+        let age = try reader.integer(Columns.age, field: "age")
         if strict { try reader.check(kind: Self.kind, id: id) }
+        // From the stored values: a NULL name is another version than an empty one.
+        self.init(
+            id: id, firstName: firstName, lastName: lastName, age: age,
+            version: try RecordVersion.of(kind: Self.kind, row: row, columns: Self.versionColumns))
     }
 }
 

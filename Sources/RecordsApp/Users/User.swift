@@ -29,12 +29,37 @@ public struct User: Sendable, Equatable, Hashable, Identifiable, Codable {
     public var dateOfBirth: String
     /// The profile picture's file name (`USER_IMAGENAME`).
     public var imageName: String
+    /// The version of the stored row this user was read from (see
+    /// ``RecordVersion``): every profile field and the email, never the
+    /// password hash, so changing the password keeps it. For a user made
+    /// in memory, that of the row its fields make. Editing a field in
+    /// memory leaves it as it was: it is what a conditional write
+    /// (``UsersStore/updateProfile(id:with:ifVersion:)``) expects to find.
+    public internal(set) var version: RecordVersion
 
     /// Creates a user.
     public init(
         id: Int64, firstName: String, lastName: String, email: String, mobile: String, state: String, city: String,
         pincode: String, address: String, gender: Gender, dateOfBirth: String, imageName: String
     ) {
+        // In the order of `User.selection`: the table's, without the password hash.
+        let stored: [SQLiteValue] = [
+            .integer(id), .text(imageName), .text(firstName), .text(lastName), .text(email), .text(mobile),
+            .text(state), .text(city), .text(pincode), .text(address), .integer(Int64(gender.rawValue)),
+            .text(dateOfBirth),
+        ]
+        self.init(
+            id: id, firstName: firstName, lastName: lastName, email: email, mobile: mobile, state: state, city: city,
+            pincode: pincode, address: address, gender: gender, dateOfBirth: dateOfBirth, imageName: imageName,
+            version: RecordVersion.of(kind: Self.kind, values: stored))
+    }
+
+    init(
+        id: Int64, firstName: String, lastName: String, email: String, mobile: String, state: String, city: String,
+        pincode: String, address: String, gender: Gender, dateOfBirth: String, imageName: String,
+        version: RecordVersion
+    ) {
+        self.version = version
         self.id = id
         self.firstName = firstName
         self.lastName = lastName
@@ -52,6 +77,39 @@ public struct User: Sendable, Equatable, Hashable, Identifiable, Codable {
     /// "First Last".
     public var fullName: String {
         [firstName, lastName].filter { !$0.isEmpty }.joined(separator: " ")
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case id, firstName, lastName, email, mobile, state, city, pincode, address, gender, dateOfBirth, imageName
+    }
+
+    /// Decodes the profile fields; the version is that of the row they make.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        func text(_ key: CodingKeys) throws -> String { try container.decode(String.self, forKey: key) }
+        self.init(
+            id: try container.decode(Int64.self, forKey: .id), firstName: try text(.firstName),
+            lastName: try text(.lastName), email: try text(.email), mobile: try text(.mobile), state: try text(.state),
+            city: try text(.city), pincode: try text(.pincode), address: try text(.address),
+            gender: try container.decode(Gender.self, forKey: .gender), dateOfBirth: try text(.dateOfBirth),
+            imageName: try text(.imageName))
+    }
+
+    /// Encodes the profile fields (not the version: the JSON stays as it was).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(firstName, forKey: .firstName)
+        try container.encode(lastName, forKey: .lastName)
+        try container.encode(email, forKey: .email)
+        try container.encode(mobile, forKey: .mobile)
+        try container.encode(state, forKey: .state)
+        try container.encode(city, forKey: .city)
+        try container.encode(pincode, forKey: .pincode)
+        try container.encode(address, forKey: .address)
+        try container.encode(gender, forKey: .gender)
+        try container.encode(dateOfBirth, forKey: .dateOfBirth)
+        try container.encode(imageName, forKey: .imageName)
     }
 }
 
@@ -190,6 +248,28 @@ public struct CalendarDate: Sendable, Hashable, Comparable, CustomStringConverti
 }
 
 extension User {
+    /// Equal when the fields are; the version is left out: it tells which
+    /// stored row a value was read from, and a value edited in memory keeps
+    /// it, so comparing it would tell two equal values apart.
+    public static func == (lhs: User, rhs: User) -> Bool {
+        lhs.profileFields == rhs.profileFields
+    }
+
+    /// Hashes the fields, as ``==`` compares them.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(profileFields)
+    }
+
+    /// Every field but the version.
+    private var profileFields: [String] {
+        [
+            String(id), firstName, lastName, email, mobile, state, city, pincode, address, String(gender.rawValue),
+            dateOfBirth, imageName,
+        ]
+    }
+}
+
+extension User {
     /// The columns of `User_Master`, as the original tutorial named them, in
     /// the table's order (see ``UsersSchema``).
     enum Columns: String, TableColumn {
@@ -241,13 +321,23 @@ extension User: FetchableRecord, PersistableRecord {
         columns[Columns.dateOfBirth] = dateOfBirth
     }
 
-    /// Takes the ID SQLite gave the new row.
-    public mutating func didInsert(rowID: Int64) { id = rowID }
+    /// Takes the ID SQLite gave the new row, and the version of the row
+    /// with it.
+    public mutating func didInsert(rowID: Int64) {
+        self = User(
+            id: rowID, firstName: firstName, lastName: lastName, email: email, mobile: mobile, state: state,
+            city: city, pincode: pincode, address: address, gender: gender, dateOfBirth: dateOfBirth,
+            imageName: imageName)
+    }
 }
 
 extension User: AppRecord {
     static let app = AppDatabase.App.users
     static let kind = "user"
+    var recordVersion: RecordVersion? { version }
+    /// What the version covers: every column but the password hash, in
+    /// the table's order.
+    static let versionColumns = Columns.allCases.filter { $0 != .passwordHash }.map(\.rawValue)
     static let selection: SQL = "\(columns: Columns.allCases.filter { $0 != .passwordHash })"
 
     init(row: Row, strict: Bool) throws {
@@ -282,6 +372,7 @@ extension User: AppRecord {
         if strict { try reader.check(kind: Self.kind, id: id) }
         self.init(
             id: id, firstName: first, lastName: last, email: email, mobile: mobile, state: state, city: city,
-            pincode: pincode, address: address, gender: gender, dateOfBirth: dateOfBirth, imageName: imageName)
+            pincode: pincode, address: address, gender: gender, dateOfBirth: dateOfBirth, imageName: imageName,
+            version: try RecordVersion.of(kind: Self.kind, row: row, columns: Self.versionColumns))
     }
 }

@@ -42,7 +42,13 @@ enum UsersSchema {
                     throw UsersImportError.unknownLayout(columns: columns)
                 }
             }
-        ] + SessionSchema.migrations
+        ] + SessionSchema.migrations + [
+            // Every change of a user's row, by any program, goes to the
+            // shared change log (a password change too: it updates the row).
+            Migrator.migration("users.changeLog") { db in
+                try RecordChangeLog.createTriggers(app: "users", table: "User_Master", key: "UID", in: db)
+            }
+        ]
     }
 
     /// The table's name.

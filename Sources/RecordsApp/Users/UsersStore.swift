@@ -139,7 +139,8 @@ public struct UsersStore: RecordStore {
                 }
                 var row = row
                 try row.insert(db)
-                return row.record
+                // Read back, as every store's insert is: its version is the stored row's.
+                return try RecordTable<User>.record(db, id: row.record.id, strict: false) ?? row.record
             }
         }
     }
@@ -263,9 +264,18 @@ public struct UsersStore: RecordStore {
     ///   another user has), ``RecordNotFoundError``, ``UnreadableRowError``
     ///   when a field not given still holds an unreadable value, or a
     ///   database error. Nothing is written on any error.
+    ///
+    /// - Parameter ifVersion: Write only if the user is still at this
+    ///   version (``User/version`` as it was read), checked in the
+    ///   transaction that writes (``VersionConflictError`` otherwise); nil
+    ///   writes whatever it holds.
     @discardableResult
-    public func updateProfile(id: Int64, with changes: ProfileChanges) async throws -> User {
-        try await update(id: id, with: try changes.validated(today: today()), passwordHash: nil, anyField: true)
+    public func updateProfile(id: Int64, with changes: ProfileChanges, ifVersion: RecordVersion? = nil)
+        async throws -> User
+    {
+        try await update(
+            id: id, with: try changes.validated(today: today()), passwordHash: nil, anyField: true,
+            ifVersion: ifVersion)
     }
 
     /// Changes the given profile fields as a signed-in session would (the
@@ -283,14 +293,18 @@ public struct UsersStore: RecordStore {
     ///   and an identifying field would change (compared with what is
     ///   stored, in the transaction that writes);
     ///   ``AuthenticationError/wrongPassword``; what
-    ///   ``updateProfile(id:with:)`` throws. Nothing is written on any
-    ///   error.
+    ///   ``updateProfile(id:with:ifVersion:)`` throws (with `ifVersion`,
+    ///   ``VersionConflictError``). Nothing is written on any error.
     @discardableResult
-    public func updateProfile(id: Int64, with changes: ProfileChanges, password: String?) async throws -> User {
+    public func updateProfile(
+        id: Int64, with changes: ProfileChanges, password: String?, ifVersion: RecordVersion? = nil
+    ) async throws -> User {
         let valid = try changes.validated(today: today())
-        guard let password else { return try await update(id: id, with: valid, passwordHash: nil, anyField: false) }
+        guard let password else {
+            return try await update(id: id, with: valid, passwordHash: nil, anyField: false, ifVersion: ifVersion)
+        }
         let stored = try await checkPassword(id: id, password, wrongPassword: .wrongPassword)
-        return try await update(id: id, with: valid, passwordHash: stored, anyField: true)
+        return try await update(id: id, with: valid, passwordHash: stored, anyField: true, ifVersion: ifVersion)
     }
 
     /// Writes validated changes in one transaction.
@@ -300,9 +314,11 @@ public struct UsersStore: RecordStore {
     ///     write is refused if it changed meanwhile.
     ///   - anyField: Whether the identifying fields may change; if not,
     ///     the write is refused when they would.
-    private func update(id: Int64, with valid: ValidProfileChanges, passwordHash: String?, anyField: Bool)
-        async throws -> User
-    {
+    ///   - ifVersion: The version the user must still be at.
+    private func update(
+        id: Int64, with valid: ValidProfileChanges, passwordHash: String?, anyField: Bool,
+        ifVersion: RecordVersion?
+    ) async throws -> User {
         try await Self.mappingDuplicateEmail {
             try await table.update(
                 id: id,
@@ -312,6 +328,7 @@ public struct UsersStore: RecordStore {
                     (.address, valid.address), (.gender, valid.gender?.rawValue),
                     (.dateOfBirth, valid.dateOfBirth?.description), (.imageName, valid.imageName),
                 ],
+                ifVersion: ifVersion,
                 check: { db in
                     if let passwordHash, try Self.passwordHash(db, id: id) != passwordHash {
                         // Changed since it was checked: the password given is no longer the user's.
@@ -349,10 +366,10 @@ public struct UsersStore: RecordStore {
     }
 
     /// Changes the given profile fields of a user whose password this is,
-    /// as a logged-in session would (see ``updateProfile(id:with:)``).
+    /// as a logged-in session would (see ``updateProfile(id:with:ifVersion:)``).
     ///
     /// - Throws: ``AuthenticationError/wrongPassword`` (nothing is
-    ///   written), and what ``updateProfile(id:with:)`` throws.
+    ///   written), and what ``updateProfile(id:with:ifVersion:)`` throws.
     @discardableResult
     public func updateProfile(id: Int64, password: String, with changes: ProfileChanges) async throws -> User {
         _ = try changes.validated(today: today())
