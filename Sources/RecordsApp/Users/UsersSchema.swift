@@ -42,7 +42,7 @@ enum UsersSchema {
                     throw UsersImportError.unknownLayout(columns: columns)
                 }
             }
-        ] + SessionSchema.migrations
+        ] + SessionSchema.migrations + APITokenSchema.migrations
     }
 
     /// The table's name.
