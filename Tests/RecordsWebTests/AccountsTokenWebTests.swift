@@ -63,6 +63,10 @@ struct AccountsTokenWebTests {
         #expect(page.body.contains("<bdi>backup script</bdi>") && page.body.contains("Read and write"))
         #expect(page.body.contains("<code>\(secret.prefix(6))…</code>"))
         #expect(!page.body.contains(secret.dropFirst(6)))
+        // The address of the answer leads to the account page, without the secret.
+        let again = try await client.get("/account/tokens")
+        #expect(again.status == 303)
+        #expect(again.location == "/account")
     }
 
     @Test(arguments: [

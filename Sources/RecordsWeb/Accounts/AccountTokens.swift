@@ -7,6 +7,7 @@ import RecordsApp
 /// | route | what |
 /// | --- | --- |
 /// | `POST /account/tokens` | make a token: answers the account page with its secret, shown once |
+/// | `GET /account/tokens` | leads to the account page |
 /// | `GET /account/tokens/:id/revoke` | asks before revoking |
 /// | `POST /account/tokens/:id/revoke` | revokes one of one's tokens |
 ///
@@ -24,6 +25,10 @@ enum AccountTokenPages {
                         status: problem.status)
                 },
                 handler: { request in try await pages.createToken(request) }),
+            // The address the page with a new secret shows: the live script's
+            // fetch of that page, or the address opened again, gets the
+            // account page (without the secret).
+            Route.get("/account/tokens") { _ in Response.redirect(to: "/account") },
             Route.get("/account/tokens/:id/revoke") { request in try await pages.confirmTokenRevocation(request) },
             Route.post("/account/tokens/:id/revoke") { request in try await pages.revokeToken(request) },
         ]
