@@ -11,9 +11,13 @@ struct CommandFamily {
     let commands: [Command]
     /// One line for the help of each group of commands (`picture`).
     var groupSummaries: [String: String] = [:]
+    /// The word that selects a family that is not an app's own records
+    /// (`token`, for the Users app's tokens for programs); nil for an app's.
+    var familyName: String? = nil
 
-    /// The word that selects the family: the app's name ("people").
-    var name: String { app.rawValue }
+    /// The word that selects the family: the app's name ("people"), or
+    /// ``familyName``.
+    var name: String { familyName ?? app.rawValue }
 
     func command(named name: String) -> Command? { commands.first { $0.name == name } }
 

@@ -19,7 +19,8 @@ enum ManualPage {
             ".SH DESCRIPTION",
             text(
                 "records is the four apps of the original tutorials in the terminal: "
-                    + commandFamilies.map { "\($0.name) (\($0.summary))" }.joined(separator: "; ")
+                    + appFamiliesInOrder.map { "\($0.name) (\($0.summary))" }.joined(separator: "; ")
+                    + accountCommandFamilies.map { ", with \($0.name) (\($0.summary))" }.joined()
                     + ". The database is created from the shipped sample on first use and upgraded "
                     + "when a new version needs it."),
             ".PP",

@@ -34,7 +34,10 @@ import Testing
     }
 
     @Test func theCommandLineListsTheAppsInTheirOrder() {
-        #expect(commandFamilies.map(\.name) == Self.apps)
+        #expect(appFamiliesInOrder.map(\.name) == Self.apps)
+        // Families that are not an app's come after the apps', for no app.
+        #expect(commandFamilies.map(\.name) == Self.apps + accountCommandFamilies.map(\.name))
+        #expect(accountCommandFamilies.allSatisfy { !Self.apps.contains($0.name) })
     }
 
     @Test func everyLiveTopicThePagesFollowIsAnApp() {

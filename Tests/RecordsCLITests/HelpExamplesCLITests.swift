@@ -97,10 +97,19 @@ struct HelpExamplesCLITests {
             let bin = sandbox.path("bin")
             try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
             try FileManager.default.createSymbolicLink(atPath: bin + "/records", withDestinationPath: records.path)
-            if path.first == "users" && path.last != "register" {
+            if (path.first == "users" && path.last != "register") || path.first == "token" {
                 let registered = try await sandbox.run(
                     input: "\(examplePassword)\n\(examplePassword)\n", userRegistration + ["--password-stdin"])
                 try #require(registered.status == 0, "\(registered)")
+            }
+            // Tokens 1 and 2 for the examples that list and revoke them.
+            if path.first == "token" && path.last != "create" {
+                for name in ["one", "two"] {
+                    let made = try await sandbox.run(
+                        input: "\(examplePassword)\n",
+                        ["token", "create", "--email", "ada@example.com", "--name", name, "--password-stdin"])
+                    try #require(made.status == 0, "\(made)")
+                }
             }
             let environment = [
                 "HOME": sandbox.path("home"), "XDG_DATA_HOME": sandbox.path("xdg"),

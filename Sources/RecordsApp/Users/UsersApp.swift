@@ -2,9 +2,10 @@ import SQLiteStore
 
 extension AppDescriptor {
     /// The Users app: the original tutorial's `User_Master`, and the
-    /// sessions of its accounts.
+    /// sessions and tokens for programs of its accounts.
     static let users = AppDescriptor(
-        app: .users, table: User.tableName, otherTables: [SessionSchema.tableName], migrations: UsersSchema.migrations)
+        app: .users, table: User.tableName, otherTables: [SessionSchema.tableName, APITokenSchema.tableName],
+        migrations: UsersSchema.migrations)
 }
 
 extension AppDatabase.App {

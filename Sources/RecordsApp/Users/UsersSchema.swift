@@ -42,7 +42,7 @@ enum UsersSchema {
                     throw UsersImportError.unknownLayout(columns: columns)
                 }
             }
-        ] + SessionSchema.migrations + [
+        ] + SessionSchema.migrations + APITokenSchema.migrations + [
             // Every change of a user's row, by any program, goes to the
             // shared change log (a password change too: it updates the row).
             Migrator.migration("users.changeLog") { db in

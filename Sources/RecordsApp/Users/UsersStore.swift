@@ -1,3 +1,4 @@
+import Foundation
 import PasswordHashing
 import SQLiteStore
 
@@ -210,9 +211,10 @@ public struct UsersStore: RecordStore {
 
     /// Changes a password, given the current one.
     ///
-    /// Every session of the user ends with it (see ``SessionStore``), in
-    /// the same transaction: whoever had signed in with the old password
-    /// is signed out.
+    /// Every session of the user ends with it (see ``SessionStore``), and
+    /// every token for programs is revoked (see ``APITokenStore``), in the
+    /// same transaction: whoever had signed in with the old password is
+    /// signed out, and a token they made opens nothing.
     ///
     /// - Throws: ``ValidationError`` when the new password or its
     ///   confirmation breaks the rules (checked first);
@@ -226,6 +228,8 @@ public struct UsersStore: RecordStore {
     /// session of the user in the same transaction: the web app keeps the
     /// session that made the change (`kept`) and signs out every other
     /// browser, since someone who knew the old password may be behind one.
+    /// Every token for programs is revoked all the same: one made with the
+    /// old password must be made again.
     ///
     /// - Parameter kept: The session to keep, or nil to end all.
     /// - Throws: What ``changePassword(id:current:new:confirmation:)`` throws;
@@ -237,6 +241,7 @@ public struct UsersStore: RecordStore {
         let stored = try await checkPassword(id: id, current, wrongPassword: .wrongCurrentPassword)
         let hasher = self.hasher
         let hash = try await PasswordWork.run { try hasher.hash(new) }
+        let revokedAt = APITokenStore.timestamp(Date())
         try await database.write(for: .users) { db in
             try db.execute(
                 """
@@ -249,6 +254,8 @@ public struct UsersStore: RecordStore {
                 throw AuthenticationError.wrongCurrentPassword
             }
             try SessionSchema.deleteSessions(db, userID: id, except: kept)
+            // A program's token made by someone who knew the old password stops too.
+            try APITokenSchema.revokeTokens(db, userID: id, at: revokedAt)
         }
     }
 

@@ -14,6 +14,7 @@ import RecordsApp
 /// | `GET /account/edit`, `POST /account/edit` | signed in | edit the profile (email, mobile: with the password, throttled) |
 /// | `GET /account/password`, `POST /account/password` | signed in | change the password; throttled |
 /// | `POST /account/sessions/:id/revoke` | signed in | end one of one's sessions |
+/// | `/account/tokens...` | signed in | tokens for programs (``AccountTokenPages``) |
 ///
 /// "Throttled": behind the log-in throttle (``LoginThrottling``), which
 /// counts each password checked.
@@ -81,6 +82,7 @@ enum AccountPages {
                 handler: { request in try await pages.changePassword(request) })
         ])
         routes += [Route.post("/account/sessions/:id/revoke") { request in try await pages.revokeSession(request) }]
+        routes += AccountTokenPages.routes(pages)
         return routes
     }
 }
@@ -335,9 +337,12 @@ struct AccountPageHandlers: Sendable {
         return (user, session)
     }
 
-    func account(_ request: Request) async throws -> Response {
+    /// The account page; `tokenForm` is the state of its token form (a
+    /// token just made, or a mistake), answered with `status`.
+    func account(_ request: Request, tokenForm: TokenForm = TokenForm(), status: Int = 200) async throws -> Response {
         let (user, session) = try await signedInUser(request)
         let sessions = try await accounts.sessions.sessions(userID: user.id)
+        let tokens = try await accounts.tokens.list(userID: user.id)
         let details: [(String, String)] = [
             ("Name", user.fullName), ("Email", user.email), ("Mobile", user.mobile), ("State", user.state),
             ("City", user.city), ("Postal code", user.pincode), ("Address", user.address),
@@ -353,7 +358,7 @@ struct AccountPageHandlers: Sendable {
                 """
         }
         return Layout.page(
-            request, title: "Your account",
+            request, title: "Your account", status: status,
             content: """
                 <h1>Your account</h1>
                 <dl class="details" id="profile" data-live-topics="users">
@@ -365,6 +370,7 @@ struct AccountPageHandlers: Sendable {
                 <table id="sessions"><thead><tr><th>Browser</th><th>Address</th><th>Logged in</th><th>Last used</th>\
                 <th><span class="visually-hidden">End</span></th></tr></thead>
                 <tbody>\(rows)</tbody></table>
+                \(tokensSection(request, tokens: tokens, form: tokenForm))
                 """)
     }
 
@@ -482,7 +488,7 @@ struct AccountPageHandlers: Sendable {
                 \(Field.input("passwordConfirmation", label: "New password again", error: errors["passwordConfirmation"], type: "password", required: true, autocomplete: "new-password"))
                 <div class="actions"><button type="submit" id="password-submit">Change password</button>
                 <a href="/account">Cancel</a></div>
-                <p class="hint">Your other sessions are logged out when the password changes.</p>
+                <p class="hint">Your other sessions are logged out, and your tokens for programs revoked, when the password changes.</p>
                 </form>
                 """)
     }
@@ -520,7 +526,8 @@ struct AccountPageHandlers: Sendable {
         }
         request.settleLoginAttempt(.succeeded)
         return Layout.redirect(
-            to: "/account", flash: "Password changed. Your other sessions were logged out.", request: request)
+            to: "/account", flash: "Password changed. Your other sessions were logged out and your tokens revoked.",
+            request: request)
     }
 
     // MARK: - Sessions

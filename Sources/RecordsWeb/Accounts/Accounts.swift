@@ -7,6 +7,8 @@ import RecordsApp
 public struct Accounts: Sendable {
     /// The sessions, in the app database.
     public let sessions: SessionStore
+    /// The users' tokens for programs, in the app database.
+    public let tokens: APITokenStore
     /// Failed log-ins per account and client address (in memory).
     public let throttle: LoginThrottle
     /// Who may register.
@@ -18,6 +20,7 @@ public struct Accounts: Sendable {
     public init(database: AppDatabase, configuration: WebConfiguration) {
         sessions = SessionStore(
             database: database, policy: configuration.sessionPolicy, now: configuration.now)
+        tokens = APITokenStore(database: database, now: configuration.now)
         throttle = LoginThrottle(policy: configuration.loginThrottle, now: configuration.now)
         registration = configuration.registration
     }
