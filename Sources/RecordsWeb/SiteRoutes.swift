@@ -30,6 +30,9 @@ struct AppPages: Sendable {
     let liveTopics: [AppDatabase.App]
     /// Its routes, over the site's stores and settings.
     let routes: @Sendable (WebContext) -> [Route]
+    /// Its records in the JSON API (`/api/v1/<name>`), if it has a
+    /// collection there.
+    var api: APIResource? = nil
 }
 
 /// Every app's pages, in the order of the navigation and the start page's

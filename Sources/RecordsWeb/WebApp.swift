@@ -78,6 +78,12 @@ public final class WebApp: HTTPApplication {
     public let router: Router
     /// The live pages' event streams (`/events`).
     public let live: LiveUpdates
+    /// The API's tokens.
+    let apiTokens: APITokenStore
+    /// Failed token attempts per client address.
+    let tokenThrottle: LoginThrottle
+    /// The API's event streams (`/api/v1/events`).
+    let apiEvents: APIEvents
 
     /// The session cookie's name.
     public static let sessionCookie = "records_session"
@@ -111,10 +117,16 @@ public final class WebApp: HTTPApplication {
         // ones first send visitors to the log-in page, before a body is read.
         let checked = RouteGroup(middleware: [CSRFProtection()])
         let signedIn = RouteGroup(middleware: [SignInRequired()])
+        apiTokens = APITokenStore(database: database, now: configuration.now)
+        tokenThrottle = LoginThrottle(policy: BearerAuthentication.policy, now: configuration.now)
+        apiEvents = APIEvents(
+            context: context, heartbeat: configuration.liveHeartbeat, tokenCheck: configuration.liveSessionCheck)
+        // The API's routes take no cookie and so no CSRF token: a token in
+        // a header is what a program shows (``BearerAuthentication``).
         router = Router(
             checked.routes(SiteRoutes.all(context) + live.routes() + extraRoutes(context)).flatMap { route in
                 route.access == .signedIn ? signedIn.routes([route]) : [route]
-            })
+            } + APIRoutes.routes(context, events: apiEvents))
     }
 
     // MARK: - HTTPApplication
@@ -127,9 +139,17 @@ public final class WebApp: HTTPApplication {
     /// ``RouteGroup``s.
     public var middleware: [any Middleware] {
         [
-            SecurityHeaders(),
-            SessionMiddleware(authenticator: authenticator, secureCookies: configuration.secureCookies),
-            ErrorPages(log: configuration.log),
+            MiddlewareBranch(
+                when: { $0.path == APIOperation.prefix || $0.path.hasPrefix(APIOperation.prefix + "/") },
+                then: [
+                    APIHeaders(), APIProblems(log: configuration.log),
+                    BearerAuthentication(tokens: apiTokens, throttle: tokenThrottle, log: configuration.log),
+                ],
+                otherwise: [
+                    SecurityHeaders(),
+                    SessionMiddleware(authenticator: authenticator, secureCookies: configuration.secureCookies),
+                    ErrorPages(log: configuration.log),
+                ])
         ]
     }
 
@@ -137,7 +157,10 @@ public final class WebApp: HTTPApplication {
 
     /// Ends the live pages' event streams, so that the server's stop does
     /// not wait for them.
-    public func serverWillStop() { live.stop() }
+    public func serverWillStop() {
+        live.stop()
+        apiEvents.stop()
+    }
 
     // MARK: - Pages
 

@@ -354,7 +354,7 @@ public struct CoffeeStore: RecordStore {
 
     private typealias Column = Coffee.Columns
 
-    @Sendable private static func orderBy(_ sort: CoffeeSort) -> SQL {
+    @Sendable static func orderBy(_ sort: CoffeeSort) -> SQL {
         switch sort {
         case .name: "records_fold(\(Column.name)), \(Column.id)"
         case .newest: "\(Column.id) DESC"

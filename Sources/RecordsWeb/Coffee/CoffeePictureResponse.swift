@@ -23,20 +23,27 @@ extension PictureUpload: UploadSink {
 final class PictureResponseStream: ResponseStream, @unchecked Sendable {
     // Used only from the connection's thread, one call at a time.
     private let picture: PictureReader
-    private var offset = 0
+    private var offset: Int
+    private let end: Int
     private var chunk = Data()
     private var position = 0
 
-    init(_ picture: PictureReader) { self.picture = picture }
+    /// The stream of `range` of the picture's bytes (all of them when nil).
+    init(_ picture: PictureReader, range: Range<Int>? = nil) {
+        self.picture = picture
+        offset = range?.lowerBound ?? 0
+        end = range.map { min($0.upperBound, picture.size) } ?? picture.size
+    }
 
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         if position == chunk.count {
-            guard offset < picture.size else { return 0 }
+            guard offset < end else { return 0 }
             let picture = self.picture
             let start = offset
+            let count = min(PictureReader.chunkSize, end - offset)
             let next = HTTPServer.waitBlocking { () async -> Result<Data, any Error> in
                 do {
-                    return .success(try await picture.read(at: start, count: PictureReader.chunkSize))
+                    return .success(try await picture.read(at: start, count: count))
                 } catch {
                     return .failure(error)
                 }

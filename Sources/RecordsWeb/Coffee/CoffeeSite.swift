@@ -5,7 +5,7 @@ extension AppPages {
     static let coffee = AppPages(
         app: .coffee, navigation: ("Coffee", "/coffee"),
         tile: Tile(title: "Coffee", summary: "Coffees, prices and pictures", path: "/coffee"), liveTopics: [.coffee],
-        routes: CoffeePages.routes)
+        routes: CoffeePages.routes, api: .coffee)
 }
 
 extension WebContext {

@@ -5,7 +5,7 @@ extension AppPages {
     static let contacts = AppPages(
         app: .contacts, navigation: ("Contacts", "/contacts"),
         tile: Tile(title: "Contacts", summary: "Addresses and phone numbers", path: "/contacts"),
-        liveTopics: [.contacts], routes: ContactsPages.routes)
+        liveTopics: [.contacts], routes: ContactsPages.routes, api: .contacts)
 }
 
 extension WebContext {

@@ -5,7 +5,7 @@ extension AppPages {
     static let people = AppPages(
         app: .people, navigation: ("People", "/people"),
         tile: Tile(title: "People", summary: "Names and ages", path: "/people"), liveTopics: [.people],
-        routes: PeoplePages.routes)
+        routes: PeoplePages.routes, api: .people)
 }
 
 extension WebContext {
