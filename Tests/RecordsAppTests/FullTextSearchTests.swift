@@ -280,7 +280,10 @@ struct FullTextMigrationTests {
             let db = try Database(path: url.path)
             var previous = Migrator()
             for group in AppDatabase.migrationGroups {
-                previous.register(group.migrations.filter { !$0.identifier.hasSuffix(".searchIndex") })
+                previous.register(
+                    group.migrations.filter {
+                        !$0.identifier.hasSuffix(".searchIndex") && !$0.identifier.hasSuffix(".foldedSearchIndex")
+                    })
             }
             try previous.migrate(db)
             try db.execute(
