@@ -67,7 +67,9 @@ if [ ${#browser_missing[@]} -gt 0 ]; then
 fi
 
 # A virtual environment at .build/venv with Selenium (the browser tests),
-# pytest, Datasette (the peer scripts/load-test.sh measures against) and
+# pytest, openapi-spec-validator (the browser tests check the API's
+# description with it), Datasette (the peer scripts/load-test.sh measures
+# against) and
 # PocketBase (the peer of scripts/api-load-test.sh; the package ships the
 # server's binary as the `pocketbase` command), pinned; rebuilt only when
 # the pins change.

@@ -24,12 +24,13 @@ public struct AppDescriptor: Sendable {
     /// The folded names kept beside ``table`` for sorting, if the app
     /// sorts through an index.
     let sortKeys: SortKeyTable?
-    /// The full-text index of ``table``, if the app is searched by one.
-    let searchIndex: FullTextIndex?
+    /// The full-text index of ``table``'s folded text, if the app is
+    /// searched by one.
+    let searchIndex: FoldedSearchIndex?
 
     init(
         app: AppDatabase.App, table: String, otherTables: [String] = [], migrations: [Migrator.Migration],
-        sortKeys: SortKeyTable? = nil, searchIndex: FullTextIndex? = nil
+        sortKeys: SortKeyTable? = nil, searchIndex: FoldedSearchIndex? = nil
     ) {
         self.app = app
         self.table = table
@@ -40,9 +41,10 @@ public struct AppDescriptor: Sendable {
     }
 
     /// Every table the app's migrations make: its records' table, the
-    /// others, its sort keys' side table and its full-text index.
+    /// others, its sort keys' side table, and its full-text index with
+    /// the side table of folded text it indexes.
     public var tables: [String] {
-        [table] + otherTables + [sortKeys?.name, searchIndex?.name].compactMap { $0 }
+        [table] + otherTables + [sortKeys?.name, searchIndex?.textTable, searchIndex?.name].compactMap { $0 }
     }
 }
 

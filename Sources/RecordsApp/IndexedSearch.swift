@@ -53,17 +53,18 @@ struct IndexedSearch: Sendable {
         case excerpt(words: Int)
     }
 
-    let index: FullTextIndex
+    let index: FoldedSearchIndex
     /// One weight per column of ``index``, in order.
     let weights: [Double]
     let snippet: SnippetText
 
     /// The pattern for what a person typed: every word must match the
     /// start of a word, in any searched column, in any order, ignoring case
-    /// and diacritics. Nil when the text holds no word to look for (blank,
-    /// punctuation, emoji only).
+    /// and diacritics. The text is folded as the index's text is (see
+    /// ``FoldedSearchIndex``), so "ł" and "l" find the same words. Nil when
+    /// the text holds no word to look for (blank, punctuation, emoji only).
     static func pattern(_ text: String) -> SearchPattern? {
-        SearchPattern(typed: text, prefix: .everyWord)
+        SearchPattern(typed: SearchFolding.fold(text), prefix: .everyWord)
     }
 
     /// The statement: the record's list columns from a subquery (so that
@@ -151,7 +152,7 @@ extension RecordTable {
         try validator.check()
         guard let pattern = IndexedSearch.pattern(text) else { return FullTextResults(matches: []) }
         let sql = search.sql(for: Record.self, pattern: pattern, limit: limit, offset: offset)
-        return try await database.read(for: Record.app) { db in
+        return try await searching(search.index) { db in
             var results = FullTextResults<Record>(matches: [])
             let cursor = try db.fetchCursor(sql)
             while let row = try cursor.next() {
@@ -162,6 +163,21 @@ extension RecordTable {
                 }
             }
             return results
+        }
+    }
+
+    /// Runs a search's read in a reader when every row's text is folded
+    /// (the usual case), else in a write that first folds the rows another
+    /// program wrote since (see ``FoldedSearchIndex/fill(_:)``), so that a
+    /// search never misses a row for want of its folded text.
+    private func searching<T: Sendable>(
+        _ index: FoldedSearchIndex, _ read: @escaping @Sendable (Database) throws -> T
+    ) async throws -> T {
+        let found = try await database.read(for: Record.app) { db in try index.isComplete(db) ? read(db) : nil }
+        if let found { return found }
+        return try await database.write(for: Record.app) { db in
+            try index.fill(db)
+            return try read(db)
         }
     }
 
@@ -180,7 +196,7 @@ extension RecordTable {
             return RecordPage(items: [], number: number, size: size, hasNext: false)
         }
         let sql = search.sql(for: Record.self, pattern: pattern, limit: size + 1, offset: offset)
-        return try await database.read(for: Record.app) { db in
+        return try await searching(search.index) { db in
             try RecordPage.read(db.fetchCursor(sql), number: number, size: size) { row in
                 try search.match(Record.self, from: row)
             }

@@ -147,6 +147,15 @@ struct SortKeyTable: Sendable {
         return stale.count
     }
 
+    /// Computes every key again, for a migration that follows a change of
+    /// ``SearchFolding/fold(_:)``: the keys computed before it may sort
+    /// some names where they no longer belong.
+    func refold(_ db: Database) throws {
+        let cleared: [SQL] = keys.map { "\(identifier: $0.key) = NULL" }
+        try db.execute("UPDATE \(identifier: name) SET \(cleared.joined(separator: ", "))")
+        try fill(db)
+    }
+
     /// The key of a name: as `records_fold` folds it, or 0 for NULL.
     static func key(_ value: SQLiteValue) -> SQLiteValue {
         SearchFolding.apply({ SearchFolding.fold($0) }, to: value).map { .text($0) } ?? .integer(0)

@@ -117,7 +117,7 @@ public final class WebApp: HTTPApplication {
         // ones first send visitors to the log-in page, before a body is read.
         let checked = RouteGroup(middleware: [CSRFProtection()])
         let signedIn = RouteGroup(middleware: [SignInRequired()])
-        apiTokens = APITokenStore(database: database, now: configuration.now)
+        apiTokens = context.accounts.tokens
         tokenThrottle = LoginThrottle(policy: BearerAuthentication.policy, now: configuration.now)
         apiEvents = APIEvents(
             context: context, heartbeat: configuration.liveHeartbeat, tokenCheck: configuration.liveSessionCheck)

@@ -97,3 +97,72 @@ struct FoldFastPathTests {
         #expect(SearchFolding.foldASCII("ADA\u{0}LOVELACE") == "ada\u{0}lovelace")
     }
 }
+
+@Suite("Folding: the letters Unicode does not decompose")
+struct FoldLettersTests {
+    /// The Latin letters with no ASCII letter a person would type for
+    /// them, left as Unicode's folding leaves them (docs/CLI.md lists them).
+    static let unfolded: Set<Unicode.Scalar> = Set(
+        "ƍƛƻƾƧƨƄƅƼƽǀǁǂǃƩƪƸƹȜȝɁɂ".unicodeScalars)
+
+    @Test(
+        "Each letter of the table folds to the letters typed for it, in either case",
+        arguments: SearchFolding.baseLetters)
+    func tableLetters(letters: String, folded: String) {
+        for letter in letters.unicodeScalars {
+            #expect(SearchFolding.fold(String(letter)) == folded, "\(letter)")
+            #expect(SearchFolding.fold("x\(letter)y") == "x\(folded)y", "\(letter)")
+        }
+    }
+
+    @Test("Every letter from U+00C0 to U+024F folds to ASCII letters, but the few with none")
+    func latinBlocksFoldToASCII() {
+        for value in 0xC0...0x24F {
+            guard let scalar = Unicode.Scalar(value), scalar.properties.isAlphabetic else { continue }
+            let folded = SearchFolding.fold(String(scalar))
+            let isASCIILetters =
+                !folded.isEmpty && folded.unicodeScalars.allSatisfy { $0.isASCII && $0.properties.isAlphabetic }
+            #expect(
+                isASCIILetters != Self.unfolded.contains(scalar), "U+\(String(value, radix: 16)) \(scalar) → \(folded)")
+        }
+    }
+
+    @Test("A letter of the table with an accent folds as the letter without it")
+    func decomposedFirst() {
+        #expect(SearchFolding.fold("Ǿ ǿ Ǽ ǽ Ǣ ǣ Ǯ ǯ") == "o o ae ae ae ae z z")
+    }
+
+    @Test("Names fold as a person types them without the letters their keyboard lacks")
+    func names() {
+        let names = [
+            "Skłodowska-Curie": "sklodowska-curie", "Søren": "soren", "Đorđe": "dorde", "Þórðarson": "thordarson",
+            "Gauß": "gauss", "Işıkoğlu": "isikoglu", "Cœur": "coeur", "Ærø": "aero", "Ħal Għargħur": "hal gharghur",
+            "Nguyễn Thị Định": "nguyen thi dinh", "Ĳsselmeer": "ijsselmeer", "Ɗanjuma": "danjuma",
+        ]
+        for (name, folded) in names { #expect(SearchFolding.fold(name) == folded, "\(name)") }
+    }
+
+    @Test("Folding turns letters into letters only: a text keeps its words")
+    func wordsKept() {
+        for value in Array(0xC0...0x24F) + Array(0x1E00...0x1EFF) {
+            guard let scalar = Unicode.Scalar(value), scalar.properties.isAlphabetic else { continue }
+            let folded = SearchFolding.fold("a\(scalar)b c")
+            #expect(folded.split(separator: " ").count == 2, "\(scalar) → \(folded)")
+            #expect(folded.unicodeScalars.dropLast(2).allSatisfy { $0.properties.isAlphabetic }, "\(scalar)")
+        }
+    }
+
+    @Test("Text without a letter of the table is left to Unicode's folding, unchanged by the table")
+    func otherTextUntouched() {
+        for text in ["Åkesson", "Ζωή", "李", "😀", "Ｓｅáｎ", ""] {
+            #expect(SearchFolding.replacingLetters(text) == text)
+        }
+    }
+
+    @Test("records_fold in SQL folds the table's letters as Swift does")
+    func sqlFoldsLetters() throws {
+        let db = try Database.inMemory(configuration: AppDatabase.configuration(debugLog: nil))
+        #expect(try db.fetchOne(String.self, "SELECT records_fold('Łukasz Ørsted')") == "lukasz orsted")
+        #expect(try db.fetchOne(String.self, "SELECT records_name_key('  ÞÓRA   Ølsen ')") == "thora olsen")
+    }
+}

@@ -21,7 +21,7 @@ private func idsByPage(_ page: (Int) async throws -> RecordPage<Int64>) async th
 /// An app database in a file, and a second connection to it set up as
 /// another program's would be: no `records_fold`, foreign keys off, as in
 /// the `sqlite3` shell.
-private struct TwoWriters {
+struct TwoWriters {
     let directory: TemporaryDirectory
     let database: AppDatabase
     let plain: DatabaseQueue

@@ -43,7 +43,7 @@ enum CoffeeSchema {
         Migrator.migration("coffee.pricesInMillionths") { db in try convertPricesToMillionths(db) },
         // The full-text index of the names, filled from the rows already
         // there; triggers keep it in sync from then on.
-        Migrator.migration("coffee.searchIndex") { db in try db.create(searchIndex) },
+        Migrator.migration("coffee.searchIndex") { db in try db.create(searchIndexV1) },
         // Every coffee gets a picture version, bumped by triggers whenever
         // its picture or type changes, whoever changes it.
         Migrator.migration("coffee.pictureVersions") { db in try createPictureVersions(db) },
@@ -51,6 +51,12 @@ enum CoffeeSchema {
         // log; storing or removing a picture updates the row, so it is one.
         Migrator.migration("coffee.changeLog") { db in
             try RecordChangeLog.createTriggers(app: "coffee", table: "coffee", key: "coffeeID", in: db)
+        },
+        // The index of the names folded by the app, which replaces the
+        // first one (see ``FoldedSearchIndex``).
+        Migrator.migration("coffee.foldedSearchIndex") { db in
+            try db.dropFullTextIndex(named: searchIndexV1.name)
+            try searchIndex.create(db)
         },
     ]
 
@@ -118,9 +124,15 @@ enum CoffeeSchema {
             """)
     }
 
-    /// The full-text index of coffee names, folding case and diacritics
-    /// ("caffe" finds "Caffè").
-    static let searchIndex = FullTextIndex(
+    /// The first full-text index of coffee names, as the migration
+    /// `coffee.searchIndex` made it; `coffee.foldedSearchIndex` drops it.
+    static let searchIndexV1 = FullTextIndex(
+        "coffee_search", on: Coffee.tableName, columns: [Coffee.Columns.name], rowID: .id)
+
+    /// The full-text index of coffee names, folded by
+    /// ``SearchFolding/fold(_:)`` ("caffe" finds "Caffè", "smorrebrod"
+    /// finds "Smørrebrød").
+    static let searchIndex = FoldedSearchIndex(
         "coffee_search", on: Coffee.tableName, columns: [Coffee.Columns.name], rowID: .id)
 
     /// The table the first migration makes (prices as decimal text), and

@@ -17,7 +17,7 @@ enum ContactsSchema {
         },
         // The full-text index of every column, filled from the rows already
         // there; triggers keep it in sync from then on.
-        Migrator.migration("contacts.searchIndex") { db in try db.create(searchIndex) },
+        Migrator.migration("contacts.searchIndex") { db in try db.create(searchIndexV1) },
         // The folded names in an indexed side table, computed for the rows
         // already there; triggers mark them for recomputing from then on.
         Migrator.migration("contacts.sortKeys") { db in try sortKeys.create(db) },
@@ -25,11 +25,25 @@ enum ContactsSchema {
         Migrator.migration("contacts.changeLog") { db in
             try RecordChangeLog.createTriggers(app: "contacts", table: "CONTACTS", key: "ID", in: db)
         },
+        // The index of the text folded by the app, which replaces the
+        // first one (see ``FoldedSearchIndex``).
+        Migrator.migration("contacts.foldedSearchIndex") { db in
+            try db.dropFullTextIndex(named: searchIndexV1.name)
+            try searchIndex.create(db)
+        },
+        // The fold now replaces ł, ø, æ and the like.
+        Migrator.migration("contacts.refoldSortKeys") { db in try sortKeys.refold(db) },
     ]
 
+    /// The first full-text index of the name, address and contact, as the
+    /// migration `contacts.searchIndex` made it;
+    /// `contacts.foldedSearchIndex` drops it.
+    static let searchIndexV1 = FullTextIndex(
+        "CONTACTS_search", on: Contact.tableName, columns: [Contact.Columns.name, .address, .contact], rowID: .id)
+
     /// The full-text index of the name, address and contact (phone, email,
-    /// URL), folding case and diacritics.
-    static let searchIndex = FullTextIndex(
+    /// URL), folded by ``SearchFolding/fold(_:)``.
+    static let searchIndex = FoldedSearchIndex(
         "CONTACTS_search", on: Contact.tableName, columns: [Contact.Columns.name, .address, .contact], rowID: .id)
 
     /// The folded names, in sort order, so that a page by name walks an

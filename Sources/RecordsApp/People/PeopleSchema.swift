@@ -19,7 +19,7 @@ enum PeopleSchema {
         },
         // The full-text index of the names, filled from the rows already
         // there; triggers keep it in sync from then on.
-        Migrator.migration("people.searchIndex") { db in try db.create(searchIndex) },
+        Migrator.migration("people.searchIndex") { db in try db.create(searchIndexV1) },
         // The folded names in an indexed side table, computed for the rows
         // already there; triggers mark them for recomputing from then on.
         Migrator.migration("people.sortKeys") { db in try sortKeys.create(db) },
@@ -27,11 +27,27 @@ enum PeopleSchema {
         Migrator.migration("people.changeLog") { db in
             try RecordChangeLog.createTriggers(app: "people", table: "peopleInfo", key: "peopleInfoID", in: db)
         },
+        // The index of the names folded by the app, which replaces the
+        // first one: "skl" finds "Skłodowska" (see ``FoldedSearchIndex``).
+        Migrator.migration("people.foldedSearchIndex") { db in
+            try db.dropFullTextIndex(named: searchIndexV1.name)
+            try searchIndex.create(db)
+        },
+        // The fold now replaces ł, ø, æ and the like: "Łukasz" sorts
+        // under L.
+        Migrator.migration("people.refoldSortKeys") { db in try sortKeys.refold(db) },
     ]
 
-    /// The full-text index of first and last names, folding case and
-    /// diacritics ("akesson" finds "Åkesson").
-    static let searchIndex = FullTextIndex(
+    /// The first full-text index of first and last names, folding case and
+    /// the diacritics Unicode decomposes, as the migration
+    /// `people.searchIndex` made it; `people.foldedSearchIndex` drops it.
+    static let searchIndexV1 = FullTextIndex(
+        "peopleInfo_search", on: Person.tableName, columns: [Person.Columns.firstName, .lastName], rowID: .id)
+
+    /// The full-text index of first and last names, folded by
+    /// ``SearchFolding/fold(_:)`` ("akesson" finds "Åkesson", "lukasz"
+    /// finds "Łukasz").
+    static let searchIndex = FoldedSearchIndex(
         "peopleInfo_search", on: Person.tableName, columns: [Person.Columns.firstName, .lastName], rowID: .id)
 
     /// The folded last and first names, in sort order, so that a page by
