@@ -170,7 +170,7 @@ extension RecordTable {
     /// (the usual case), else in a write that first folds the rows another
     /// program wrote since (see ``FoldedSearchIndex/fill(_:)``), so that a
     /// search never misses a row for want of its folded text.
-    private func searching<T: Sendable>(
+    func searching<T: Sendable>(
         _ index: FoldedSearchIndex, _ read: @escaping @Sendable (Database) throws -> T
     ) async throws -> T {
         let found = try await database.read(for: Record.app) { db in try index.isComplete(db) ? read(db) : nil }

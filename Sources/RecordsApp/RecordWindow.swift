@@ -97,7 +97,8 @@ extension RecordTable {
             ON t.\(identifier: Record.primaryKey) = m.matched ORDER BY m.score, m.matched
             """
         let count: SQL = "SELECT count(*) FROM \(fts) WHERE \(fts) MATCH \(pattern.fts5Query)"
-        return try await database.read(for: Record.app) { db in
+        // Rows another program wrote get their folded text first.
+        return try await searching(search.index) { db in
             var window = try Self.read(db, sql)
             window.total = try db.fetchOne(Int.self, count) ?? 0
             return window

@@ -8,7 +8,7 @@ import Testing
 /// idempotent retries and problem documents, answered in process.
 @Suite struct APIRecordsTests {
     @discardableResult
-    private func addPerson(_ site: APISite, _ first: String, _ last: String, age: Int? = nil) async throws -> [String:
+    func addPerson(_ site: APISite, _ first: String, _ last: String, age: Int? = nil) async throws -> [String:
         Any]
     {
         let ageJSON = age.map(String.init) ?? "null"
@@ -242,5 +242,19 @@ import Testing
         #expect(readOnly.errors["picture"] != nil)
         let list = await site.send("GET", "/api/v1/coffee?sort=price")
         #expect(list.json["total"] as? Int == 1)
+    }
+}
+
+extension APIRecordsTests {
+    @Test func theListSearchFindsLettersTypedWithoutTheirAccent() async throws {
+        let site = try await APISite()
+        try await addPerson(site, "Marie", "Skłodowska-Curie")
+        try await addPerson(site, "Søren", "Kierkegaard")
+        for (query, last) in [("skl", "Skłodowska-Curie"), ("soren", "Kierkegaard")] {
+            let answer = await site.send("GET", "/api/v1/people?q=\(query)")
+            #expect(answer.json["total"] as? Int == 1, "\(query)")
+            let found = (answer.json["items"] as? [[String: Any]])?.first?["lastName"] as? String
+            #expect(found == last)
+        }
     }
 }
