@@ -6,11 +6,14 @@ import Testing
 
 extension WebClient {
     /// Makes a token through the account page's form (its CSRF token first); the answer.
-    func makeToken(name: String = "backup script", scope: String = "read", expiresIn: String = "90")
-        async throws -> WebResponse
-    {
+    func makeToken(
+        name: String = "backup script", scope: String = "read", expiresIn: String = "90",
+        password: String = "correct horse"
+    ) async throws -> WebResponse {
         _ = try await get("/account")
-        return try await post("/account/tokens", [("name", name), ("scope", scope), ("expiresIn", expiresIn)])
+        return try await post(
+            "/account/tokens",
+            [("name", name), ("scope", scope), ("expiresIn", expiresIn), ("currentPassword", password)])
     }
 }
 
@@ -120,7 +123,9 @@ struct AccountsTokenWebTests {
         try await client.register()
         let secret = try #require(try await client.makeToken().shownSecret)
         let id = try #require(try await client.get("/account").tokenRowIDs.first)
-        let fields = [("name", "forged"), ("scope", "read-write"), ("expiresIn", "never")]
+        let fields = [
+            ("name", "forged"), ("scope", "read-write"), ("expiresIn", "never"), ("currentPassword", "correct horse"),
+        ]
         #expect(try await client.post("/account/tokens", fields, addCSRF: false).status == 403)
         #expect(try await client.post("/account/tokens", [("csrf", visitor.csrf ?? "")] + fields).status == 403)
         #expect(try await client.post("/account/tokens/\(id)/revoke", [], addCSRF: false).status == 403)
@@ -147,6 +152,36 @@ struct AccountsTokenWebTests {
         #expect(try await ada.post("/account/tokens/999/revoke", []).status == 404)
         #expect(try await ada.post("/account/tokens/abc/revoke", []).status == 404)
         #expect(try await server.app.context.accounts.tokens.authenticate(secret: bobSecret) != nil)
+    }
+
+    @Test func makingATokenNeedsThePassword() async throws {
+        let server = try accountsServer()
+        defer { server.stop() }
+        let client = server.client()
+        try await client.register()
+        let missing = try await client.makeToken(password: "")
+        #expect(missing.status == 422)
+        #expect(missing.shownSecret == nil)
+        #expect(missing.body.contains("Enter your password to make a token."))
+        let wrong = try await client.makeToken(password: "not my password")
+        #expect(wrong.status == 422)
+        #expect(wrong.shownSecret == nil)
+        #expect(wrong.body.contains("Your password is wrong."))
+        #expect(try await client.get("/account").tokenRowIDs.isEmpty)
+    }
+
+    @Test func wrongPasswordsForATokenAreThrottledLikeLogIns() async throws {
+        let server = try accountsServer()
+        defer { server.stop() }
+        let client = server.client()
+        try await client.register()
+        var statuses: [Int] = []
+        for _ in 0..<12 { statuses.append(try await client.makeToken(password: "guess").status) }
+        #expect(statuses.contains(429))
+        // Locked: even the right password makes nothing now.
+        let right = try await client.makeToken()
+        #expect(right.status == 429)
+        #expect(right.shownSecret == nil)
     }
 
     @Test func aSignedOutVisitorIsSentToLogIn() async throws {

@@ -16,7 +16,12 @@ import RecordsApp
 /// (`Cache-Control: no-store`, as every answer of the site).
 enum AccountTokenPages {
     static func routes(_ pages: AccountPageHandlers) -> [Route] {
-        [
+        // Making a token asks for the password, behind the log-in throttle:
+        // a session alone (a stolen cookie) cannot make a credential that
+        // outlives it.
+        pages.throttled(screen: pages.tokenAttempt) { request, message in
+            Layout.errorPage(HTTPError(status: 429, message: message), request: request)
+        }.routes([
             Route.post(
                 "/account/tokens",
                 invalidForm: { request, problem in
@@ -24,7 +29,8 @@ enum AccountTokenPages {
                         request, tokenForm: TokenForm(values: request.form.fields, error: problem.description),
                         status: problem.status)
                 },
-                handler: { request in try await pages.createToken(request) }),
+                handler: { request in try await pages.createToken(request) })
+        ]) + [
             // The address the page with a new secret shows: the live script's
             // fetch of that page, or the address opened again, gets the
             // account page (without the secret).
@@ -118,25 +124,62 @@ extension AccountPageHandlers {
             <select id="field-scope" name="scope">\(scopes)</select></div>
             <div class="field"><label for="field-expiresIn">Expires</label>
             <select id="field-expiresIn" name="expiresIn">\(expiries)</select></div>
+            \(Field.input("currentPassword", label: "Your password", type: "password", required: true, autocomplete: "current-password", hint: "A token acts for you, so making one asks for your password."))
             <div class="actions"><button type="submit" id="token-submit">Make token</button></div>
             </form>
             """
     }
 
-    /// Makes a token and answers the account page with its secret.
+    /// A token made, for the throttle: an attempt for the session's
+    /// account, since its password is checked; a form with mistakes is
+    /// refused before any password is looked at.
+    func tokenAttempt(_ request: Request) async throws -> LoginThrottling.Attempt {
+        guard let session = request.session else { throw HTTPError.notFound }
+        let form = request.form
+        let problem: String?
+        if APITokenScope(rawValue: form.text("scope")) == nil {
+            problem = "Choose the token's access."
+        } else if !AccountTokenPages.expiries.contains(where: { $0.value == form.text("expiresIn") }) {
+            problem = "Choose when the token expires."
+        } else if form.text("currentPassword").isEmpty {
+            problem = "Enter your password to make a token."
+        } else {
+            do {
+                _ = try APITokenStore.validatedName(form.text("name"))
+                problem = nil
+            } catch let error as ValidationError {
+                problem = Self.sentence(error.description)
+            }
+        }
+        if let problem {
+            return .refused(
+                try await account(request, tokenForm: TokenForm(values: form.fields, error: problem), status: 422))
+        }
+        return .account(session.email)
+    }
+
+    /// Makes a token, once the password is checked (``tokenAttempt(_:)``
+    /// counts the check), and answers the account page with its secret.
     func createToken(_ request: Request) async throws -> Response {
         guard let session = request.session else { throw HTTPError.notFound }
         let form = request.form
         let values = form.fields
-        guard let scope = APITokenScope(rawValue: form.text("scope")) else {
-            return try await account(
-                request, tokenForm: TokenForm(values: values, error: "Choose the token's access."), status: 422)
-        }
-        guard let expiry = AccountTokenPages.expiries.first(where: { $0.value == form.text("expiresIn") }) else {
-            return try await account(
-                request, tokenForm: TokenForm(values: values, error: "Choose when the token expires."), status: 422)
-        }
+        guard let scope = APITokenScope(rawValue: form.text("scope")),
+            let expiry = AccountTokenPages.expiries.first(where: { $0.value == form.text("expiresIn") })
+        else { throw HTTPError.badRequest("Choose the token's access and when it expires.") }
         let expiresAt = expiry.days.map { context.configuration.now().addingTimeInterval(TimeInterval($0) * 86_400) }
+        let users = self.users
+        let password = form.text("currentPassword")
+        do {
+            _ = try await accounts.passwordGate.run {
+                try await users.authenticate(email: session.email, password: password)
+            }
+        } catch AuthenticationError.invalidCredentials {
+            // Left counted as a failed log-in by the throttle.
+            return try await account(
+                request, tokenForm: TokenForm(values: values, error: "Your password is wrong."), status: 422)
+        }
+        request.settleLoginAttempt(.succeeded)
         do {
             let created = try await accounts.tokens.create(
                 userID: session.userID, name: form.text("name"), scope: scope, expiresAt: expiresAt)
