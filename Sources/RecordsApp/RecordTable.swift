@@ -25,6 +25,11 @@ protocol AppRecord: FetchableRecord, PersistableRecord, Sendable {
     /// ``RecordVersion``); nil when it was read without the columns the
     /// version covers (a coffee of the list).
     var recordVersion: RecordVersion? { get }
+    /// Whether an insert reads the new row back: needed when the version
+    /// covers what only the database knows (a coffee's picture version,
+    /// set by a trigger); a record whose version is its own fields' takes
+    /// it in `didInsert(rowID:)`.
+    static var readsBackAfterInsert: Bool { get }
 
     /// A record from a row; with `strict`, a value that is not what its
     /// field holds is an ``UnreadableRowError``, else it reads as empty.
@@ -33,6 +38,7 @@ protocol AppRecord: FetchableRecord, PersistableRecord, Sendable {
 
 extension AppRecord {
     static var detailSelection: SQL { selection }
+    static var readsBackAfterInsert: Bool { false }
 
     /// A record read strictly.
     init(row: Row) throws { try self.init(row: row, strict: true) }
@@ -180,8 +186,8 @@ struct RecordTable<Record: AppRecord>: Sendable {
     // MARK: - Writing
 
     /// Inserts a record with a new ID, and the extra columns given, and
-    /// returns it with its ID, read back from the new row (so that its
-    /// version is the stored row's, whatever triggers added).
+    /// returns it with its ID (read back from the new row when the record
+    /// asks for it, see ``AppRecord/readsBackAfterInsert``).
     func insert(_ record: Record, extraColumns: [(column: Record.Columns, value: SQLiteValue)] = []) async throws
         -> Record
     {
@@ -189,6 +195,7 @@ struct RecordTable<Record: AppRecord>: Sendable {
         return try await database.write(for: Record.app) { db in
             var row = row
             try row.insert(db)
+            guard Record.readsBackAfterInsert else { return row.record }
             return try Self.record(db, id: row.record.id, strict: false) ?? row.record
         }
     }

@@ -208,6 +208,8 @@ extension Coffee: AppRecord {
     static let app = AppDatabase.App.coffee
     static let kind = "coffee"
     var recordVersion: RecordVersion? { version }
+    /// The picture's version is the database's (a trigger sets it).
+    static let readsBackAfterInsert = true
     /// What the version covers: the detail's columns, never the bytes.
     static let versionColumns =
         [Columns.id, .name, .priceMicros, .pictureType].map(\.rawValue) + [pictureSize, pictureVersion]

@@ -140,8 +140,7 @@ public struct UsersStore: RecordStore {
                 }
                 var row = row
                 try row.insert(db)
-                // Read back, as every store's insert is: its version is the stored row's.
-                return try RecordTable<User>.record(db, id: row.record.id, strict: false) ?? row.record
+                return row.record
             }
         }
     }
