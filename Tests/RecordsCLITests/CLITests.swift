@@ -127,13 +127,26 @@ struct CLITests {
         try FileManager.default.createDirectory(
             at: lonely.deletingLastPathComponent(), withIntermediateDirectories: true)
         try FileManager.default.copyItem(at: try recordsBinary(), to: lonely)
-        let fresh = try await sandbox.runRaw(["people", "list"], binary: lonely)
+        // Another test's child forked while the copy was still open for
+        // writing holds that descriptor until it execs: starting the copy
+        // then fails with "Text file busy" for a moment.
+        var attempt = 0
+        func runLonely(_ arguments: [String]) async throws -> RecordsRun {
+            while true {
+                do {
+                    return try await sandbox.runRaw(arguments, binary: lonely)
+                } catch let error as POSIXError where error.code == .ETXTBSY && attempt < 50 {
+                    attempt += 1
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+            }
+        }
+        let fresh = try await runLonely(["people", "list"])
         #expect(fresh.status == 1)
         #expect(fresh.stderr.contains("sample database that ships with records is missing"))
         #expect(!FileManager.default.fileExists(atPath: sandbox.defaultDatabase))
         #expect(try await sandbox.run("people", "list").status == 0)
-        let existing = try await sandbox.runRaw(
-            ["--database", sandbox.database, "people", "list", "--json"], binary: lonely)
+        let existing = try await runLonely(["--database", sandbox.database, "people", "list", "--json"])
         #expect(existing.status == 0, "\(existing)")
         #expect((try existing.json() as? [Any])?.count == 6)
     }
