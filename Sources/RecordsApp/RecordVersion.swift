@@ -1,9 +1,8 @@
 import Foundation
-import PasswordHashing
 import SQLiteStore
 
 /// The version of a stored record: 16 lowercase hexadecimal characters,
-/// the first 8 bytes of the SHA-256 of the record's stored columns.
+/// a 64-bit hash of the record's stored columns (see ``VersionInput``).
 ///
 /// It is derived from what is stored, not kept beside it, so every program
 /// that writes the table (the stores, the `records` command, the web
@@ -24,7 +23,7 @@ import SQLiteStore
 /// part of it; a coffee's picture counts by its size, type and picture
 /// version, not its bytes.
 public struct RecordVersion: Hashable, Sendable, Codable, CustomStringConvertible, LosslessStringConvertible {
-    /// The first 8 bytes of the digest, big-endian.
+    /// The hash.
     let value: UInt64
 
     init(value: UInt64) { self.value = value }
@@ -89,59 +88,71 @@ public struct RecordVersion: Hashable, Sendable, Codable, CustomStringConvertibl
     }
 }
 
-/// The bytes a version is the digest of: a canonical, typed encoding of
-/// the values, so that no two different lists of values give the same
-/// bytes (each value is its storage class and a length or fixed size).
+/// The hash a version is: a canonical, typed encoding of the values (each
+/// value is its storage class, then a length or fixed size, then its
+/// bytes, so no two different lists of values encode alike), fed byte by
+/// byte into 64-bit FNV-1a and finished with a 64-bit mix so every input
+/// bit moves the whole result.
+///
+/// Not a cryptographic digest, on purpose: a version only has to change
+/// when the stored values do. Two different rows share a version by
+/// accident with a chance of about 2⁻⁶⁴; someone who could make them
+/// collide on purpose can write the row anyway. Versions are made for every
+/// record read, so this runs with no allocation and no call into OpenSSL.
 struct VersionInput {
-    private(set) var bytes: [UInt8] = []
+    private var hash: UInt64 = 0xcbf2_9ce4_8422_2325
 
-    init(kind: String) {
-        bytes.reserveCapacity(128)
-        appendText(Array(kind.utf8))
-    }
+    init(kind: String) { appendText(kind.utf8) }
 
     mutating func append(_ value: SQLiteValue) {
         switch value {
         case .null:
-            bytes.append(0)
+            feed(0)
         case .integer(let number):
-            bytes.append(1)
+            feed(1)
             appendInteger(UInt64(bitPattern: number))
         case .real(let number):
-            bytes.append(2)
+            feed(2)
             appendInteger(number.bitPattern)
         case .text(let text):
-            appendText(Array(text.utf8))
+            appendText(text.utf8)
         case .textBytes(let data):
             // The same TEXT as `.text` of these bytes would be.
-            appendText(Array(data))
+            appendText(data)
         case .blob(let data):
-            bytes.append(4)
+            feed(4)
             appendInteger(UInt64(data.count))
-            bytes.append(contentsOf: data)
+            for byte in data { feed(byte) }
         }
     }
 
-    private mutating func appendText(_ utf8: [UInt8]) {
-        bytes.append(3)
+    private mutating func appendText(_ utf8: some Collection<UInt8>) {
+        feed(3)
         appendInteger(UInt64(utf8.count))
-        bytes.append(contentsOf: utf8)
+        for byte in utf8 { feed(byte) }
     }
 
     private mutating func appendInteger(_ number: UInt64) {
-        withUnsafeBytes(of: number.bigEndian) { bytes.append(contentsOf: $0) }
+        var shift: UInt64 = 56
+        while true {
+            feed(UInt8(truncatingIfNeeded: number >> shift))
+            if shift == 0 { break }
+            shift -= 8
+        }
     }
 
-    /// The first 8 bytes of the SHA-256 of the input.
+    @inline(__always) private mutating func feed(_ byte: UInt8) {
+        hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+    }
+
+    /// The version: the hash, mixed (MurmurHash3's 64-bit finalizer).
     func version() -> RecordVersion {
-        // OpenSSL fails SHA-256 only without memory or without the
-        // algorithm (a FIPS provider missing it): nothing a read can
-        // recover from, and nothing a caller could do with an error here.
-        guard let digest = try? SHA256.digest(bytes) else {
-            preconditionFailure("SHA-256 is unavailable from OpenSSL")
-        }
-        var value: UInt64 = 0
-        for byte in digest.prefix(8) { value = value << 8 | UInt64(byte) }
+        var value = hash
+        value ^= value >> 33
+        value &*= 0xff51_afd7_ed55_8ccd
+        value ^= value >> 33
+        value &*= 0xc4ce_b9fe_1a85_ec53
+        value ^= value >> 33
         return RecordVersion(value: value)
     }
 }
