@@ -23,7 +23,7 @@ final class Gate: Sendable {
 
     init(_ name: String) { self.name = name }
 
-    static let timeout: Duration = .seconds(60)
+    static let timeout: Duration = .seconds(240)
 
     var isOpen: Bool { state.withLock { $0.isOpen } }
 

@@ -6,7 +6,7 @@
 /// generous. The condition runs in the caller's isolation (a main-actor
 /// test may read main-actor state), between short sleeps.
 public func eventually(
-    timeout: Duration = .seconds(60), isolation: isolated (any Actor)? = #isolation, _ condition: () -> Bool
+    timeout: Duration = .seconds(180), isolation: isolated (any Actor)? = #isolation, _ condition: () -> Bool
 ) async -> Bool {
     let deadline = ContinuousClock.now.advanced(by: timeout)
     while ContinuousClock.now < deadline {
