@@ -116,7 +116,7 @@ private struct JSONParser {
             guard peek(UInt8(ascii: "\"")) else { throw fail("a member name in quotes was expected") }
             let name = try string()
             guard seen.insert(name).inserted else {
-                throw Self.problem("The member \"\(Self.printable(name))\" appears twice; send it once.")
+                throw Self.problem("The member \"\(JSONParserNames.printable(name))\" appears twice; send it once.")
             }
             skipSpace()
             guard peek(UInt8(ascii: ":")) else { throw fail("a colon was expected after a member name") }
@@ -301,11 +301,6 @@ private struct JSONParser {
         Problem(status: 400, code: "malformed-json", detail: detail)
     }
 
-    /// A member name for a message: control characters escaped, at most 60
-    /// characters.
-    static func printable(_ name: String) -> String {
-        JSONWriter.escaped(String(name.prefix(60)))
-    }
 }
 
 // MARK: - Writing

@@ -148,7 +148,7 @@ extension AccountPageHandlers {
                 _ = try APITokenStore.validatedName(form.text("name"))
                 problem = nil
             } catch let error as ValidationError {
-                problem = Self.sentence(error.description)
+                problem = Problem.sentence(error.description)
             }
         }
         if let problem {
@@ -186,7 +186,7 @@ extension AccountPageHandlers {
             return try await account(request, tokenForm: TokenForm(created: created))
         } catch let error as ValidationError {
             return try await account(
-                request, tokenForm: TokenForm(values: values, error: Self.sentence(error.description)), status: 422)
+                request, tokenForm: TokenForm(values: values, error: Problem.sentence(error.description)), status: 422)
         }
     }
 
@@ -226,10 +226,5 @@ extension AccountPageHandlers {
             throw HTTPError.notFound
         }
         return token
-    }
-
-    /// "name must not be empty" as a sentence: "Name must not be empty."
-    private static func sentence(_ text: String) -> String {
-        text.prefix(1).uppercased() + text.dropFirst() + (text.hasSuffix(".") ? "" : ".")
     }
 }
