@@ -87,7 +87,7 @@ import Testing
             let socket = try RawSocket(port: port)
             defer { socket.close() }
             try socket.send(Array(head.utf8) + body)
-            return try socket.read(until: "</html>", timeout: .seconds(60))
+            return try socket.read(until: "</html>")
         }
     }
 

@@ -51,7 +51,7 @@ import Testing
         request.httpBody = body
         if let type { request.setValue(type, forHTTPHeaderField: "Content-Type") }
         let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = 60
+        configuration.timeoutIntervalForRequest = TimeInterval(livenessTimeout.components.seconds)
         let session = URLSession(configuration: configuration)
         defer { session.finishTasksAndInvalidate() }
         let (data, response) = try await session.data(for: request)

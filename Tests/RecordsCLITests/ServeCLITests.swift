@@ -57,12 +57,12 @@ final class ServeProcess: Sendable {
 
     /// Sends `signal` and waits for the exit: the status and standard error.
     ///
-    /// A server still running a minute after the signal is a failure (it
-    /// is then killed, so the suite goes on).
+    /// A server still running ``livenessTimeout`` after the signal is a
+    /// failure (it is then killed, so the suite goes on).
     func stop(_ signal: Int32 = SIGTERM) async -> (status: Int32, stderr: String) {
         child.send(signal)
-        if !(await child.exited(within: .seconds(60))) {
-            Issue.record("records serve was still running a minute after signal \(signal)")
+        if !(await child.exited(within: livenessTimeout)) {
+            Issue.record("records serve was still running \(livenessTimeout) after signal \(signal)")
             child.send(SIGKILL)
         }
         let status = await child.exited()

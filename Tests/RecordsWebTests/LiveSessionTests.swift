@@ -15,8 +15,8 @@ import Testing
 
     /// How long a test waits for a stream to end: only a guard against a
     /// hang. The check that ends it runs on the cooperative threads, which
-    /// a loaded full suite can keep busy for seconds (10 s was too short).
-    static let patience: Duration = .seconds(60)
+    /// a loaded full suite can keep busy for a minute.
+    static let patience = livenessTimeout
 
     /// An accounts server whose streams' sessions are checked every
     /// `check` (and after each change of the sessions).

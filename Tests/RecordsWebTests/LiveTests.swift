@@ -54,7 +54,7 @@ import Testing
         let socket = try await Self.openStream(server, topics: "people")
         try await Self.addPerson(server.database)
         let text = try await onOwnThread {
-            try socket.read(until: "event: change\ndata: people\n\n", timeout: .seconds(60))
+            try socket.read(until: "event: change\ndata: people\n\n")
         }
         #expect(text.contains("data: people"))
         socket.close()
@@ -70,7 +70,7 @@ import Testing
         defer { other.close() }
         try await Self.addPerson(other)
         let text = try await onOwnThread {
-            try socket.read(until: "event: change\ndata: people\n\n", timeout: .seconds(60))
+            try socket.read(until: "event: change\ndata: people\n\n")
         }
         #expect(text.contains("data: people"))
         socket.close()
@@ -100,8 +100,8 @@ import Testing
         _ = try await ContactsStore(database: server.database).add(
             ContactDraft(name: "Ada", address: "12 Rue", contact: "555"))
         let text = try await onOwnThread { () throws -> String in
-            try socket.read(until: "contacts", timeout: .seconds(60))
-            return try socket.read(until: "people", timeout: .seconds(60))
+            try socket.read(until: "contacts")
+            return try socket.read(until: "people")
         }
         #expect(text.contains("event: change\n"))
         socket.close()
@@ -113,7 +113,7 @@ import Testing
         let socket = try await Self.openStream(server, topics: "people")
         #expect(server.app.live.streamCount == 1)
         await server.server.stop()
-        let ended = try await onOwnThread { try socket.readToEnd(timeout: .seconds(8)) }
+        let ended = try await onOwnThread { try socket.readToEnd() }
         #expect(ended)
         #expect(socket.text.contains("0\r\n\r\n"), "the chunked body ends properly")
         #expect(server.app.live.streamCount == 0)
@@ -201,7 +201,7 @@ import Testing
         defer { server.stopInBackground() }
         server.app.live.stop()
         let socket = try await Self.openStream(server, topics: "people")
-        let ended = try await onOwnThread { try socket.read(until: "0\r\n\r\n", timeout: .seconds(60)) }
+        let ended = try await onOwnThread { try socket.read(until: "0\r\n\r\n") }
         #expect(!ended.contains("event:"))
         #expect(server.app.live.streamCount == 0)
         #expect(server.app.live.observationCount == 0)

@@ -15,7 +15,7 @@ import Testing
         let socket = try await LiveTests.openStream(server, topics: "people")
         try await Task.sleep(for: .milliseconds(1500))
         try await LiveTests.addPerson(server.database)
-        let text = try await onOwnThread { try socket.read(until: "data: people", timeout: .seconds(60)) }
+        let text = try await onOwnThread { try socket.read(until: "data: people") }
         #expect(text.contains("event: change"))
         #expect(server.server.slowConnectionsDropped == 0)
         socket.close()

@@ -88,7 +88,7 @@ public final class RawSocket: @unchecked Sendable {
     ///
     /// - Throws: when the connection ends or `timeout` passes first.
     @discardableResult
-    public func read(until marker: String, timeout: Duration = .seconds(10)) throws -> String {
+    public func read(until marker: String, timeout: Duration = livenessTimeout) throws -> String {
         let wanted = Array(marker.utf8)
         let deadline = ContinuousClock.now.advanced(by: timeout)
         while !contains(wanted) {
@@ -108,7 +108,7 @@ public final class RawSocket: @unchecked Sendable {
     /// Reads until at least `count` bytes have arrived in all.
     ///
     /// - Throws: when the connection ends or `timeout` passes first.
-    public func read(atLeast count: Int, timeout: Duration = .seconds(10)) throws {
+    public func read(atLeast count: Int, timeout: Duration = livenessTimeout) throws {
         let deadline = ContinuousClock.now.advanced(by: timeout)
         while received.count < count {
             let left = deadline - ContinuousClock.now
@@ -123,7 +123,7 @@ public final class RawSocket: @unchecked Sendable {
 
     /// Reads until the server closes the connection; false when `timeout`
     /// passes first.
-    public func readToEnd(timeout: Duration = .seconds(10)) throws -> Bool {
+    public func readToEnd(timeout: Duration = livenessTimeout) throws -> Bool {
         let deadline = ContinuousClock.now.advanced(by: timeout)
         while true {
             let left = deadline - ContinuousClock.now

@@ -57,7 +57,7 @@ import Testing
         // A change through the store, as the pages or the command make them.
         let person = try await PeopleStore(database: site.database).add(
             PersonDraft(firstName: "Ada", lastName: "Lovelace", age: 36))
-        #expect(await eventually(timeout: .seconds(20)) { reader.text.contains("\"kind\":\"created\"") })
+        #expect(await eventually { reader.text.contains("\"kind\":\"created\"") })
         #expect(reader.text.contains("\"app\":\"people\""))
         #expect(reader.text.contains("\"id\":\(person.id)"))
         #expect(reader.text.contains("\"version\":\"\(person.version)\""))
@@ -70,7 +70,7 @@ import Testing
         defer { reader.close() }
         _ = await site.send("POST", "/api/v1/people", json: #"{"firstName":"Ada","lastName":"L"}"#)
         _ = await site.send("POST", "/api/v1/coffee", json: #"{"name":"Cortado","price":"3"}"#)
-        #expect(await eventually(timeout: .seconds(20)) { reader.text.contains("\"app\":\"coffee\"") })
+        #expect(await eventually { reader.text.contains("\"app\":\"coffee\"") })
         #expect(!reader.text.contains("\"app\":\"people\""))
     }
 
@@ -78,7 +78,7 @@ import Testing
         let site = try await APISite(configure: { $0.liveHeartbeat = .seconds(30) })
         let first = try await open(site)
         _ = await site.send("POST", "/api/v1/people", json: #"{"firstName":"Ada","lastName":"L"}"#)
-        #expect(await eventually(timeout: .seconds(20)) { first.text.contains("\"kind\":\"created\"") })
+        #expect(await eventually { first.text.contains("\"kind\":\"created\"") })
         first.close()
         let lastID = try #require(
             first.text.split(separator: "\n").last { $0.hasPrefix("id: ") }.map { String($0.dropFirst(4)) })
@@ -86,7 +86,7 @@ import Testing
         _ = await site.send("POST", "/api/v1/people", json: #"{"firstName":"Grace","lastName":"H"}"#)
         let again = try await open(site, lastEventID: lastID)
         defer { again.close() }
-        #expect(await eventually(timeout: .seconds(20)) { again.text.contains("\"kind\":\"created\"") })
+        #expect(await eventually { again.text.contains("\"kind\":\"created\"") })
         #expect(!again.text.contains("id: \(lastID)\n"))
     }
 
@@ -112,11 +112,11 @@ import Testing
         defer { reader.close() }
         #expect(await eventually { reader.text.contains(": open") })
         try await site.tokens.revoke(id: made.token.id, userID: site.user.id)
-        #expect(await eventually(timeout: .seconds(20)) { reader.isFinished })
+        #expect(await eventually { reader.isFinished })
         // Another token's stream stays open.
         let other = try await open(site)
         defer { other.close() }
         _ = await site.send("POST", "/api/v1/people", json: #"{"firstName":"Ada","lastName":"L"}"#)
-        #expect(await eventually(timeout: .seconds(20)) { other.text.contains("\"kind\":\"created\"") })
+        #expect(await eventually { other.text.contains("\"kind\":\"created\"") })
     }
 }

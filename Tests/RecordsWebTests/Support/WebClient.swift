@@ -1,5 +1,6 @@
 import Foundation
 import RecordsWeb
+import TestSupport
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -38,7 +39,7 @@ final class WebClient: @unchecked Sendable {
         configuration.httpShouldSetCookies = false
         configuration.httpCookieStorage = nil
         configuration.urlCache = nil
-        configuration.timeoutIntervalForRequest = 60
+        configuration.timeoutIntervalForRequest = TimeInterval(livenessTimeout.components.seconds)
         session = URLSession(configuration: configuration, delegate: NoRedirects(), delegateQueue: nil)
     }
 
