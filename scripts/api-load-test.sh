@@ -4,7 +4,7 @@
 #
 #   scripts/api-load-test.sh [--quick] [--seconds N] [--people N] [--no-build]
 #                            [--ours-only | --pocketbase-only] [--connections "1 16 64 500"]
-#                            [--streams N] [--kill-check]
+#                            [--streams N] [--kill-check] [--synchronous full|normal]
 #
 # Builds records (release) unless --no-build or --pocketbase-only, makes a
 # database with --people people (default 10000) and a user with a
@@ -20,6 +20,9 @@
 #   create  POST /api/v1/people / POST /api/collections/people/records
 # and prints a table (req/s, p50 and p99, failures: answers other than 2xx
 # and socket errors), the machine and its load average.
+# --synchronous passes its mode to `records serve` (default full: every
+# create on the disk before it is answered; PocketBase runs SQLite with
+# synchronous=NORMAL, which --synchronous normal matches).
 #
 # --streams N instead opens N event streams on each server
 # (GET /api/v1/events?apps=people; PocketBase's /api/realtime subscribed to
@@ -43,10 +46,11 @@ ours=1
 theirs=1
 streams=0
 kill_check=0
+synchronous=full
 connections=(1 16 64 500)
 while [ $# -gt 0 ]; do
     case "$1" in
-    --seconds | --people | --connections | --streams)
+    --seconds | --people | --connections | --streams | --synchronous)
         if [ $# -lt 2 ]; then
             echo "api-load-test: $1 needs a value (see --help)" >&2
             exit 2
@@ -65,6 +69,10 @@ while [ $# -gt 0 ]; do
         ;;
     --connections)
         read -r -a connections <<<"$2"
+        shift
+        ;;
+    --synchronous)
+        synchronous="$2"
         shift
         ;;
     --no-build) build=0 ;;
@@ -191,6 +199,7 @@ database="$work/records.sqlite"
 rec() { "$records" --database "$database" "$@"; }
 start_ours() { # on $ours_port
     "$records" --database "$database" serve --listen "127.0.0.1:$ours_port" --max-connections-per-client 1536 \
+        --synchronous "$synchronous" \
         >>"$work/serve.out" 2>>"$work/serve.log" &
     ours_pid=$!
     pids+=("$ours_pid")
@@ -665,7 +674,7 @@ done
 
 # --- The report ------------------------------------------------------------------
 echo
-echo "records serve (/api/v1) and PocketBase $("$pocketbase" --version 2>/dev/null | awk '{ print $NF }'), $people people each, ${seconds} s per run, wrk (2 threads) on 127.0.0.1"
+echo "records serve (/api/v1, --synchronous $synchronous) and PocketBase $("$pocketbase" --version 2>/dev/null | awk '{ print $NF }'), $people people each, ${seconds} s per run, wrk (2 threads) on 127.0.0.1"
 echo "machine: $(machine); load average $load_before before, $(cut -d ' ' -f 1-3 /proc/loadavg) after"
 echo
 echo "| operation | connections | ours req/s | PocketBase req/s | ratio | ours p50 / p99 ms | PocketBase p50 / p99 ms | failures (ours / PocketBase) |"

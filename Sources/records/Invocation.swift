@@ -116,7 +116,10 @@ final class Invocation {
     }
 
     /// The app's database: installed from the sample on first use, migrated.
-    func database() throws -> AppDatabase {
+    ///
+    /// - Parameter synchronous: How often its commits wait for the disk
+    ///   (`records serve --synchronous`); nil for SQLite's default, `full`.
+    func database(synchronous: SynchronousMode? = nil) throws -> AppDatabase {
         if let openDatabase { return openDatabase }
         try checkLocationVariables()
         let location = try AppDatabase.location(databasePath: globals.databasePath, environment: environment)
@@ -125,7 +128,8 @@ final class Invocation {
         if globals.debug { log = { @Sendable message in Console.error("records: debug: \(message)") } }
         log?("database \(location.url.path) (from \(location.source.rawValue))")
         let database = try AppDatabase(
-            url: location.url, start: .sample, adoptingForeignDatabase: globals.adopt, debugLog: log)
+            url: location.url, start: .sample, adoptingForeignDatabase: globals.adopt, synchronous: synchronous,
+            debugLog: log)
         openDatabase = database
         return database
     }

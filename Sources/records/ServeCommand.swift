@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import RecordsApp
 import RecordsWeb
+import SQLiteStore
 
 #if canImport(Glibc)
     import Glibc
@@ -37,6 +38,11 @@ let serveCommand = Command(
             help:
                 "The most connections one client address may hold open (default 128, at most 1536 of the "
                 + "server's 2048); raise it behind a reverse proxy"),
+        Command.Option(
+            name: "synchronous", valueName: "MODE",
+            help:
+                "full (the default: every acknowledged write survives a power failure) or normal (writes several "
+                + "times faster; survives the server being killed, not a power failure)"),
     ],
     discussion: """
         Serves the \(listed(appNames)) apps as web pages, rendered on the
@@ -59,6 +65,13 @@ let serveCommand = Command(
         or form contents; control characters in a path escaped), and on Ctrl-C or SIGTERM
         stops accepting connections, lets the requests in flight finish (up to 10
         seconds), and closes the database.
+
+        Every write is on disk before its page or API answer says it is done
+        (SQLite's synchronous mode full). With --synchronous normal, a write is
+        acknowledged once it is in the database's write-ahead log: it survives the
+        server crashing or being killed, but the last moment of writes before a power
+        failure or an operating-system crash can be lost. It makes writes that each
+        commit on their own several times faster.
         """,
     examples: [
         "records serve",
@@ -102,7 +115,15 @@ let serveCommand = Command(
             }
             registration = policy
         }
-        let database = try invocation.database()
+        var synchronous: SynchronousMode?
+        if let text = arguments.value("synchronous") {
+            guard let mode = SynchronousMode(rawValue: text.lowercased()), mode == .full || mode == .normal else {
+                throw UsageError(
+                    message: "--synchronous takes full or normal, not '\(text)'", helpPath: invocation.path)
+            }
+            synchronous = mode
+        }
+        let database = try invocation.database(synchronous: synchronous)
         var configuration = WebConfiguration()
         configuration.registration = registration
         configuration.secureCookies = options.tls != nil

@@ -57,6 +57,19 @@ struct SampleDatabaseTests {
         #expect(!FileManager.default.fileExists(atPath: dir.path("bad.sqlite")))
     }
 
+    @Test("The synchronous mode asked for reaches the writer and the readers; none keeps SQLite's full")
+    func synchronousMode() throws {
+        let dir = try TemporaryDirectory()
+        let fast = try AppDatabase(
+            url: dir.url.appendingPathComponent("fast.sqlite"), start: .empty, synchronous: .normal)
+        defer { fast.close() }
+        #expect(try fast.read { try $0.fetchOne(Int.self, "PRAGMA synchronous") } == 1)
+        #expect(try fast.write { try $0.fetchOne(Int.self, "PRAGMA synchronous") } == 1)
+        let safe = try AppDatabase(url: dir.url.appendingPathComponent("safe.sqlite"), start: .empty)
+        defer { safe.close() }
+        #expect(try safe.write { try $0.fetchOne(Int.self, "PRAGMA synchronous") } == 2)
+    }
+
     @Test("The bundled template is found and is the shipped file")
     func bundledTemplate() throws {
         let url = try AppDatabase.bundledTemplateURL()

@@ -23,6 +23,21 @@ struct AccountsServeCLITests {
         #expect(help.stdout.contains("--registration"))
     }
 
+    @Test("--synchronous takes full or normal; anything else is a usage error, and normal serves")
+    func synchronousMode() async throws {
+        let sandbox = try Sandbox()
+        for value in ["off", "extra", "", "fast"] {
+            let run = try await sandbox.run("serve", "--synchronous", value)
+            #expect(run.status == 2, "\(value): \(run)")
+            #expect(run.stderr.contains("--synchronous takes full or normal, not '\(value)'"), "\(value): \(run)")
+        }
+        let help = try await sandbox.run("serve", "--help")
+        #expect(help.stdout.contains("--synchronous"))
+        let server = try await ServeProcess(sandbox: sandbox, ["--listen", "127.0.0.1:0", "--synchronous", "NORMAL"])
+        #expect(try await statusOf(server.url + "register") == "200")
+        #expect(await server.stop().status == 0)
+    }
+
     @Test("By default the registration page is open on a database without accounts; closed shuts it")
     func policies() async throws {
         let sandbox = try Sandbox()

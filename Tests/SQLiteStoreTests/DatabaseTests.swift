@@ -141,6 +141,36 @@ struct OpeningTests {
         #expect(throws: SQLiteError.self) { try Database.inMemory(configuration: configuration) }
     }
 
+    @Test("The synchronous mode is set on every connection, read-only and pool readers too; nil keeps SQLite's")
+    func synchronousMode() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("sync.sqlite")
+        let plain = try Database(path: path)
+        let sqliteDefault = try plain.fetchOne(Int.self, "PRAGMA synchronous")
+        try plain.execute("CREATE TABLE t(x)")
+        plain.close()
+        // SQLite numbers the modes 0 to 3 in the order of the enum's cases.
+        for (number, mode) in SynchronousMode.allCases.enumerated() {
+            var configuration = Configuration()
+            configuration.synchronous = mode
+            let db = try Database(path: path, configuration: configuration)
+            #expect(try db.fetchOne(Int.self, "PRAGMA synchronous") == number, "\(mode)")
+            db.close()
+            configuration.isReadOnly = true
+            let reader = try Database(path: path, configuration: configuration)
+            #expect(try reader.fetchOne(Int.self, "PRAGMA synchronous") == number, "read-only, \(mode)")
+            reader.close()
+        }
+        var configuration = Configuration()
+        configuration.synchronous = .normal
+        let pool = try DatabasePool(path: path, configuration: configuration)
+        defer { try? pool.close() }
+        #expect(try pool.read { try $0.fetchOne(Int.self, "PRAGMA synchronous") } == 1)
+        #expect(try pool.write { try $0.fetchOne(Int.self, "PRAGMA synchronous") } == 1)
+        let unset = try Database(path: path)
+        #expect(try unset.fetchOne(Int.self, "PRAGMA synchronous") == sqliteDefault)
+    }
+
     @Test("The busy timeout installs the library's busy handler, not SQLite's")
     func busyTimeout() throws {
         var configuration = Configuration()

@@ -39,6 +39,19 @@ public struct Configuration: Sendable {
     /// too: setting it would be a write.
     public var journalMode: JournalMode?
 
+    /// How often the connection waits for the disk (`PRAGMA synchronous`)
+    /// when it commits; nil keeps SQLite's default, ``SynchronousMode/full``.
+    ///
+    /// With ``JournalMode/wal``, ``SynchronousMode/normal`` commits without
+    /// waiting for the disk and syncs the log at each checkpoint instead: a
+    /// committed transaction survives the process crashing or being killed,
+    /// but the last ones before a power failure or an operating-system crash
+    /// may roll back. The file is never corrupted either way. Writes that
+    /// each commit on their own get several times faster; choose it when
+    /// losing the last second of writes to a power cut is acceptable (or the
+    /// database is replicated), and keep the default when it is not.
+    public var synchronous: SynchronousMode?
+
     /// How many prepared statements ``Database/cachedStatement(_:)`` keeps.
     public var statementCacheCapacity = 256
 
@@ -99,4 +112,23 @@ public enum JournalMode: String, Sendable, CaseIterable {
     case wal
     /// No journal: no rollback and no atomic commit.
     case off
+}
+
+/// How often SQLite waits for the disk when it commits (`PRAGMA synchronous`).
+///
+/// See ``Configuration/synchronous`` for what each costs and keeps.
+public enum SynchronousMode: String, Sendable, CaseIterable {
+    /// Never waits: a crash of the operating system or a power failure can
+    /// corrupt the file. Only for data that can be rebuilt.
+    case off
+    /// With a write-ahead log, waits only at checkpoints: durable against the
+    /// process dying, not against a power failure. With a rollback journal,
+    /// waits less often than `full`.
+    case normal
+    /// Waits at every commit (SQLite's default): a commit that returned
+    /// survives a power failure.
+    case full
+    /// Like `full`, and also syncs the directory after a rollback journal is
+    /// deleted.
+    case extra
 }

@@ -144,6 +144,10 @@ public final class Database {
                         + "\(mode ?? "an unknown") mode")
             }
         }
+        if let synchronous = configuration.synchronous {
+            // A setting of this connection, not a write: read-only ones take it too.
+            try execute("PRAGMA synchronous = \(unsafeLiteral: synchronous.rawValue)")
+        }
         try configuration.prepareDatabase?(self)
     }
 
