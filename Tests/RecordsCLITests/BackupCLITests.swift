@@ -150,7 +150,8 @@ struct InterruptedBackupCLITests {
             _ = try await sandbox.runRaw(["--database", sandbox.database, "backup", copy]) { running in
                 started.withLock { $0 = running }
                 // Signalled once SQLite has the copy's journal open.
-                for _ in 0..<20_000 where running.isRunning {
+                let deadline = ContinuousClock.now.advanced(by: livenessTimeout)
+                while ContinuousClock.now < deadline && running.isRunning {
                     let during = entries(output)
                     seen.withLock { $0 = during }
                     if during.contains(where: { $0.hasSuffix(".tmp-journal") }) {

@@ -22,10 +22,11 @@ private func hasFileOpen(in directory: String, pid: Int32) -> Bool {
     }
 }
 
-/// Waits, a bounded number of times, until `pid` is writing in `directory`
+/// Waits, at most ``livenessTimeout``, until `pid` is writing in `directory`
 /// (a file open there, or a new entry); false if it ended first.
 private func waitForCopy(in directory: String, process: ChildProcess) -> Bool {
-    for _ in 0..<20_000 where process.isRunning {
+    let deadline = ContinuousClock.now.advanced(by: livenessTimeout)
+    while ContinuousClock.now < deadline && process.isRunning {
         if hasFileOpen(in: directory, pid: process.processIdentifier) || !entries(directory).isEmpty { return true }
         usleep(500)
     }

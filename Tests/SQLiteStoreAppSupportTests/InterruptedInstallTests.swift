@@ -57,8 +57,9 @@ struct InterruptedInstallTests {
         let out = dir.path("out")
         // Polled on a thread of its own, not a cooperative one.
         let sawCopy = try await onOwnThread {
-            // Bounded: at most about 30 s, usually a few milliseconds.
-            for _ in 0..<30_000 where process.isRunning {
+            // Bounded by livenessTimeout, usually a few milliseconds.
+            let deadline = ContinuousClock.now.advanced(by: livenessTimeout)
+            while ContinuousClock.now < deadline && process.isRunning {
                 let entries = try FileManager.default.contentsOfDirectory(atPath: out)
                 if hasFileOpen(in: out, pid: process.processIdentifier) || !entries.isEmpty { return true }
                 usleep(1000)

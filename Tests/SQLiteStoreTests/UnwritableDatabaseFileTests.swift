@@ -116,7 +116,8 @@ struct UnwritableDatabaseFileTests {
         let ready = path + ".ready"
         // Polled on a thread of its own, not a cooperative one.
         await onOwnThread {
-            for _ in 0..<30_000 where holder.isRunning && !FileManager.default.fileExists(atPath: ready) {
+            let deadline = ContinuousClock.now.advanced(by: livenessTimeout)
+            while ContinuousClock.now < deadline && holder.isRunning && !FileManager.default.fileExists(atPath: ready) {
                 usleep(1000)
             }
         }

@@ -107,7 +107,9 @@ private func interrupt(_ process: ChildProcess, with signal: Int32, once marker:
 {
     let ready = dir.path(marker)
     await onOwnThread {
-        for _ in 0..<30_000 where process.isRunning && !FileManager.default.fileExists(atPath: ready) {
+        // A child test binary can take half a minute to start on a loaded machine.
+        let deadline = ContinuousClock.now.advanced(by: livenessTimeout)
+        while ContinuousClock.now < deadline && process.isRunning && !FileManager.default.fileExists(atPath: ready) {
             usleep(1000)
         }
     }
