@@ -176,12 +176,12 @@ struct StoreBackedCLITests {
         let wrongEdit = try await sandbox.run(
             input: "wrong\n", "users", "edit", "1", "--city", "Oxford", "--password-stdin")
         #expect(wrongEdit.status == 1)
-        let wrongDelete = try await sandbox.run(input: "wrong\n", "users", "delete", "1", "--password-stdin")
+        let wrongDelete = try await sandbox.run(input: "wrong\n", "users", "delete", "1", "--yes", "--password-stdin")
         #expect(wrongDelete.status == 1)
         #expect(wrongDelete.stderr == "records: error: the password is wrong\n")
         let shown = try #require(try await sandbox.run("users", "show", "1", "--json").json() as? [String: Any])
         #expect(shown["city"] as? String == "London")
-        let deleted = try await sandbox.run(input: "correct horse\n", "users", "delete", "1", "--password-stdin")
+        let deleted = try await sandbox.run(input: "correct horse\n", "users", "delete", "1", "--yes", "--password-stdin")
         #expect(deleted.status == 0, "\(deleted)")
     }
 }
