@@ -93,16 +93,22 @@ extension Invocation {
     ) async throws {
         let ids = try recordIDs()
         try requireConfirmationChannel()
-        var found: [Record] = []
+        var found: [String] = []
         var missing: [Int64] = []
         for id in ids {
-            if let record = try await find(id) { found.append(record) } else { missing.append(id) }
+            do {
+                if let record = try await find(id) { found.append(describe(record)) } else { missing.append(id) }
+            } catch is UnreadableRowError {
+                // A row with a value it cannot read is there, and delete
+                // is one way to be rid of it.
+                found.append("\(kind) \(id), whose stored values cannot all be read")
+            }
         }
         if !missing.isEmpty {
             if ids.count == 1 { throw RecordNotFoundError(kind: kind, id: ids[0]) }
             throw MissingRecordsError(kind: kind, missing: missing, given: ids.count)
         }
-        try confirmDeletion(of: found.map(describe), noun: noun)
+        try confirmDeletion(of: found, noun: noun)
         var done: [Record] = []
         for id in ids {
             let record = try await delete(id)

@@ -208,7 +208,8 @@ let usersCommands = CommandFamily(
                 // The update reads the row after writing it, so that it can
                 // mend a row with an unreadable value. Without a password
                 // change, the user's password is checked first.
-                let before = try await store.user(id: id)
+                // A row with a value it cannot read has no "before"; the edit mends it.
+                let before = try? await store.user(id: id)
                 let updated: User?
                 if changes.isEmpty {
                     updated = try await store.user(id: id)
