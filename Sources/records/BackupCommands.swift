@@ -46,7 +46,7 @@ let backupCommand = Command(
         try invocation.afterChange("the backup \(file) was written", lost: "the summary") {
             try Console.out(
                 "Backed up \(database.path) to \(file): \(result.pageCount) pages, "
-                    + "\(ByteCountFormatter.string(fromByteCount: Int64(result.byteCount), countStyle: .file)), "
+                    + "\(ByteCount.text(result.byteCount)), "
                     + "integrity check ok.")
         }
     })

@@ -48,7 +48,11 @@ private func report(_ error: any Error) -> (message: String?, status: ExitStatus
         let helpCommand = (["records"] + error.helpPath + ["--help"]).joined(separator: " ")
         return ("records: error: \(error.message)\nRun '\(helpCommand)' for usage.", .usage)
     case let error as ValidationError:
-        return ("records: error: \(error)", .usage)
+        // Several problems one per line, each readable on its own, rather
+        // than one long line joined by semicolons.
+        guard error.problems.count > 1 else { return ("records: error: \(error)", .usage) }
+        let lines = error.problems.map { "  - \($0.message)" }.joined(separator: "\n")
+        return ("records: error: \(error.problems.count) values are not valid:\n\(lines)", .usage)
     case let error as PictureError:
         switch error.reason {
         // Input that is not a picture it could store: invalid input, as a
@@ -86,7 +90,7 @@ private func dispatch(_ arguments: [String], environment: [String: String]) asyn
     }
     guard let familyName = words.first else {
         Console.error(Help.main)
-        throw UsageError(message: "missing app: choose \(familyNames)", helpPath: [])
+        throw UsageError(message: "missing app or command: choose \(familyNames)", helpPath: [])
     }
     if familyName.hasPrefix("-") && familyName != "-" {
         throw UsageError(message: "unknown option '\(familyName)'", helpPath: [])
@@ -98,7 +102,7 @@ private func dispatch(_ arguments: [String], environment: [String: String]) asyn
     guard let family = commandFamilies.first(where: { $0.name == familyName }) else {
         throw UsageError(
             message:
-                "unknown app '\(familyName)': choose \(familyNames)\(suggestion(familyName, commandFamilies.map(\.name)))",
+                "unknown app or command '\(familyName)': choose \(familyNames)\(suggestion(familyName, firstWords))",
             helpPath: [])
     }
     // Global options between the app's name and the command's.
@@ -146,7 +150,8 @@ private func printHelp(for words: [String]) throws {
         return
     }
     guard let family = commandFamilies.first(where: { $0.name == familyName }) else {
-        throw UsageError(message: "no help for unknown app '\(familyName)': choose \(familyNames)", helpPath: [])
+        throw UsageError(
+            message: "no help for unknown app or command '\(familyName)': choose \(familyNames)", helpPath: [])
     }
     guard words.count > 1 else {
         try Console.out(Help.family(family))
@@ -158,7 +163,8 @@ private func printHelp(for words: [String]) throws {
     }
 }
 
-private var familyNames: String { commandFamilies.map(\.name).joined(separator: ", ") }
+/// Every word that may follow `records`, for messages.
+private var familyNames: String { firstWords.joined(separator: ", ") }
 
 private func suggestion(_ word: String, _ candidates: [String]) -> String {
     candidates.first { editDistance($0, word) <= 2 }.map { "; did you mean '\($0)'?" } ?? ""

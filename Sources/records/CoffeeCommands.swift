@@ -33,14 +33,20 @@ let coffeeCommands = CommandFamily(
                 let prices = try CoffeePriceRange.parse(
                     minimum: invocation.arguments.value("min-price"), maximum: invocation.arguments.value("max-price"))
                 let list = coffeeList(invocation)
-                try await CoffeeStore(database: invocation.database()).forEach(
-                    sortedBy: sort, prices: prices, page: invocation.page()
-                ) { try list.take($0) }
+                let store = try CoffeeStore(database: invocation.database())
+                try await store.forEach(sortedBy: sort, prices: prices, page: invocation.page()) { try list.take($0) }
                 let none =
                     prices.isAny
                     ? "No coffees yet. Add one: records coffee add --name NAME --price PRICE"
                     : "No coffee has a price in that range."
-                try list.finish(empty: none, noun: "coffees")
+                // A price filter leaves out the coffees without a price, as
+                // the total does: its count is the filtered list's.
+                try await invocation.finish(
+                    list, empty: none, noun: prices.isAny ? "coffees" : "coffees in that price range",
+                    count: {
+                        if prices.isAny { return try await store.count() }
+                        return try await store.totalPrice(prices: prices).count
+                    })
             }),
         Command(
             name: "total", summary: "Add up the coffees' prices, exactly",
@@ -139,17 +145,17 @@ let coffeeCommands = CommandFamily(
                 }
             }),
         Command(
-            name: "delete", summary: "Delete a coffee, with its picture",
-            positionals: [Command.Positional(name: "ID", help: "The coffee's ID, as listed")],
-            options: [.json],
-            examples: ["records coffee delete 3"],
+            name: "delete", summary: "Delete coffees, with their pictures, after asking",
+            positionals: [.ids(of: "coffee")],
+            options: [.yes, .json],
+            discussion: deleteDiscussion,
+            examples: ["records coffee delete 3", "records coffee delete 3 4 --yes"],
             run: { invocation in
-                let id = try invocation.recordID()
-                let coffee = try await CoffeeStore(database: invocation.database()).delete(id: id)
-                try invocation.afterChange("coffee \(id) was deleted") {
-                    try invocation.emit(
-                        coffee, text: "Deleted \(describe(coffee))\(coffee.picture == nil ? "" : " and its picture").")
-                }
+                let store = try CoffeeStore(database: invocation.database())
+                try await invocation.deleteRecords(
+                    kind: "coffee", noun: "coffees", find: { try await store.coffee(id: $0) },
+                    delete: { try await store.delete(id: $0) }, describe: describe,
+                    deleted: { "Deleted \(describe($0))\($0.picture == nil ? "" : " and its picture")." })
             }),
         Command(
             name: "search", summary: "Find coffees by the start of the words of their name, best matches first",
@@ -293,7 +299,7 @@ private func coffeeFields(_ coffee: Coffee) -> String {
 
 /// "Updated Espresso (ID 1): price 2.50 → 2.70." or that nothing changed.
 private func editSummary(before: Coffee, after: Coffee, wrote: Bool) -> String {
-    guard wrote else { return "\(describe(after)) already has that name and price; nothing was written." }
+    guard wrote else { return updateMessage(describe(after), changed: false) }
     var changes: [String] = []
     if before.name != after.name {
         changes.append("name \"\(Terminal.clean(before.name))\" → \"\(Terminal.clean(after.name))\"")

@@ -19,10 +19,11 @@ let contactsCommands = CommandFamily(
                 try await ContactsStore(database: invocation.database()).forEach(
                     sortedBy: sort, page: invocation.page()
                 ) { try list.take($0) }
-                try list.finish(
+                try await invocation.finish(
+                    list,
                     empty:
                         "No contacts yet. Add one: records contacts add --name NAME --address ADDRESS --contact CONTACT",
-                    noun: "contacts")
+                    noun: "contacts", count: { try await ContactsStore(database: invocation.database()).count() })
             }),
         Command(
             name: "add", summary: "Add a contact",
@@ -120,22 +121,24 @@ let contactsCommands = CommandFamily(
                     name: invocation.arguments.value("name"), address: invocation.arguments.value("address"),
                     contact: invocation.arguments.value("contact")
                 ).validated()
+                // A row with a value it cannot read has no "before"; the edit mends it.
+                let before = try? await ContactsStore(database: invocation.database()).contact(id: id)
                 let contact = try await ContactsStore(database: invocation.database()).update(id: id, with: changes)
                 try invocation.afterChange("contact \(id) was updated") {
-                    try invocation.emit(contact, text: "Updated \(describe(contact)).")
+                    try invocation.emit(contact, text: updateMessage(describe(contact), changed: before != contact))
                 }
             }),
         Command(
-            name: "delete", summary: "Delete a contact",
-            positionals: [Command.Positional(name: "ID", help: "The contact's ID, as listed")],
-            options: [.json],
-            examples: ["records contacts delete 2"],
+            name: "delete", summary: "Delete contacts, after asking",
+            positionals: [.ids(of: "contact")],
+            options: [.yes, .json],
+            discussion: deleteDiscussion,
+            examples: ["records contacts delete 2", "records contacts delete 1 2 --yes"],
             run: { invocation in
-                let id = try invocation.recordID()
-                let contact = try await ContactsStore(database: invocation.database()).delete(id: id)
-                try invocation.afterChange("contact \(id) was deleted") {
-                    try invocation.emit(contact, text: "Deleted \(describe(contact)).")
-                }
+                let store = try ContactsStore(database: invocation.database())
+                try await invocation.deleteRecords(
+                    kind: "contact", noun: "contacts", find: { try await store.contact(id: $0) },
+                    delete: { try await store.delete(id: $0) }, describe: describe)
             }),
     ])
 

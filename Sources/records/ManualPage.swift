@@ -53,11 +53,12 @@ enum ManualPage {
                 "A runtime error: a record that is not there, contacts find with no match (\"Match not found\", "
                     + "as in the original tutorial's app), a refused login, an existing file without --force, "
                     + "an unusable or locked database, stored values that cannot be read, output that cannot be "
-                    + "written."),
+                    + "written, a delete that was answered no or named an ID that is not there (nothing deleted)."),
             ".TP", ".B 2",
             text(
                 "A usage error or invalid input: an unknown command or option, a bad ID, age, price or date, "
-                    + "a file that is not a picture or is over the limit, an argument that is not UTF-8."),
+                    + "a file that is not a picture or is over the limit, an argument that is not UTF-8, "
+                    + "a delete without --yes when standard input is not a terminal."),
             ".TP", ".B 141",
             text("Standard output was a pipe whose reader had gone (records people list | head -1)."),
             ".SH ENVIRONMENT",

@@ -397,3 +397,10 @@ enum Terminal {
             || (0xFFE0...0xFFE6).contains(value) || (0x20000...0x3FFFD).contains(value)
     }
 }
+
+/// What every app's `edit` says: "Updated Ada Lovelace (ID 1).", or
+/// "Nothing changed: Ada Lovelace (ID 1) already has those values." when
+/// the values given were those it had.
+func updateMessage(_ description: String, changed: Bool) -> String {
+    changed ? "Updated \(description)." : "Nothing changed: \(description) already has those values."
+}

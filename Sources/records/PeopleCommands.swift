@@ -20,9 +20,9 @@ let peopleCommands = CommandFamily(
                 try await PeopleStore(database: invocation.database()).forEach(
                     sortedBy: sort, page: invocation.page()
                 ) { try list.take($0) }
-                try list.finish(
-                    empty: "No people yet. Add one: records people add --first NAME --last NAME --age N", noun: "people"
-                )
+                try await invocation.finish(
+                    list, empty: "No people yet. Add one: records people add --first NAME --last NAME --age N",
+                    noun: "people", count: { try await PeopleStore(database: invocation.database()).count() })
             }),
         Command(
             name: "add", summary: "Add a person",
@@ -75,22 +75,24 @@ let peopleCommands = CommandFamily(
                 let changes = try PersonChanges.parse(
                     firstName: invocation.arguments.value("first"), lastName: invocation.arguments.value("last"),
                     age: invocation.arguments.value("age"))
+                // A row with a value it cannot read has no "before"; the edit mends it.
+                let before = try? await PeopleStore(database: invocation.database()).person(id: id)
                 let person = try await PeopleStore(database: invocation.database()).update(id: id, with: changes)
                 try invocation.afterChange("person \(id) was updated") {
-                    try invocation.emit(person, text: "Updated \(describe(person)).")
+                    try invocation.emit(person, text: updateMessage(describe(person), changed: before != person))
                 }
             }),
         Command(
-            name: "delete", summary: "Delete a person",
-            positionals: [Command.Positional(name: "ID", help: "The person's ID, as listed")],
-            options: [.json],
-            examples: ["records people delete 3"],
+            name: "delete", summary: "Delete people, after asking",
+            positionals: [.ids(of: "person")],
+            options: [.yes, .json],
+            discussion: deleteDiscussion,
+            examples: ["records people delete 3", "records people delete 3 4 --yes"],
             run: { invocation in
-                let id = try invocation.recordID()
-                let person = try await PeopleStore(database: invocation.database()).delete(id: id)
-                try invocation.afterChange("person \(id) was deleted") {
-                    try invocation.emit(person, text: "Deleted \(describe(person)).")
-                }
+                let store = try PeopleStore(database: invocation.database())
+                try await invocation.deleteRecords(
+                    kind: "person", noun: "people", find: { try await store.person(id: $0) },
+                    delete: { try await store.delete(id: $0) }, describe: describe)
             }),
         Command(
             name: "search", summary: "Find people by the start of their first and last names, best matches first",

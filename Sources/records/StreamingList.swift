@@ -32,6 +32,41 @@ extension Invocation {
     }
 }
 
+extension Invocation {
+    /// Ends an app's list. When the page (`--offset`, `--limit 0`) left out
+    /// every row of a list that has some, says so on standard error, with
+    /// how many there are, rather than `empty`, the hint for an empty
+    /// table: standard output stays empty, as a script paging through the
+    /// list expects at the end.
+    ///
+    /// - Parameters:
+    ///   - empty: The text for a list with no rows at all.
+    ///   - noun: "people", for messages.
+    ///   - count: How many rows the list has without the page.
+    func finish<Record: Encodable & Sendable>(
+        _ list: StreamingList<Record>, empty: String, noun: String, count: () async throws -> Int
+    ) async throws {
+        let page = try page()
+        guard list.taken == 0, page.offset > 0 || page.limit == 0 else {
+            try list.finish(empty: empty, noun: noun)
+            return
+        }
+        let total = try await count()
+        guard total > 0 else {
+            try list.finish(empty: empty, noun: noun)
+            return
+        }
+        try list.finish(empty: nil, noun: noun)
+        if wantsJSON { return }
+        let there = total == 1 ? "there is 1" : "there are \(total)"
+        if page.limit == 0 {
+            Console.error("No \(noun) shown, as --limit 0 asks for none; \(there).")
+        } else {
+            Console.error("No \(noun) at offset \(page.offset); \(there).")
+        }
+    }
+}
+
 /// Prints a list as it is read. Fed chunk by chunk from the store's reader
 /// thread (one chunk at a time), then finished on the command's own.
 ///
@@ -97,6 +132,9 @@ final class StreamingList<Record: Encodable & Sendable>: @unchecked Sendable {
                     + "the others were listed")
         }
     }
+
+    /// How many rows were taken so far, readable or not.
+    var taken: Int { lock.withLock { printed + unreadable.count } }
 
     /// Prints records already read (a page of search results) as one
     /// chunk, then ends the list.

@@ -23,3 +23,16 @@ func runTopLevelCommand(_ command: Command, words: [String], globals: GlobalOpti
     }
     try await Invocation(arguments: arguments, path: path, globals: globals, environment: environment).run(command)
 }
+
+/// `records version`: the same as `records --version`, for those who type
+/// it as a command, as with other tools.
+let versionCommand = Command(
+    name: "version", summary: "Show the version (the same as --version)",
+    examples: ["records version"],
+    run: { _ in try Console.out(Help.version) })
+
+/// Every word that may follow `records`: the apps and families, the
+/// top-level commands, and `help`, in the order help lists them. Messages
+/// about a word that is none of them list these, so a new command is
+/// named there without another change.
+var firstWords: [String] { commandFamilies.map(\.name) + topLevelCommands.map(\.name) + ["help"] }

@@ -136,10 +136,11 @@ let usersCommands = CommandFamily(
                         .init(title: "MOBILE"), .init(title: "CITY"),
                     ], json: invocation.wantsJSON
                 ) { user in [String(user.id), user.fullName, user.email, user.mobile, user.city] }
-                try await UsersStore(database: invocation.database()).forEach(sortedBy: sort, page: invocation.page()) {
-                    try list.take($0)
-                }
-                try list.finish(empty: "No users yet. Register one: records users register --help", noun: "users")
+                let store = UsersStore(database: try invocation.database())
+                try await store.forEach(sortedBy: sort, page: invocation.page()) { try list.take($0) }
+                try await invocation.finish(
+                    list, empty: "No users yet. Register one: records users register --help", noun: "users",
+                    count: { try await store.count() })
             }),
         Command(
             name: "show", summary: "Show one user's profile",
@@ -207,6 +208,8 @@ let usersCommands = CommandFamily(
                 // The update reads the row after writing it, so that it can
                 // mend a row with an unreadable value. Without a password
                 // change, the user's password is checked first.
+                // A row with a value it cannot read has no "before"; the edit mends it.
+                let before = try? await store.user(id: id)
                 let updated: User?
                 if changes.isEmpty {
                     updated = try await store.user(id: id)
@@ -221,22 +224,32 @@ let usersCommands = CommandFamily(
                 let what = changes.isEmpty ? "Changed the password of" : "Updated"
                 let change = changes.isEmpty ? "the password of user \(id) was changed" : "user \(id) was updated"
                 try invocation.afterChange(change) {
-                    try invocation.emit(user, text: "\(what) \(describe(user)).")
+                    let text =
+                        changesPassword || before != user
+                        ? "\(what) \(describe(user))." : updateMessage(describe(user), changed: false)
+                    try invocation.emit(user, text: text)
                 }
             }),
         Command(
             name: "delete", summary: "Delete a user, given their password",
             positionals: [Command.Positional(name: "ID", help: "The user's ID, as listed")],
             options: [
-                .json,
+                .yes, .json,
                 Command.Option.flag("password-stdin", "Read the user's password from the first line of standard input"),
             ],
             discussion: "As a logged-in session would, the user's password is needed, asked for on the terminal or "
-                + "read with --password-stdin; a wrong one deletes nothing.",
-            examples: ["records users delete 1", "printf '%s\\n' \"$PW\" | records users delete 1 --password-stdin"],
+                + "read with --password-stdin; a wrong one deletes nothing. One user at a time, as each has their "
+                + "own password. As every delete does, it asks first on a terminal (--yes skips the question) and "
+                + "needs --yes when standard input is not a terminal.",
+            examples: [
+                "records users delete 1", "printf '%s\\n' \"$PW\" | records users delete 1 --yes --password-stdin",
+            ],
             run: { invocation in
                 let id = try invocation.recordID()
+                try invocation.requireConfirmationChannel()
                 let store = UsersStore(database: try invocation.database())
+                guard let stored = try await store.user(id: id) else { throw RecordNotFoundError(kind: "user", id: id) }
+                try invocation.confirmDeletion(of: [describe(stored)], noun: "users")
                 let password = try PasswordInput.read(
                     ["password"], fromStandardInput: invocation.arguments.flag("password-stdin"), path: invocation.path)[
                         0]

@@ -50,7 +50,7 @@ struct CLITests {
         let run = try await Sandbox().runRaw([])
         #expect(run.status == 2)
         #expect(run.stderr.contains("Usage: records"))
-        #expect(run.stderr.contains("records: error: missing app"))
+        #expect(run.stderr.contains("records: error: missing app or command"))
     }
 
     @Test("--version prints the version and SQLite's")
@@ -201,7 +201,7 @@ struct CLITests {
         #expect(text.stdout.contains("Last name:   O'Hopper"))
         let edit = try await sandbox.run("people", "edit", "7", "--age", "86", "--json")
         #expect(try (edit.json() as? [String: Any])?["age"] as? Int == 86)
-        let delete = try await sandbox.run("people", "delete", "7")
+        let delete = try await sandbox.run("people", "delete", "7", "--yes")
         #expect(delete.status == 0)
         #expect(delete.stdout.contains("Deleted Grace O'Hopper"))
         let gone = try await sandbox.run("people", "show", "7")
@@ -216,7 +216,8 @@ struct CLITests {
         #expect(run.status == 2)
         #expect(
             run.stderr
-                == "records: error: first name must not be empty; last name must not be empty; age must be a whole number from 0 to 150\n"
+                == "records: error: 3 values are not valid:\n  - first name must not be empty\n"
+                + "  - last name must not be empty\n  - age must be a whole number from 0 to 150\n"
         )
         // Not even the database was created.
         #expect(!FileManager.default.fileExists(atPath: sandbox.defaultDatabase))
@@ -306,9 +307,9 @@ struct CLITests {
         let edit = try await sandbox.run("contacts", "edit", "1", "--address", "14 Main St", "--json")
         #expect((try edit.json() as? [String: Any])?["address"] as? String == "14 Main St")
         #expect(try await sandbox.run("contacts", "edit", "1").status == 2)
-        #expect(try await sandbox.run("contacts", "delete", "1").stdout == "Deleted Jane Doe (ID 1).\n")
+        #expect(try await sandbox.run("contacts", "delete", "1", "--yes").stdout == "Deleted Jane Doe (ID 1).\n")
         #expect(try await sandbox.run("contacts", "show", "1").status == 1)
-        #expect(try await sandbox.run("contacts", "delete", "1").status == 1)
+        #expect(try await sandbox.run("contacts", "delete", "1", "--yes").status == 1)
     }
 
     @Test("Invalid contacts are refused with status 2 and nothing written")
@@ -343,7 +344,7 @@ struct CLITests {
     @Test(
         "Usage mistakes exit 2 with 'records: error:' and a pointer to help",
         arguments: [
-            (["cofee", "list"], "unknown app 'cofee'"),
+            (["cofee", "list"], "unknown app or command 'cofee'"),
             (["people", "lst"], "did you mean 'list'?"),
             (["people"], "missing command"),
             (["people", "list", "--jsno"], "did you mean '--json'?"),

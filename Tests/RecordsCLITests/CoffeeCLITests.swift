@@ -54,7 +54,7 @@ struct CoffeeCLITests {
             "list [--sort name|newest|price] [--min-price PRICE] [--max-price PRICE] [--limit N] [--offset N]\n    [--json]",
             "total [--min-price PRICE] [--max-price PRICE] [--json]", "add --name NAME --price PRICE [--json]",
             "show ID [--json]",
-            "edit ID [--name NAME] [--price PRICE] [--json]", "delete ID [--json]",
+            "edit ID [--name NAME] [--price PRICE] [--json]", "delete ID... [--yes] [--json]",
             "search TEXT... [--limit N] [--offset N] [--json]",
             "picture set ID FILE", "picture get ID FILE", "picture remove ID",
         ]
@@ -204,7 +204,7 @@ struct CoffeeCLITests {
         let sandbox = try Sandbox()
         let same = try await sandbox.run("coffee", "edit", "1", "--price", "2.50", "--name", "Espresso")
         #expect(same.status == 0)
-        #expect(same.stdout == "Espresso (ID 1) already has that name and price; nothing was written.\n")
+        #expect(same.stdout == "Nothing changed: Espresso (ID 1) already has those values.\n")
         let debug = try await sandbox.run("--debug", "coffee", "edit", "1", "--price", "2.70")
         #expect(debug.stdout == "Updated Espresso (ID 1): price 2.50 → 2.70.\n")
         #expect(debug.stderr.contains("SQL: UPDATE \"coffee\" SET \"priceMicros\" = ?\nWHERE \"coffeeID\" = ?"))
@@ -226,9 +226,9 @@ struct CoffeeCLITests {
         let prefix = try await sandbox.run("coffee", "search", "caf")
         #expect(prefix.lines == ["ID  NAME", " 3  Caffè Latte", " 6  Café Mocha"])
         #expect(try await sandbox.run("coffee", "search", "tea").stdout == "No coffee matches \"tea\".\n")
-        let delete = try await sandbox.run("coffee", "delete", "1")
+        let delete = try await sandbox.run("coffee", "delete", "1", "--yes")
         #expect(delete.stdout == "Deleted Espresso (ID 1) and its picture.\n")
-        #expect(try await sandbox.run("coffee", "delete", "1").status == 1)
+        #expect(try await sandbox.run("coffee", "delete", "1", "--yes").status == 1)
         #expect((try await sandbox.run("coffee", "list", "--json").json() as? [Any])?.count == 5)
     }
 

@@ -43,6 +43,7 @@ private func runOnTerminal(_ command: String, in directory: URL, environment: [S
     let text = await onOwnThread {
         var text = ""
         var answered = 0
+        var confirmed = 0
         let prompt = #/(Current password|New password confirmation|New password|Password confirmation|Password): /#
         while true {
             let data = reading.availableData
@@ -53,6 +54,11 @@ private func runOnTerminal(_ command: String, in directory: URL, environment: [S
                 let answer = prompts[answered].hasPrefix("New") ? newPassword : examplePassword
                 writing.write(Data((answer + "\n").utf8))
                 answered += 1
+            }
+            // A delete's question, answered yes as a person would.
+            while confirmed < text.matches(of: #/\? \[y/N\] /#).count {
+                writing.write(Data("y\n".utf8))
+                confirmed += 1
             }
         }
         return text

@@ -162,7 +162,7 @@ struct OutputReliabilityTests {
         let edit = try await sandbox.shell(#"exec "$RECORDS" --database "$DB" people edit 1 --age 37 >&-"#)
         #expect(edit.status == 1)
         #expect(edit.stderr.hasPrefix("records: error: person 1 was updated, but the confirmation could not be"))
-        let delete = try await sandbox.shell(#"exec "$RECORDS" --database "$DB" contacts delete 1 >&-"#)
+        let delete = try await sandbox.shell(#"exec "$RECORDS" --database "$DB" contacts delete 1 --yes >&-"#)
         #expect(delete.status == 1)
         #expect(delete.stderr.hasPrefix("records: error: contact 1 was deleted, but the confirmation could not be"))
         #expect(try await sandbox.run("contacts", "show", "1").status == 1)

@@ -243,7 +243,7 @@ struct JSONOutputCLITests {
         let id = try #require(added.stdout.split(separator: "ID ").last?.prefix { $0.isNumber }).description
         let edited = try await sandbox.run([app, "edit", id] + edit)
         #expect(edited.stdout.hasPrefix("Updated \(name) (ID \(id)"), "\(edited)")
-        let deleted = try await sandbox.run(app, "delete", id)
+        let deleted = try await sandbox.run(app, "delete", id, "--yes")
         #expect(deleted.stdout.hasPrefix("Deleted \(name) (ID \(id)"), "\(deleted)")
         let json = try await sandbox.run(add + ["--json"])
         let object = try #require(try json.json() as? [String: Any])
@@ -254,7 +254,7 @@ struct JSONOutputCLITests {
                 as? [String: Any])
         #expect(editedJSON["id"] as? Int == newID)
         let deletedJSON = try #require(
-            try await sandbox.run(app, "delete", String(newID), "--json").json()
+            try await sandbox.run(app, "delete", String(newID), "--json", "--yes").json()
                 as? [String: Any])
         #expect(deletedJSON["id"] as? Int == newID)
     }
@@ -267,7 +267,8 @@ struct JSONOutputCLITests {
         let edited = try await sandbox.run(
             input: "password1\n", "users", "edit", "1", "--city", "Cambridge", "--password-stdin")
         #expect(edited.stdout == "Updated Ada Lovelace <ada@example.com> (ID 1).\n", "\(edited)")
-        let deleted = try await sandbox.run(input: "password1\n", "users", "delete", "1", "--json", "--password-stdin")
+        let deleted = try await sandbox.run(
+            input: "password1\n", "users", "delete", "1", "--json", "--yes", "--password-stdin")
         #expect((try deleted.json() as? [String: Any])?["id"] as? Int == 1, "\(deleted)")
     }
 }

@@ -129,7 +129,7 @@ struct ReliabilityCLITests {
         #expect(find.status == 1)
         #expect(find.stdout.hasPrefix("Match found\n"))
         #expect(find.stderr.contains("contact 9 cannot be read"))
-        #expect(try await sandbox.run("contacts", "delete", "9").status == 0)
+        #expect(try await sandbox.run("contacts", "delete", "9", "--yes").status == 0)
         #expect(try await sandbox.run("contacts", "list").status == 0)
     }
 

@@ -109,13 +109,15 @@ struct UsersCLITests {
         #expect(run.status == 2)
         #expect(
             run.stderr
-                == "records: error: first name must not be empty; "
-                + "email must be a well-formed address such as name@example.com; "
-                + "mobile must be 7 to 15 digits, optionally after a leading +; pincode must be 3 to 10 digits; "
-                + "gender must be one of unspecified, male, female, other; "
-                + "date of birth must be a real date written YYYY-MM-DD; "
-                + "password must be at least 8 characters (it has 5); "
-                + "password confirmation does not match the password\n")
+                == "records: error: 8 values are not valid:\n"
+                + "  - first name must not be empty\n"
+                + "  - email must be a well-formed address such as name@example.com\n"
+                + "  - mobile must be 7 to 15 digits, optionally after a leading +\n"
+                + "  - pincode must be 3 to 10 digits\n"
+                + "  - gender must be one of unspecified, male, female, other\n"
+                + "  - date of birth must be a real date written YYYY-MM-DD\n"
+                + "  - password must be at least 8 characters (it has 5)\n"
+                + "  - password confirmation does not match the password\n")
         #expect(!FileManager.default.fileExists(atPath: sandbox.database))
     }
 
@@ -302,11 +304,11 @@ struct UsersCLITests {
     func delete() async throws {
         let sandbox = try Sandbox()
         try await sandbox.register()
-        let run = try await sandbox.run(input: "correct horse\n", "users", "delete", "1", "--password-stdin")
+        let run = try await sandbox.run(input: "correct horse\n", "users", "delete", "1", "--yes", "--password-stdin")
         #expect(run.status == 0)
         #expect(run.stdout == "Deleted Ada Lovelace <ada@example.com> (ID 1).\n")
         #expect(try sandbox.userRows().isEmpty)
-        let again = try await sandbox.run(input: "correct horse\n", "users", "delete", "1", "--password-stdin")
+        let again = try await sandbox.run(input: "correct horse\n", "users", "delete", "1", "--yes", "--password-stdin")
         #expect(again.status == 1)
         #expect(again.stderr == "records: error: no user with ID 1\n")
         let list = try await sandbox.run("users", "list")

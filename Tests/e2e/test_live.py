@@ -90,7 +90,7 @@ def test_a_person_deleted_elsewhere_is_shown_as_deleted(signed_in):
     stay_on_page(watcher)
     wait_until_following(watcher)
 
-    records("people", "delete", str(added["id"]))
+    records("people", "delete", str(added["id"]), "--yes")
     wait_for_main_text(watcher, marker, present=False, since=time.monotonic())
     assert watcher.exists(".live-deleted")
     watcher.screenshot("live-people-deleted")

@@ -348,14 +348,9 @@ struct AccountPageHandlers: Sendable {
             ("City", user.city), ("Postal code", user.pincode), ("Address", user.address),
             ("Gender", user.gender.name), ("Date of birth", user.dateOfBirth), ("Picture file name", user.imageName),
         ]
-        let rows = sessions.map { item -> HTML in
-            let current = item.id == session.sessionID
-            return """
-                <tr id="session-\(item.id)"><td>\(item.userAgent ?? "Unknown browser")\(current ? " (this browser)" as HTML : "")</td>
-                <td>\(item.clientAddress ?? "")</td><td>\(Self.time(item.createdAt))</td><td>\(Self.time(item.lastSeenAt))</td>
-                <td><form method="post" action="\(HTML.path(["account", "sessions", String(item.id), "revoke"]))" class="inline">\
-                \(Layout.csrfField(request))<button type="submit" class="secondary">\(current ? "Log out" : "End")</button></form></td></tr>
-                """
+        let now = context.configuration.now()
+        let rows = sessions.map { item in
+            Self.sessionRow(item, current: item.id == session.sessionID, now: now, csrf: Layout.csrfField(request))
         }
         return Layout.page(
             request, title: "Your account", status: status,
@@ -367,8 +362,8 @@ struct AccountPageHandlers: Sendable {
                 <div class="actions"><a class="button" href="/account/edit" id="edit-profile">Edit profile</a>
                 <a class="button secondary" href="/account/password" id="change-password">Change password</a></div>
                 <h2>Your sessions</h2>
-                <table id="sessions"><thead><tr><th>Browser</th><th>Address</th><th>Logged in</th><th>Last used</th>\
-                <th><span class="visually-hidden">End</span></th></tr></thead>
+                <table id="sessions" class="stacked"><thead><tr><th>Browser</th><th>Address</th><th>Logged in</th>\
+                <th>Last used</th><th><span class="visually-hidden">End</span></th></tr></thead>
                 <tbody>\(rows)</tbody></table>
                 \(tokensSection(request, tokens: tokens, form: tokenForm))
                 """)
@@ -618,6 +613,32 @@ struct AccountPageHandlers: Sendable {
     ) -> RouteGroup {
         RouteGroup(
             middleware: [LoginThrottling(throttle: accounts.throttle, screen: screen, lockedPage: lockedPage)])
+    }
+
+    /// One row of the sessions table: the browser's short name (the raw
+    /// `User-Agent` in its `title`, for those who want it), the address,
+    /// and when it logged in and was last used, relative with the moment
+    /// in UTC beside it. Each cell carries its column's name for the
+    /// stacked layout on narrow screens (`table.stacked` in the style).
+    static func sessionRow(_ item: Session, current: Bool, now: Date, csrf: HTML) -> HTML {
+        let name = BrowserName(item.userAgent).description
+        let browser: HTML =
+            item.userAgent.map { "<span class=\"browser\" title=\"\($0)\">\(name)</span>" }
+            ?? "<span class=\"browser\">\(name)</span>"
+        func moment(_ date: Date) -> HTML {
+            let absolute = time(date)
+            return """
+                <time datetime="\(date.formatted(.iso8601))" title="\(absolute)">\(relativeTime(date, now: now))</time>\
+                <span class="absolute">\(absolute)</span>
+                """
+        }
+        return """
+            <tr id="session-\(item.id)"><td data-label="Browser">\(browser)\(current ? " (this browser)" as HTML : "")</td>
+            <td data-label="Address" class="long-value">\(item.clientAddress ?? "unknown")</td>\
+            <td data-label="Logged in">\(moment(item.createdAt))</td><td data-label="Last used">\(moment(item.lastSeenAt))</td>
+            <td><form method="post" action="\(HTML.path(["account", "sessions", String(item.id), "revoke"]))" class="inline">\
+            \(csrf)<button type="submit" class="secondary">\(current ? "Log out" : "End")</button></form></td></tr>
+            """
     }
 
     static func time(_ date: Date) -> String {
