@@ -15,27 +15,33 @@ import Testing
 
     @Test func aRevokedTokenIsRefusedOnTheVeryNextRequest() async throws {
         let site = try await APISite()
-        #expect(await site.send("GET", "/api/v1/me").status == 200)
+        // Twice: the first use writes the last use, the second is kept.
+        #expect(await site.send("GET", "/api/v1/people").status == 200)
+        #expect(await site.send("GET", "/api/v1/people").status == 200)
         try await site.tokens.revoke(id: try await Self.writerID(site), userID: site.user.id)
-        #expect(await site.send("GET", "/api/v1/me").status == 401)
+        #expect(await site.send("GET", "/api/v1/people").status == 401)
     }
 
     @Test func aPasswordChangeEndsTheTokensAtOnce() async throws {
         let site = try await APISite()
-        #expect(await site.send("GET", "/api/v1/me").status == 200)
-        #expect(await site.send("GET", "/api/v1/me", token: .some(site.reader)).status == 200)
+        for _ in 0..<2 {
+            #expect(await site.send("GET", "/api/v1/people").status == 200)
+            #expect(await site.send("GET", "/api/v1/people", token: .some(site.reader)).status == 200)
+        }
         try await UsersStore(database: site.database, hasher: cheapHasher).changePassword(
             id: site.user.id, current: "correct horse", new: "battery staple", confirmation: "battery staple")
-        #expect(await site.send("GET", "/api/v1/me").status == 401)
-        #expect(await site.send("GET", "/api/v1/me", token: .some(site.reader)).status == 401)
+        #expect(await site.send("GET", "/api/v1/people").status == 401)
+        #expect(await site.send("GET", "/api/v1/people", token: .some(site.reader)).status == 401)
     }
 
     @Test func aDeletedUsersTokenIsRefusedAtOnce() async throws {
         let site = try await APISite()
-        #expect(await site.send("GET", "/api/v1/me").status == 200)
+        // A list, not the profile: the profile reads its user again anyway.
+        #expect(await site.send("GET", "/api/v1/people").status == 200)
+        #expect(await site.send("GET", "/api/v1/people").status == 200)
         _ = try await UsersStore(database: site.database, hasher: cheapHasher).delete(
             id: site.user.id, password: "correct horse")
-        #expect(await site.send("GET", "/api/v1/me").status == 401)
+        #expect(await site.send("GET", "/api/v1/people").status == 401)
     }
 
     @Test func anExpiredTokenIsRefusedThoughItWasCheckedMomentsAgo() async throws {
@@ -43,6 +49,8 @@ import Testing
         let expiring = try await site.tokens.create(
             userID: site.user.id, name: "short", scope: .read, expiresAt: site.clock.now.addingTimeInterval(5)
         ).secret
+        // Twice: the first use writes the last use, the second is kept.
+        #expect(await site.send("GET", "/api/v1/me", token: .some(expiring)).status == 200)
         #expect(await site.send("GET", "/api/v1/me", token: .some(expiring)).status == 200)
         // Well within the time an entry is trusted.
         site.clock.advance(seconds: 6)
