@@ -168,6 +168,18 @@ def test_a_body_announced_past_the_limit_is_refused_unread(token):
     assert "100 Continue" not in answer
 
 
+def test_a_registration_announced_past_the_limit_is_refused_unread():
+    url = urllib.parse.urlparse(base_url())
+    with socket.create_connection((url.hostname, url.port), timeout=10) as raw:
+        raw.sendall((
+            "POST /api/v1/users HTTP/1.1\r\n"
+            f"Host: {url.hostname}\r\n"
+            "Content-Type: application/json\r\nContent-Length: 104857600\r\nExpect: 100-continue\r\n\r\n").encode())
+        answer = raw.recv(4096).decode("latin-1")
+    assert answer.startswith("HTTP/1.1 413"), answer
+    assert "100 Continue" not in answer
+
+
 def test_a_change_reaches_an_open_event_stream(token):
     url = urllib.parse.urlparse(base_url())
     with socket.create_connection((url.hostname, url.port), timeout=20) as raw:
