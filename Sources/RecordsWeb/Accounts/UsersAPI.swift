@@ -3,7 +3,9 @@ import HTTPServer
 import PasswordHashing
 import RecordsApp
 
-/// The Users app in the API: the token's user reads and changes their
+/// The Users app in the API: a program registers an account at
+/// `POST /api/v1/users` (no token; by the registration policy, see
+/// ``registration(_:)``), and the token's user reads and changes their
 /// own profile at `/api/v1/me`. The password hash is never in an answer;
 /// the fields that identify the account (email, mobile) change only with
 /// `currentPassword`, as on the profile page, so a token alone cannot move
