@@ -78,8 +78,8 @@ public final class WebApp: HTTPApplication {
     public let router: Router
     /// The live pages' event streams (`/events`).
     public let live: LiveUpdates
-    /// The API's tokens.
-    let apiTokens: APITokenStore
+    /// The API's tokens, as recently checked (see ``APITokenCache``).
+    let apiTokens: APITokenCache
     /// Failed token attempts per client address.
     let tokenThrottle: LoginThrottle
     /// The API's event streams (`/api/v1/events`).
@@ -117,7 +117,7 @@ public final class WebApp: HTTPApplication {
         // ones first send visitors to the log-in page, before a body is read.
         let checked = RouteGroup(middleware: [CSRFProtection()])
         let signedIn = RouteGroup(middleware: [SignInRequired()])
-        apiTokens = context.accounts.tokens
+        apiTokens = APITokenCache(tokens: context.accounts.tokens, database: database, now: configuration.now)
         tokenThrottle = LoginThrottle(policy: BearerAuthentication.policy, now: configuration.now)
         apiEvents = APIEvents(
             context: context, heartbeat: configuration.liveHeartbeat, tokenCheck: configuration.liveSessionCheck)

@@ -1,6 +1,6 @@
 """The JSON API over a real socket, as a program uses it: a token made with
 the `records` command, records created, read, changed and deleted with
-versions, a picture sent and read back in ranges, a refused oversized body,
+versions, an account registered, a picture sent and read back in ranges, a refused oversized body,
 a live event, and the OpenAPI description checked by openapi-spec-validator."""
 
 import http.client
@@ -14,7 +14,7 @@ import zlib
 
 import pytest
 
-from conftest import base_url
+from conftest import base_url, profile
 
 PASSWORD = "api tester password"
 
@@ -105,6 +105,25 @@ def test_no_token_and_cookies_are_refused(token):
     assert response.status == 401
 
 
+def test_a_program_registers_an_account(token):
+    values = dict(profile(), password=PASSWORD, passwordConfirmation=PASSWORD)
+    response, data = call(None, "POST", "/api/v1/users", values)
+    assert response.status == 201, data
+    created = json.loads(data)
+    assert created["email"] == values["email"]
+    assert "password" not in created and "passwordHash" not in created
+    assert response.getheader("Location") == "/api/v1/me"
+
+    # The same email again: refused as the registration page refuses it.
+    response, data = call(None, "POST", "/api/v1/users", values)
+    assert response.status == 422
+    assert json.loads(data)["errors"] == {"email": "Email is already registered."}
+
+    response, data = call(None, "POST", "/api/v1/users", dict(values, email="not an address", pincode="x"))
+    assert response.status == 422
+    assert set(json.loads(data)["errors"]) == {"email", "pincode"}
+
+
 def png(width, height):
     def chunk(kind, payload):
         return struct.pack(">I", len(payload)) + kind + payload + struct.pack(">I", zlib.crc32(kind + payload))
@@ -143,6 +162,18 @@ def test_a_body_announced_past_the_limit_is_refused_unread(token):
         raw.sendall((
             "POST /api/v1/people HTTP/1.1\r\n"
             f"Host: {url.hostname}\r\nAuthorization: Bearer {token}\r\n"
+            "Content-Type: application/json\r\nContent-Length: 104857600\r\nExpect: 100-continue\r\n\r\n").encode())
+        answer = raw.recv(4096).decode("latin-1")
+    assert answer.startswith("HTTP/1.1 413"), answer
+    assert "100 Continue" not in answer
+
+
+def test_a_registration_announced_past_the_limit_is_refused_unread():
+    url = urllib.parse.urlparse(base_url())
+    with socket.create_connection((url.hostname, url.port), timeout=10) as raw:
+        raw.sendall((
+            "POST /api/v1/users HTTP/1.1\r\n"
+            f"Host: {url.hostname}\r\n"
             "Content-Type: application/json\r\nContent-Length: 104857600\r\nExpect: 100-continue\r\n\r\n").encode())
         answer = raw.recv(4096).decode("latin-1")
     assert answer.startswith("HTTP/1.1 413"), answer

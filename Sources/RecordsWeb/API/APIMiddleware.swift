@@ -92,7 +92,8 @@ struct APIProblems: Middleware {
 }
 
 /// Who is asking: the bearer token of the `Authorization` header, checked
-/// against the accounts' tokens. Cookies are never read on the API, so a
+/// against the accounts' tokens through an ``APITokenCache`` (a token
+/// checked in the last few seconds is not read again). Cookies are never read on the API, so a
 /// page's session cannot act here (and the API needs no CSRF token).
 ///
 /// A request without the header goes on anonymous: the routes that need a
@@ -102,7 +103,7 @@ struct APIProblems: Middleware {
 /// ``TokenThrottle`` failures the address is refused with 429 for a while,
 /// even with a valid token, so tokens cannot be guessed.
 struct BearerAuthentication: Middleware {
-    let tokens: APITokenStore
+    let tokens: APITokenCache
     let throttle: LoginThrottle
     let log: @Sendable (String) -> Void
 

@@ -189,7 +189,7 @@ struct APIInput: Sendable {
         }
         if creating {
             for field in fields where field.required && !field.readOnly && object[field.name] == nil {
-                errors.append((field.name, "\(Problem.sentence(field.label)) is required."))
+                errors.append((field.name, "\(Problem.sentence(field.label).dropLast()) is required."))
             }
         } else if object.members.isEmpty {
             let names = fields.filter { !$0.readOnly }.map(\.name).joined(separator: ", ")

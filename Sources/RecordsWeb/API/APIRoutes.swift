@@ -287,8 +287,17 @@ enum APIRoutes {
 /// given again for the same key and body, so a program that retries after
 /// losing an answer does not create a second record.
 enum Idempotency {
+    /// Runs `body` once for a key of `owner` and the same request, and
+    /// gives its answer again for the retries.
+    ///
+    /// - Parameter requestDigest: What identifies the request, compared
+    ///   with the first request's; by default a digest of its method, path
+    ///   and body (``digest(_:)``). A route whose body holds a password
+    ///   passes one made without it, so that no fast hash of a password is
+    ///   kept for 24 hours.
     static func run(
-        _ request: Request, owner: Int64, store: IdempotencyStore, _ body: () async throws -> Response
+        _ request: Request, owner: Int64, store: IdempotencyStore, requestDigest: String? = nil,
+        _ body: () async throws -> Response
     ) async throws -> Response {
         guard let key = request.headers["idempotency-key"] else { return try await body() }
         guard (1...200).contains(key.count), key.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value < 0x7F })
@@ -297,7 +306,7 @@ enum Idempotency {
                 status: 400, code: "malformed-idempotency-key",
                 detail: "Idempotency-Key must be 1 to 200 printable ASCII characters.")
         }
-        let digest = try digest(request)
+        let digest = try requestDigest ?? digest(request)
         switch try await store.begin(owner: owner, key: key, requestDigest: digest, now: Date()) {
         case .replay(let stored):
             var headers = stored.headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }

@@ -168,6 +168,7 @@ enum OpenAPI {
         let profileFields = UsersAPI.fields.filter { $0.name != "currentPassword" }
         schemas.append("Profile", recordSchema(profileFields))
         schemas.append("ProfileChanges", inputSchema(UsersAPI.fields, creating: false))
+        schemas.append("Registration", inputSchema(UsersAPI.registrationFields, creating: true))
         schemas.append("Problem", problemSchema)
         schemas.append("OpenAPIDocument", object([("type", .string("object"))]))
         return object([

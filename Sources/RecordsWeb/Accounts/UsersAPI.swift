@@ -1,8 +1,11 @@
 import Foundation
 import HTTPServer
+import PasswordHashing
 import RecordsApp
 
-/// The Users app in the API: the token's user reads and changes their
+/// The Users app in the API: a program registers an account at
+/// `POST /api/v1/users` (no token; by the registration policy, see
+/// ``registration(_:)``), and the token's user reads and changes their
 /// own profile at `/api/v1/me`. The password hash is never in an answer;
 /// the fields that identify the account (email, mobile) change only with
 /// `currentPassword`, as on the profile page, so a token alone cannot move
@@ -27,6 +30,35 @@ enum UsersAPI {
             summary: "The user's password: needed to change the email or the mobile number; never sent back."),
     ]
 
+    /// The members of a registration: every profile member, required, and
+    /// the password typed twice, as on the registration page.
+    static let registrationFields: [APIField] =
+        fields.filter { $0.name != "currentPassword" }.map { field in
+            var field = field
+            field.required = true
+            return field
+        } + [
+            APIField(
+                name: "password", label: UserField.password.rawValue,
+                kind: .text(maxLength: UserRules.maxPasswordLength), required: true,
+                summary:
+                    "The password: \(UserRules.minPasswordLength) to \(UserRules.maxPasswordLength) characters; never sent back."
+            ),
+            APIField(
+                name: "passwordConfirmation", label: UserField.passwordConfirmation.rawValue,
+                kind: .text(maxLength: UserRules.maxPasswordLength), required: true,
+                summary: "The password again, to catch a typing mistake."),
+        ]
+
+    /// The registration members that are secrets: left out of what an
+    /// `Idempotency-Key` keeps, so that no fast hash of a password is
+    /// stored.
+    private static let secretMembers: Set<String> = ["password", "passwordConfirmation"]
+
+    /// Who owns the `Idempotency-Key`s of registrations: nobody is signed
+    /// in, and no user has this ID (IDs start at 1).
+    static let registrationKeyOwner: Int64 = 0
+
     private static func field(_ name: String, _ label: UserField, _ kind: APIField.Kind, _ summary: String) -> APIField
     {
         APIField(name: name, label: label.rawValue, kind: kind, required: false, summary: summary)
@@ -35,6 +67,7 @@ enum UsersAPI {
     static func operations(_ context: WebContext) -> [APIOperation] {
         let users = context.users
         return [
+            registration(context),
             APIOperation(
                 method: "GET", path: "/me", operationID: "getProfile", summary: "The token's user's profile.",
                 access: .read, tag: "me",
@@ -128,6 +161,105 @@ enum UsersAPI {
             },
         ]
     }
+
+    /// `POST /users`: registration from a program, as the registration
+    /// page registers (``AccountPageHandlers/register(_:)``): the same
+    /// policy (`records serve --registration`), the same checks and
+    /// messages, the same log-in throttle per email and per address, and
+    /// the same answer for an email that is taken (a 422 naming `email`,
+    /// counted as a failed attempt, after the password was hashed as for
+    /// a free one, so neither the time nor the count tells more than the
+    /// page does).
+    static func registration(_ context: WebContext) -> APIOperation {
+        let users = context.users
+        let accounts = context.accounts
+        let idempotency = IdempotencyStore(database: context.database)
+        let fields = registrationFields
+        return APIOperation(
+            method: "POST", path: "/users", operationID: "register",
+            summary:
+                "Register an account, when the server's registration policy lets anyone (no token needed). The answer is the new profile; make a token for it on the account page or with `records token create`.",
+            access: .anyone, tag: "users",
+            parameters: [
+                .header(
+                    "Idempotency-Key",
+                    "Any text of 1 to 200 characters: the same key and members (the password aside) within 24 hours answers what the first request got, without a second account."
+                )
+            ],
+            requestBody: .json(schema: "Registration"),
+            answers: [
+                .init(
+                    status: 201,
+                    summary: "Registered; Location is the profile's address (with a token of the account).",
+                    content: .json(schema: "Profile")),
+                .problem(400, "The body is not a JSON object, or the Idempotency-Key is malformed."),
+                .problem(403, "Registration is closed on this server."),
+                .problem(409, "A request with the same Idempotency-Key is still running."),
+                .problem(413, "The body is larger than \(APIRoutes.bodyLimit / 1024) KiB."),
+                .problem(
+                    422,
+                    "A member is missing, unknown, of the wrong type or not valid, or the email is registered already; or the Idempotency-Key was used with other members."
+                ),
+                .problem(429, "Too many attempts for this email or from this address: wait before trying again."),
+            ],
+            body: .bytes(limit: APIRoutes.bodyLimit)
+        ) { request in
+            let policy = accounts.registration
+            guard try await users.acceptsRegistration(under: policy) else { throw registrationClosed }
+            let input = try APIInput(
+                try JSONValue.parse(request.body), fields: fields, kind: "registration", creating: true)
+            let form = RegistrationForm(
+                firstName: input.text("firstName") ?? "", lastName: input.text("lastName") ?? "",
+                email: input.text("email") ?? "", password: input.text("password") ?? "",
+                passwordConfirmation: input.text("passwordConfirmation") ?? "", mobile: input.text("mobile") ?? "",
+                state: input.text("state") ?? "", city: input.text("city") ?? "", pincode: input.text("pincode") ?? "",
+                address: input.text("address") ?? "", gender: input.text("gender") ?? "",
+                dateOfBirth: input.text("dateOfBirth") ?? "", imageName: input.text("imageName") ?? "")
+            // Mistakes are answered before anything is counted or hashed, as
+            // on the page: a typing mistake is no probe.
+            _ = try await APIRoutes.validated(fields) { try form.validated(today: users.currentDate) }
+            let withoutSecrets = JSONObject(input.object.members.filter { !secretMembers.contains($0.name) })
+            let digest = try SHA256.digest(
+                Array("POST \(request.path)\n".utf8) + JSONWriter.encode(.object(withoutSecrets))
+            )
+            .map { String(format: "%02x", $0) }.joined()
+            return try await Idempotency.run(
+                request, owner: registrationKeyOwner, store: idempotency, requestDigest: digest
+            ) {
+                let throttle = accounts.throttle
+                let client = request.clientAddress
+                if case .locked(let wait) = throttle.beginAttempt(email: form.email, client: client) {
+                    throw Problem(
+                        status: 429, code: "too-many-attempts", detail: LoginThrottling.lockedMessage(wait),
+                        headers: [("Retry-After", String(max(1, wait.components.seconds)))])
+                }
+                let user: User
+                do {
+                    user = try await APIRoutes.validated(fields) {
+                        try await accounts.passwordGate.run { try await users.register(form, policy: policy) }
+                    }
+                } catch is RegistrationClosedError {
+                    // Closed since the policy was read: nothing was checked.
+                    throttle.cancelAttempt(email: form.email, client: client)
+                    throw registrationClosed
+                }
+                // Any failure above (the email taken) stays counted, as on the page.
+                throttle.attemptSucceeded(email: form.email, client: client)
+                let record = profile(user)
+                return APIRoutes.json(
+                    .object(record.json), status: 201,
+                    headers: [("Location", "\(APIOperation.prefix)/me"), ("ETag", record.entityTag)])
+            }
+        }
+    }
+
+    /// The answer while registration is closed: nothing was checked or
+    /// written.
+    static let registrationClosed = Problem(
+        status: 403, code: "registration-closed",
+        detail:
+            "Registration is closed on this server. Ask whoever runs it for an account (they can add one with `records users register`)."
+    )
 
     /// The profile as the API sends it: never the password or its hash.
     static func profile(_ user: User) -> APIRecord {

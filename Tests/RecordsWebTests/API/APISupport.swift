@@ -23,7 +23,9 @@ struct APISite: Sendable {
     /// What the app logged.
     var log: [String] { lines.all }
 
-    init(configure: (inout WebConfiguration) -> Void = { _ in }) async throws {
+    /// - Parameter databaseURL: The database file (made empty when it is
+    ///   not there); nil for a database in memory.
+    init(databaseURL: URL? = nil, configure: (inout WebConfiguration) -> Void = { _ in }) async throws {
         let clock = TestClock()
         var configuration = WebConfiguration()
         configuration.passwordHasher = cheapHasher
@@ -32,7 +34,7 @@ struct APISite: Sendable {
         let lines = self.lines
         configuration.log = { lines.append($0) }
         configure(&configuration)
-        database = try AppDatabase.inMemory()
+        database = try databaseURL.map { try AppDatabase(url: $0, start: .empty) } ?? AppDatabase.inMemory()
         app = WebApp(database: database, configuration: configuration)
         let users = UsersStore(database: database, hasher: cheapHasher)
         user = try await users.register(
