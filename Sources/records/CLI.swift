@@ -49,6 +49,12 @@ private func report(_ error: any Error) -> (message: String?, status: ExitStatus
         return ("records: error: \(error.message)\nRun '\(helpCommand)' for usage.", .usage)
     case let error as ValidationError:
         return ("records: error: \(error)", .usage)
+    case let error as VersionConflictError:
+        return (
+            "records: error: \(error.kind) \(error.id) is now at version \(error.current), not \(error.expected): "
+                + "someone changed it since, so nothing was written. Show it again and redo the change.",
+            .failure
+        )
     case let error as PictureError:
         switch error.reason {
         // Input that is not a picture it could store: invalid input, as a

@@ -1,4 +1,5 @@
 import Foundation
+import RecordsApp
 
 #if canImport(Glibc)
     import Glibc
@@ -395,5 +396,22 @@ enum Terminal {
             || (0xAC00...0xD7A3).contains(value) || (0xF900...0xFAFF).contains(value)
             || (0xFE30...0xFE4F).contains(value) || (0xFF00...0xFF60).contains(value)
             || (0xFFE0...0xFFE6).contains(value) || (0x20000...0x3FFFD).contains(value)
+    }
+}
+
+/// A record as `show --json` prints it: its fields and its `version`, the
+/// value a script gives `edit --if-version`.
+struct Versioned<Record: Encodable>: Encodable {
+    let record: Record
+    let version: RecordVersion?
+
+    private enum Key: String, CodingKey { case version }
+
+    func encode(to encoder: any Encoder) throws {
+        // The record's own keys first, then the version beside them in the
+        // same object.
+        try record.encode(to: encoder)
+        var container = encoder.container(keyedBy: Key.self)
+        try container.encodeIfPresent(version, forKey: .version)
     }
 }
