@@ -112,7 +112,8 @@ let contactsCommands = CommandFamily(
                 Command.Option(name: "contact", valueName: "CONTACT", help: "New phone number, email or URL"),
                 .ifVersion, .json,
             ],
-            discussion: "Fields not given are left as they are; give at least one.",
+            discussion: "Fields not given are left as they are; give at least one. With --if-version (the version "
+                + "'show' prints), nothing is written if someone changed the record since.",
             examples: ["records contacts edit 1 --address \"14 Main St\""],
             run: { invocation in
                 let id = try invocation.recordID()

@@ -68,11 +68,9 @@ let peopleCommands = CommandFamily(
                 Command.Option(name: "age", valueName: "N|none", help: "New age, from 0 to 150, or none for unknown"),
                 .ifVersion, .json,
             ],
-            discussion: "Fields not given are left as they are; give at least one.",
-            examples: [
-                "records people edit 1 --age 37", "records people edit 2 --first Alan --last Turing",
-                "records people edit 1 --age 37 --if-version 0123456789abcdef",
-            ],
+            discussion: "Fields not given are left as they are; give at least one. With --if-version (the version "
+                + "'show' prints), nothing is written if someone changed the record since.",
+            examples: ["records people edit 1 --age 37", "records people edit 2 --first Alan --last Turing"],
             run: { invocation in
                 let id = try invocation.recordID()
                 let version = try invocation.ifVersion()
