@@ -36,7 +36,10 @@ public enum StaticFiles {
     /// quote would be `&quot;`), else none: every page works without
     /// JavaScript.
     static func scriptTags(for content: HTML) -> HTML {
-        guard content.markup.contains(" data-live-topics=\"") else { return "" }
+        // Live regions, and open edit forms (told of a change to their record).
+        guard content.markup.contains(" data-live-topics=\"") || content.markup.contains(" data-live-form=\"") else {
+            return ""
+        }
         return "<script src=\"\(liveScriptPath)\" defer></script>"
     }
 

@@ -97,6 +97,11 @@ struct Command {
         }
 
         static let json = Option.flag("json", "Print JSON instead of text")
+        /// `--if-version V`: write only if the record is still at version V.
+        static let ifVersion = Option(
+            name: "if-version", valueName: "VERSION",
+            help: "Change the record only if it is still at this version (as 'show' prints it); "
+                + "if someone changed it since, change nothing and fail")
 
         var synopsis: String {
             let text = valueName.map { "--\(name) \($0)" } ?? "--\(name)"

@@ -53,6 +53,12 @@ private func report(_ error: any Error) -> (message: String?, status: ExitStatus
         guard error.problems.count > 1 else { return ("records: error: \(error)", .usage) }
         let lines = error.problems.map { "  - \($0.message)" }.joined(separator: "\n")
         return ("records: error: \(error.problems.count) values are not valid:\n\(lines)", .usage)
+    case let error as VersionConflictError:
+        return (
+            "records: error: \(error.kind) \(error.id) is now at version \(error.current), not \(error.expected): "
+                + "someone changed it since, so nothing was written. Show it again and redo the change.",
+            .failure
+        )
     case let error as PictureError:
         switch error.reason {
         // Input that is not a picture it could store: invalid input, as a

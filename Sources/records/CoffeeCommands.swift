@@ -104,7 +104,7 @@ let coffeeCommands = CommandFamily(
                 guard let coffee = try await CoffeeStore(database: invocation.database()).coffee(id: id) else {
                     throw RecordNotFoundError(kind: "coffee", id: id)
                 }
-                try invocation.emit(coffee, text: coffeeFields(coffee))
+                try invocation.emit(Versioned(record: coffee, version: coffee.version), text: coffeeFields(coffee))
                 if !coffee.unreadable.isEmpty {
                     let values = coffee.unreadable.map(\.description).joined(separator: "; ")
                     throw CommandFailure(
@@ -118,7 +118,7 @@ let coffeeCommands = CommandFamily(
             options: [
                 Command.Option(name: "name", valueName: "NAME", help: "New name"),
                 Command.Option(name: "price", valueName: "PRICE", help: "New price, such as 3.50"),
-                .json,
+                .ifVersion, .json,
             ],
             discussion: """
                 Fields not given are left as they are; give at least one. Only the fields
@@ -127,14 +127,20 @@ let coffeeCommands = CommandFamily(
             examples: ["records coffee edit 1 --price 2.70", "records coffee edit 2 --name \"Cappuccino Grande\""],
             run: { invocation in
                 let id = try invocation.recordID()
+                let version = try invocation.ifVersion()
                 let changes = try CoffeeChanges.parse(
                     name: invocation.arguments.value("name"), price: invocation.arguments.value("price"))
                 let store = try CoffeeStore(database: invocation.database())
                 guard let stored = try await store.coffee(id: id) else {
                     throw RecordNotFoundError(kind: "coffee", id: id)
                 }
+                // A change to nothing writes nothing, so the version is
+                // checked here too, not only by the write.
+                if let version, let current = stored.version, current != version {
+                    throw VersionConflictError(kind: "coffee", id: id, expected: version, current: current)
+                }
                 var coffee = changes.applied(to: stored)
-                let wrote = try await store.save(&coffee)
+                let wrote = try await store.save(&coffee, ifVersion: version)
                 let report = {
                     try invocation.emit(coffee, text: editSummary(before: stored, after: coffee, wrote: wrote))
                 }
@@ -293,7 +299,7 @@ private func coffeeFields(_ coffee: Coffee) -> String {
     return fieldList([
         ("ID", String(coffee.id)), ("Name", shown("name", coffee.name)),
         ("Price", shown("price", coffee.price.map(CoffeeRules.priceText) ?? "none")),
-        ("Picture", coffee.picture?.summary ?? "none"),
+        ("Picture", coffee.picture?.summary ?? "none"), ("Version", coffee.version?.description ?? "unknown"),
     ])
 }
 

@@ -102,7 +102,7 @@ let contactsCommands = CommandFamily(
                 guard let contact = try await ContactsStore(database: invocation.database()).contact(id: id) else {
                     throw RecordNotFoundError(kind: "contact", id: id)
                 }
-                try invocation.emit(contact, text: contactFields(contact))
+                try invocation.emit(Versioned(record: contact, version: contact.version), text: contactFields(contact))
             }),
         Command(
             name: "edit", summary: "Change a contact's name, address or contact",
@@ -111,19 +111,22 @@ let contactsCommands = CommandFamily(
                 Command.Option(name: "name", valueName: "NAME", help: "New name"),
                 Command.Option(name: "address", valueName: "ADDRESS", help: "New address"),
                 Command.Option(name: "contact", valueName: "CONTACT", help: "New phone number, email or URL"),
-                .json,
+                .ifVersion, .json,
             ],
-            discussion: "Fields not given are left as they are; give at least one.",
+            discussion: "Fields not given are left as they are; give at least one. With --if-version (the version "
+                + "'show' prints), nothing is written if someone changed the record since.",
             examples: ["records contacts edit 1 --address \"14 Main St\""],
             run: { invocation in
                 let id = try invocation.recordID()
+                let version = try invocation.ifVersion()
                 let changes = try ContactChanges(
                     name: invocation.arguments.value("name"), address: invocation.arguments.value("address"),
                     contact: invocation.arguments.value("contact")
                 ).validated()
                 // A row with a value it cannot read has no "before"; the edit mends it.
                 let before = try? await ContactsStore(database: invocation.database()).contact(id: id)
-                let contact = try await ContactsStore(database: invocation.database()).update(id: id, with: changes)
+                let contact = try await ContactsStore(database: invocation.database()).update(
+                    id: id, with: changes, ifVersion: version)
                 try invocation.afterChange("contact \(id) was updated") {
                     try invocation.emit(contact, text: updateMessage(describe(contact), changed: before != contact))
                 }
@@ -145,6 +148,7 @@ let contactsCommands = CommandFamily(
 private func contactFields(_ contact: Contact) -> String {
     fieldList([
         ("ID", String(contact.id)), ("Name", contact.name), ("Address", contact.address), ("Contact", contact.contact),
+        ("Version", contact.version.description),
     ])
 }
 

@@ -180,6 +180,21 @@ final class Invocation {
         try ParsedArguments.recordID(arguments.positionals.first ?? "", path: path)
     }
 
+    /// The version `--if-version` names: nil when it is not given.
+    ///
+    /// - Throws: ``UsageError`` when it is not a version as `show` prints
+    ///   it (16 lowercase hexadecimal characters).
+    func ifVersion() throws -> RecordVersion? {
+        guard let text = arguments.value("if-version") else { return nil }
+        guard let version = RecordVersion(text) else {
+            throw UsageError(
+                message: "--if-version must be a record version as 'show' prints it (16 lowercase hexadecimal "
+                    + "characters, such as 0123456789abcdef), not '\(text)'",
+                helpPath: path)
+        }
+        return version
+    }
+
     /// `--json` was given, as the command's option or a global one.
     var wantsJSON: Bool { arguments.flag("json") || globals.json }
 

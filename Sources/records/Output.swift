@@ -1,4 +1,5 @@
 import Foundation
+import RecordsApp
 
 #if canImport(Glibc)
     import Glibc
@@ -403,4 +404,21 @@ enum Terminal {
 /// the values given were those it had.
 func updateMessage(_ description: String, changed: Bool) -> String {
     changed ? "Updated \(description)." : "Nothing changed: \(description) already has those values."
+}
+
+/// A record as `show --json` prints it: its fields and its `version`, the
+/// value a script gives `edit --if-version`.
+struct Versioned<Record: Encodable>: Encodable {
+    let record: Record
+    let version: RecordVersion?
+
+    private enum Key: String, CodingKey { case version }
+
+    func encode(to encoder: any Encoder) throws {
+        // The record's own keys first, then the version beside them in the
+        // same object.
+        try record.encode(to: encoder)
+        var container = encoder.container(keyedBy: Key.self)
+        try container.encodeIfPresent(version, forKey: .version)
+    }
 }

@@ -57,7 +57,7 @@ let peopleCommands = CommandFamily(
                 guard let person = try await PeopleStore(database: invocation.database()).person(id: id) else {
                     throw RecordNotFoundError(kind: "person", id: id)
                 }
-                try invocation.emit(person, text: personFields(person))
+                try invocation.emit(Versioned(record: person, version: person.version), text: personFields(person))
             }),
         Command(
             name: "edit", summary: "Change a person's names or age",
@@ -66,18 +66,21 @@ let peopleCommands = CommandFamily(
                 Command.Option(name: "first", valueName: "NAME", help: "New first name"),
                 Command.Option(name: "last", valueName: "NAME", help: "New last name"),
                 Command.Option(name: "age", valueName: "N|none", help: "New age, from 0 to 150, or none for unknown"),
-                .json,
+                .ifVersion, .json,
             ],
-            discussion: "Fields not given are left as they are; give at least one.",
+            discussion: "Fields not given are left as they are; give at least one. With --if-version (the version "
+                + "'show' prints), nothing is written if someone changed the record since.",
             examples: ["records people edit 1 --age 37", "records people edit 2 --first Alan --last Turing"],
             run: { invocation in
                 let id = try invocation.recordID()
+                let version = try invocation.ifVersion()
                 let changes = try PersonChanges.parse(
                     firstName: invocation.arguments.value("first"), lastName: invocation.arguments.value("last"),
                     age: invocation.arguments.value("age"))
                 // A row with a value it cannot read has no "before"; the edit mends it.
                 let before = try? await PeopleStore(database: invocation.database()).person(id: id)
-                let person = try await PeopleStore(database: invocation.database()).update(id: id, with: changes)
+                let person = try await PeopleStore(database: invocation.database()).update(
+                    id: id, with: changes, ifVersion: version)
                 try invocation.afterChange("person \(id) was updated") {
                     try invocation.emit(person, text: updateMessage(describe(person), changed: before != person))
                 }
@@ -129,7 +132,7 @@ private func peopleList(_ invocation: Invocation) -> StreamingList<Person> {
 private func personFields(_ person: Person) -> String {
     fieldList([
         ("ID", String(person.id)), ("First name", person.firstName), ("Last name", person.lastName),
-        ("Age", person.age.map(String.init) ?? "unknown"),
+        ("Age", person.age.map(String.init) ?? "unknown"), ("Version", person.version.description),
     ])
 }
 

@@ -152,7 +152,7 @@ let usersCommands = CommandFamily(
                 guard let user = try await UsersStore(database: invocation.database()).user(id: id) else {
                     throw RecordNotFoundError(kind: "user", id: id)
                 }
-                try invocation.emit(user, text: userFields(user))
+                try invocation.emit(Versioned(record: user, version: user.version), text: userFields(user))
             }),
         Command(
             name: "edit", summary: "Change a user's profile, or password",
@@ -166,7 +166,7 @@ let usersCommands = CommandFamily(
                         "password-stdin",
                         "Read the user's password from the first line of standard input (with --change-password: "
                             + "the current password, the new one and its confirmation from the first three lines)"),
-                    .json,
+                    .ifVersion, .json,
                 ],
             discussion: """
                 Fields not given are left as they are; give at least one, or --change-password. As a logged-in \
@@ -191,9 +191,20 @@ let usersCommands = CommandFamily(
                         message: "nothing to change: give a profile option such as --city, or --change-password",
                         helpPath: invocation.path)
                 }
+                let version = try invocation.ifVersion()
                 let today = CalendarDate.today()
                 if !changes.isEmpty { _ = try changes.validated(today: today) }
                 let store = UsersStore(database: try invocation.database(), today: { today })
+                if let version {
+                    // Checked before the password is asked for or changed; the
+                    // profile's write checks it again in its transaction.
+                    guard let user = try await store.user(id: id) else {
+                        throw RecordNotFoundError(kind: "user", id: id)
+                    }
+                    if user.version != version {
+                        throw VersionConflictError(kind: "user", id: id, expected: version, current: user.version)
+                    }
+                }
                 if changesPassword {
                     guard try await store.user(id: id) != nil else { throw RecordNotFoundError(kind: "user", id: id) }
                     if let email = changes.email, let owner = try await store.user(email: email), owner.id != id {
@@ -214,11 +225,14 @@ let usersCommands = CommandFamily(
                 if changes.isEmpty {
                     updated = try await store.user(id: id)
                 } else if changesPassword {
-                    updated = try await store.updateProfile(id: id, with: changes)
+                    updated = try await store.updateProfile(id: id, with: changes, ifVersion: version)
                 } else {
                     let password = try PasswordInput.read(
                         ["password"], fromStandardInput: fromStandardInput, path: invocation.path)[0]
-                    updated = try await store.updateProfile(id: id, password: password, with: changes)
+                    updated =
+                        version == nil
+                        ? try await store.updateProfile(id: id, password: password, with: changes)
+                        : try await store.updateProfile(id: id, with: changes, password: password, ifVersion: version)
                 }
                 guard let user = updated else { throw RecordNotFoundError(kind: "user", id: id) }
                 let what = changes.isEmpty ? "Changed the password of" : "Updated"
@@ -265,7 +279,7 @@ private func userFields(_ user: User) -> String {
         ("ID", String(user.id)), ("First name", user.firstName), ("Last name", user.lastName), ("Email", user.email),
         ("Mobile", user.mobile), ("Address", user.address), ("City", user.city), ("State", user.state),
         ("Pincode", user.pincode), ("Gender", user.gender.name), ("Date of birth", user.dateOfBirth),
-        ("Image", user.imageName),
+        ("Image", user.imageName), ("Version", user.version.description),
     ])
 }
 

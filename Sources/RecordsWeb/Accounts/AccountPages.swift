@@ -376,20 +376,24 @@ struct AccountPageHandlers: Sendable {
             "state": user.state, "city": user.city, "pincode": user.pincode, "address": user.address,
             "gender": user.gender.name, "dateOfBirth": user.dateOfBirth, "imageName": user.imageName,
         ]
-        return profilePage(request, values: values, errors: [:])
+        let hidden = EditConflict.hiddenFields(
+            version: user.version, originals: UserFormField.profile.map { ($0.rawValue, values[$0.rawValue] ?? "") })
+        return profilePage(request, values: values, errors: [:], hidden: hidden)
     }
 
+    /// The profile form; `hidden` defaults to the version and opening
+    /// values the submitted form came with (see ``EditConflict``).
     func profilePage(
         _ request: Request, values: [String: String], errors: [String: String], summary: String? = nil,
-        status: Int = 200
+        status: Int = 200, hidden: HTML? = nil
     ) -> Response {
         Layout.page(
             request, title: "Edit profile", status: status,
             content: """
                 <h1>Edit profile</h1>
                 \(Field.errorSummary(summary ?? errors["form"] ?? (errors.isEmpty ? nil : "Check the fields marked below.")))
-                <form method="post" action="/account/edit" class="card" id="profile-form">
-                \(Layout.csrfField(request))
+                <form method="post" action="/account/edit" class="card" id="profile-form"\(EditConflict.liveAttributes(topic: "users", source: "/account/edit"))>
+                \(Layout.csrfField(request))\(hidden ?? EditConflict.carried(request.form))
                 \(UserFormField.profile.map { field($0, values: values, errors: errors) })
                 \(Field.input("currentPassword", label: "Current password", error: errors["currentPassword"], type: "password", autocomplete: "current-password", hint: "Needed only to change your email or mobile number."))
                 <div class="actions"><button type="submit" id="profile-submit">Save</button>
@@ -431,13 +435,16 @@ struct AccountPageHandlers: Sendable {
     /// below).
     func saveProfile(_ request: Request) async throws -> Response {
         guard let session = request.session else { throw HTTPError.notFound }
-        let form = request.form
+        let form = EditConflict.resolved(request.form)
+        let version = try EditConflict.submittedVersion(form)
         let changes = Self.profileChanges(form)
         let password = form.text("currentPassword")
         let users = self.users
         if password.isEmpty {
             do {
-                try await users.updateProfile(id: session.userID, with: changes, password: nil)
+                try await users.updateProfile(id: session.userID, with: changes, password: nil, ifVersion: version)
+            } catch is VersionConflictError {
+                return try await profileConflict(request, form: form)
             } catch let error as ValidationError {
                 return profilePage(request, values: form.fields, errors: UserFormField.errors(error), status: 422)
             } catch AuthenticationError.passwordRequired {
@@ -450,8 +457,13 @@ struct AccountPageHandlers: Sendable {
         }
         do {
             _ = try await accounts.passwordGate.run {
-                try await users.updateProfile(id: session.userID, with: changes, password: password)
+                try await users.updateProfile(
+                    id: session.userID, with: changes, password: password, ifVersion: version)
             }
+        } catch is VersionConflictError {
+            // The password was right (it is checked before the version).
+            request.settleLoginAttempt(.succeeded)
+            return try await profileConflict(request, form: form)
         } catch let error as ValidationError {
             // An email taken (the password was right) stays counted, so that
             // the form cannot test which emails are registered any faster
@@ -464,6 +476,36 @@ struct AccountPageHandlers: Sendable {
         }
         request.settleLoginAttempt(.succeeded)
         return Layout.redirect(to: "/account", flash: "Profile saved.", request: request)
+    }
+
+    /// The profile form after the profile was saved elsewhere (another
+    /// browser, `records users edit`) since it was opened: theirs beside
+    /// yours (see ``EditConflict``), 409. The password is asked again.
+    private func profileConflict(_ request: Request, form: Form) async throws -> Response {
+        let (user, _) = try await signedInUser(request)
+        let stored: [String: String] = [
+            "firstName": user.firstName, "lastName": user.lastName, "email": user.email, "mobile": user.mobile,
+            "state": user.state, "city": user.city, "pincode": user.pincode, "address": user.address,
+            "gender": user.gender.name, "dateOfBirth": user.dateOfBirth, "imageName": user.imageName,
+        ]
+        let values = EditConflict.values(
+            form, stored: UserFormField.profile.map { ($0.rawValue, $0.label, stored[$0.rawValue] ?? "") })
+        let password = Field.input(
+            "currentPassword", label: "Current password", type: "password", autocomplete: "current-password",
+            hint: "Needed only to change your email or mobile number.")
+        let conflictForm = EditConflict.form(
+            request, kind: "profile", formID: "profile-form", action: "/account/edit", reload: "/account/edit",
+            topic: "users", values: values, version: user.version,
+            field: { value, text in
+                guard let field = UserFormField(rawValue: value.name) else { return "" }
+                return self.field(field, values: [value.name: text], errors: [:])
+            }, extra: password)
+        return Layout.page(
+            request, title: "Edit profile", status: 409,
+            content: """
+                <h1>Edit profile</h1>
+                \(conflictForm)
+                """)
     }
 
     // MARK: - Password

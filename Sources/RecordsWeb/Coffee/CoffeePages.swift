@@ -40,7 +40,13 @@ enum CoffeePages {
             },
             Route.post("/coffee/:id/delete") { request in
                 let id = try request.id()
-                let deleted = try await store.delete(id: id)
+                let deleted: Coffee
+                do {
+                    deleted = try await store.delete(id: id, ifVersion: try EditConflict.submittedVersion(request.form))
+                } catch is VersionConflictError {
+                    // Changed since the confirmation was shown: ask again, showing it as it is now.
+                    return confirmDeletion(request, coffee: try await coffee(request, store: store), changed: true)
+                }
                 return Layout.redirect(
                     to: "/coffee", flash: "Deleted \(Layout.isolated(deleted.name))", request: request)
             },
@@ -205,12 +211,52 @@ enum CoffeePages {
 
     // MARK: - Add and edit
 
+    /// The edit form's hidden fields for `coffee` as it is stored (none
+    /// for a coffee read without its version).
+    static func hiddenFields(_ coffee: Coffee) -> HTML {
+        guard let version = coffee.version else { return "" }
+        return EditConflict.hiddenFields(
+            version: version,
+            originals: [("name", coffee.name), ("price", coffee.price.map(CoffeeRules.priceText) ?? "")])
+    }
+
+    /// The edit form after someone else saved the coffee: theirs beside
+    /// yours (see ``EditConflict``), 409.
+    static func conflict(_ request: Request, coffee: Coffee, form: Form) -> Response {
+        guard let version = coffee.version else {
+            return formAgainAfterConflict(request, coffee: coffee, form: form)
+        }
+        let values = EditConflict.values(
+            form,
+            stored: [("name", "Name", coffee.name), ("price", "Price", coffee.price.map(CoffeeRules.priceText) ?? "")])
+        let action = "/coffee/\(coffee.id)/edit"
+        return Layout.page(
+            request, title: "Edit \(displayName(coffee))", section: "/coffee", status: 409,
+            content: """
+                <h1>Edit \(displayName(coffee))</h1>
+                \(EditConflict.form(request, kind: "coffee", formID: "coffee-form", action: action, reload: action, topic: "coffee", values: values, version: version))
+                """)
+    }
+
+    /// The plain form with the stored values, for a coffee whose version
+    /// could not be read (never expected for a detail).
+    private static func formAgainAfterConflict(_ request: Request, coffee: Coffee, form: Form) -> Response {
+        self.form(
+            request, coffee: coffee,
+            summary: "Someone else saved this coffee after you opened the form. Nothing was saved.",
+            status: 409)
+    }
+
     static func form(
-        _ request: Request, coffee: Coffee?, values: (name: String, price: String)? = nil,
+        _ request: Request, coffee: Coffee?, values: (name: String, price: String)? = nil, hidden: HTML? = nil,
         errors: ValidationError? = nil, summary: String? = nil, status: Int = 200
     ) -> Response {
         let name = values?.name ?? coffee?.name ?? ""
         let price = values?.price ?? coffee?.price.map(CoffeeRules.priceText) ?? ""
+        // The form as opened carries the stored coffee's version; one sent
+        // back carries what it came with.
+        let carried = hidden ?? coffee.map { Self.hiddenFields($0) } ?? ""
+        let live = coffee.map { EditConflict.liveAttributes(topic: "coffee", source: "/coffee/\($0.id)/edit") }
         let action = coffee.map { "/coffee/\($0.id)/edit" } ?? "/coffee"
         let title = coffee.map { "Edit \(displayName($0))" } ?? "Add a coffee"
         let cancel = coffee.map { "/coffee/\($0.id)" } ?? "/coffee"
@@ -219,8 +265,8 @@ enum CoffeePages {
             content: """
                 <h1>\(title)</h1>
                 \(Field.errorSummary(summary ?? (errors == nil ? nil : "Check the fields marked below.")))
-                <form method="post" action="\(action)" class="card" id="coffee-form" novalidate>
-                \(Layout.csrfField(request))
+                <form method="post" action="\(action)" class="card" id="coffee-form" novalidate\(live)>
+                \(Layout.csrfField(request))\(carried)
                 \(Field.input("name", label: "Name", value: name, error: errors?.message(for: "name"), required: true, autocomplete: "off"))
                 \(Field.input("price", label: "Price", value: price, error: errors?.message(for: "price"), required: true, hint: "Such as 3.50", attributes: "inputmode=\"decimal\" autocomplete=\"off\""))
                 <p class="actions"><button type="submit">\(coffee == nil ? "Add" : "Save")</button>
@@ -233,7 +279,7 @@ enum CoffeePages {
     static func formAgain(_ request: Request, coffee: Coffee?, _ problem: FormProblem) -> Response {
         form(
             request, coffee: coffee, values: (request.form.text("name"), request.form.text("price")),
-            summary: problem.description, status: problem.status)
+            hidden: EditConflict.carried(request.form), summary: problem.description, status: problem.status)
     }
 
     static func add(_ request: Request, store: CoffeeStore) async throws -> Response {
@@ -248,28 +294,44 @@ enum CoffeePages {
     }
 
     static func edit(_ request: Request, store: CoffeeStore) async throws -> Response {
-        var coffee = try await coffee(request, store: store)
-        let values = (name: request.form.text("name"), price: request.form.text("price"))
+        let coffee = try await coffee(request, store: store)
+        let form = EditConflict.resolved(request.form)
+        let version = try EditConflict.submittedVersion(form)
+        let values = (name: form.text("name"), price: form.text("price"))
         do {
             let draft = try CoffeeDraft.parse(name: values.name, price: values.price)
-            coffee.name = draft.name
-            coffee.price = draft.price
-            try await store.save(&coffee)
+            // Both fields are written, conditional on the version the form
+            // was opened at (a save of unchanged values is checked too).
+            let saved = try await store.update(
+                id: coffee.id, with: CoffeeChanges(name: draft.name, price: draft.price), ifVersion: version)
             return Layout.redirect(
-                to: "/coffee/\(coffee.id)", flash: "Saved \(Layout.isolated(coffee.name))", request: request)
+                to: "/coffee/\(saved.id)", flash: "Saved \(Layout.isolated(saved.name))", request: request)
         } catch let error as ValidationError {
-            return form(request, coffee: coffee, values: values, errors: error, status: 422)
+            return self.form(
+                request, coffee: coffee, values: values, hidden: EditConflict.carried(form), errors: error, status: 422)
+        } catch is VersionConflictError {
+            // Someone saved the coffee since the form was opened.
+            return conflict(request, coffee: try await self.coffee(request, store: store), form: form)
         }
     }
 
-    static func confirmDeletion(_ request: Request, coffee: Coffee) -> Response {
-        Layout.page(
+    static func confirmDeletion(_ request: Request, coffee: Coffee, changed: Bool = false) -> Response {
+        let conflict: HTML? =
+            changed
+            ? "<p class=\"form-error\" role=\"alert\" id=\"conflict\">Someone else changed this coffee after you asked to delete it, so it was not deleted. Check it below, and delete it again if you still want to.</p>"
+            : nil
+        let version: HTML? = coffee.version.map {
+            "<input type=\"hidden\" name=\"version\" value=\"\($0.description)\">"
+        }
+        return Layout.page(
             request, title: "Delete \(Layout.isolated(displayName(coffee)))?", section: "/coffee",
+            status: changed ? 409 : 200,
             content: """
                 <h1>Delete <bdi>\(displayName(coffee))</bdi>?</h1>
+                \(conflict)
                 <p>This deletes the coffee\(coffee.picture == nil ? "" : " and its picture"). It cannot be undone.</p>
                 <form method="post" action="/coffee/\(coffee.id)/delete" class="card" id="delete-form">
-                \(Layout.csrfField(request))
+                \(Layout.csrfField(request))\(version)
                 <p class="actions"><button type="submit" class="danger">Delete</button>
                 <a href="/coffee/\(coffee.id)">Keep it</a></p>
                 </form>

@@ -64,40 +64,61 @@ enum ContactsPages {
             },
             Route.get("/contacts/:id/edit") { request in
                 let contact = try await contact(request, store: store)
-                return ContactsViews.form(request, id: contact.id, values: ContactFormValues(contact))
+                return ContactsViews.form(
+                    request, id: contact.id, values: ContactFormValues(contact),
+                    hidden: ContactsViews.hiddenFields(contact))
             },
             Route.post(
                 "/contacts/:id/edit",
                 invalidForm: { request, problem in
                     ContactsViews.form(
                         request, id: try request.id(), values: ContactFormValues(request.form),
-                        summary: problem.description, status: problem.status)
+                        hidden: EditConflict.carried(request.form), summary: problem.description,
+                        status: problem.status)
                 }
             ) { request in
                 let id = try request.id()
-                let values = ContactFormValues(request.form)
+                let form = EditConflict.resolved(request.form)
+                let version = try EditConflict.submittedVersion(form)
+                let values = ContactFormValues(form)
                 do {
                     let contact = try await store.update(
                         id: id,
-                        with: ContactChanges(name: values.name, address: values.address, contact: values.contact))
+                        with: ContactChanges(name: values.name, address: values.address, contact: values.contact),
+                        ifVersion: version)
                     return Layout.redirect(
                         to: "/contacts", flash: "Updated \(Layout.isolated(contact.name)).", request: request)
                 } catch let error as ValidationError {
-                    return ContactsViews.form(request, id: id, values: values, errors: error, status: 422)
+                    return ContactsViews.form(
+                        request, id: id, values: values, hidden: EditConflict.carried(form), errors: error, status: 422)
+                } catch is VersionConflictError {
+                    // Someone saved the contact since the form was opened.
+                    return ContactsViews.conflict(
+                        request, contact: try await contact(request, store: store), form: form)
                 }
             },
             Route.get("/contacts/:id/delete") { request in
                 let id = try request.id()
                 do {
                     guard let contact = try await store.contact(id: id) else { throw HTTPError.notFound }
-                    return ContactsViews.confirmDelete(request, id: id, name: contact.name)
+                    return ContactsViews.confirmDelete(request, id: id, name: contact.name, version: contact.version)
                 } catch let error as UnreadableRowError {
                     // A row that cannot be read can still be deleted.
                     return ContactsViews.confirmDelete(request, id: id, name: nil, unreadable: error)
                 }
             },
             Route.post("/contacts/:id/delete") { request in
-                let contact = try await store.delete(id: try request.id())
+                let id = try request.id()
+                let contact: Contact
+                do {
+                    contact = try await store.delete(
+                        id: id, ifVersion: try EditConflict.submittedVersion(request.form))
+                } catch is VersionConflictError {
+                    // Changed since the confirmation was shown: ask again, showing it as it is now.
+                    let current = try await Self.contact(request, store: store)
+                    return ContactsViews.confirmDelete(
+                        request, id: id, name: current.name, version: current.version, changed: true)
+                }
                 let name = contact.name.isEmpty ? "contact \(contact.id)" : contact.name
                 return Layout.redirect(to: "/contacts", flash: "Deleted \(Layout.isolated(name)).", request: request)
             },

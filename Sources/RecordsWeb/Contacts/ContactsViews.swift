@@ -91,10 +91,36 @@ enum ContactsViews {
                 """)
     }
 
+    /// The edit form's hidden fields for `contact` as it is stored.
+    static func hiddenFields(_ contact: Contact) -> HTML {
+        EditConflict.hiddenFields(
+            version: contact.version,
+            originals: [("name", contact.name), ("address", contact.address), ("contact", contact.contact)])
+    }
+
+    /// The edit form after someone else saved the contact: theirs beside
+    /// yours (see ``EditConflict``), 409.
+    static func conflict(_ request: Request, contact: Contact, form: Form) -> Response {
+        let values = EditConflict.values(
+            form,
+            stored: [
+                ("name", "Name", contact.name), ("address", "Address", contact.address),
+                ("contact", "Phone, email or web address", contact.contact),
+            ])
+        let action = HTML.path(["contacts", String(contact.id), "edit"])
+        return Layout.page(
+            request, title: "Edit a contact", section: "/contacts", status: 409,
+            content: """
+                <h1>Edit a contact</h1>
+                \(EditConflict.form(request, kind: "contact", formID: "contact-edit-form", action: action, reload: action, topic: "contacts", values: values, version: contact.version))
+                """)
+    }
+
     static func form(
-        _ request: Request, id: Int64, values: ContactFormValues, errors: ValidationError? = nil,
+        _ request: Request, id: Int64, values: ContactFormValues, hidden: HTML = "", errors: ValidationError? = nil,
         summary: String? = nil, status: Int = 200
     ) -> Response {
+        let action = HTML.path(["contacts", String(id), "edit"])
         let summaryText =
             summary ?? (errors == nil ? nil : "The contact was not saved: correct the fields marked below.")
         return Layout.page(
@@ -102,8 +128,8 @@ enum ContactsViews {
             content: """
                 <h1>Edit a contact</h1>
                 \(Field.errorSummary(summaryText))
-                <form method="post" action="\(HTML.path(["contacts", String(id), "edit"]))" class="card" id="contact-edit-form" novalidate>
-                \(Layout.csrfField(request))
+                <form method="post" action="\(action)" class="card" id="contact-edit-form" novalidate\(EditConflict.liveAttributes(topic: "contacts", source: action))>
+                \(Layout.csrfField(request))\(hidden)
                 \(fields(values, problems: ListControls.problems(errors)))
                 <p class="actions"><button type="submit" id="save-contact">Save</button> <a href="/contacts">Cancel</a></p>
                 </form>
@@ -111,11 +137,13 @@ enum ContactsViews {
     }
 
     static func confirmDelete(
-        _ request: Request, id: Int64, name: String?, unreadable: UnreadableRowError? = nil
+        _ request: Request, id: Int64, name: String?, version: RecordVersion? = nil, changed: Bool = false,
+        unreadable: UnreadableRowError? = nil
     ) -> Response {
         let shown = name.map { $0.isEmpty ? "(no name)" : $0 } ?? "contact \(id)"
         return ListControls.confirmDelete(
             request, shown: shown, section: "/contacts",
-            action: HTML.path(["contacts", String(id), "delete"]), cancel: "/contacts", unreadable: unreadable)
+            action: HTML.path(["contacts", String(id), "delete"]), cancel: "/contacts", unreadable: unreadable,
+            version: version, changed: changed ? "contact" : nil)
     }
 }

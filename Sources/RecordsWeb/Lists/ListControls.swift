@@ -150,19 +150,28 @@ enum ListControls {
     /// The page that asks before a record is deleted: the POST form to
     /// `action`, a Cancel link back to `cancel`, and the note about an
     /// unreadable row when there is one.
+    ///
+    /// The form carries the record's `version` (nil for a row that cannot
+    /// be read), so that a record changed after this page was shown is not
+    /// deleted unseen: `changed` names its kind when that happened, and the
+    /// page asks again (409) showing it as it is now.
     static func confirmDelete(
         _ request: Request, shown: String, section: String, action: String, cancel: String,
-        unreadable: UnreadableRowError?
+        unreadable: UnreadableRowError?, version: RecordVersion? = nil, changed kind: String? = nil
     ) -> Response {
         let note: HTML? = unreadable.map { "<p class=\"notice\" id=\"unreadable\">\($0.description)</p>" }
+        let changed: HTML? = kind.map {
+            "<p class=\"form-error\" role=\"alert\" id=\"conflict\">Someone else changed this \($0) after you asked to delete it, so it was not deleted. Check it below, and delete it again if you still want to.</p>"
+        }
         return Layout.page(
-            request, title: "Delete \(Layout.isolated(shown))?", section: section,
+            request, title: "Delete \(Layout.isolated(shown))?", section: section, status: kind == nil ? 200 : 409,
             content: """
                 <h1>Delete <bdi>\(shown)</bdi>?</h1>
+                \(changed)
                 \(note)
                 <p>This cannot be undone.</p>
                 <form method="post" action="\(action)" id="delete-form" class="actions">
-                \(Layout.csrfField(request))
+                \(Layout.csrfField(request))\(version.map { "<input type=\"hidden\" name=\"version\" value=\"\($0.description)\">" as HTML })
                 <button type="submit" class="danger" id="confirm-delete">Delete</button>
                 <a href="\(cancel)">Cancel</a>
                 </form>

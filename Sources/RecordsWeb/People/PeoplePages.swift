@@ -45,28 +45,38 @@ enum PeoplePages {
             },
             Route.get("/people/:id/edit") { request in
                 let person = try await person(request, store: store)
-                return PeopleViews.form(request, mode: .edit(person.id), values: PersonFormValues(person))
+                return PeopleViews.form(
+                    request, mode: .edit(person.id), values: PersonFormValues(person),
+                    hidden: PeopleViews.hiddenFields(person))
             },
             Route.post(
                 "/people/:id/edit",
                 invalidForm: { request, problem in
                     PeopleViews.form(
                         request, mode: .edit(try request.id()), values: PersonFormValues(request.form),
-                        summary: problem.description, status: problem.status)
+                        hidden: EditConflict.carried(request.form), summary: problem.description,
+                        status: problem.status)
                 }
             ) { request in
                 let id = try request.id()
-                let values = PersonFormValues(request.form)
+                let form = EditConflict.resolved(request.form)
+                let version = try EditConflict.submittedVersion(form)
+                let values = PersonFormValues(form)
                 do {
                     // An empty age makes it unknown, as on the add form.
                     let age = values.age.trimmingCharacters(in: .whitespaces).isEmpty ? "none" : values.age
                     let changes = try PersonChanges.parse(
                         firstName: values.firstName, lastName: values.lastName, age: age)
-                    let person = try await store.update(id: id, with: changes)
+                    let person = try await store.update(id: id, with: changes, ifVersion: version)
                     return Layout.redirect(
                         to: path(person.id), flash: "Updated \(PeopleViews.describe(person)).", request: request)
                 } catch let error as ValidationError {
-                    return PeopleViews.form(request, mode: .edit(id), values: values, errors: error, status: 422)
+                    return PeopleViews.form(
+                        request, mode: .edit(id), values: values, hidden: EditConflict.carried(form), errors: error,
+                        status: 422)
+                } catch is VersionConflictError {
+                    // Someone saved the person since the form was opened.
+                    return PeopleViews.conflict(request, person: try await person(request, store: store), form: form)
                 }
             },
             Route.get("/people/:id/delete") { request in
@@ -79,10 +89,19 @@ enum PeoplePages {
                     // A row that cannot be read can still be deleted.
                     return PeopleViews.confirmDelete(request, id: id, name: nil, unreadable: error)
                 }
-                return PeopleViews.confirmDelete(request, id: id, name: person.fullName)
+                return PeopleViews.confirmDelete(request, id: id, name: person.fullName, version: person.version)
             },
             Route.post("/people/:id/delete") { request in
-                let person = try await store.delete(id: try request.id())
+                let id = try request.id()
+                let person: Person
+                do {
+                    person = try await store.delete(id: id, ifVersion: try EditConflict.submittedVersion(request.form))
+                } catch is VersionConflictError {
+                    // Changed since the confirmation was shown: ask again, showing it as it is now.
+                    let current = try await self.person(request, store: store)
+                    return PeopleViews.confirmDelete(
+                        request, id: id, name: current.fullName, version: current.version, changed: true)
+                }
                 return Layout.redirect(
                     to: "/people", flash: "Deleted \(PeopleViews.describe(person)).", request: request)
             },

@@ -80,14 +80,41 @@ enum PeopleViews {
                 """)
     }
 
+    /// The edit form's hidden fields for `person` as it is stored.
+    static func hiddenFields(_ person: Person) -> HTML {
+        let values = PersonFormValues(person)
+        return EditConflict.hiddenFields(
+            version: person.version,
+            originals: [("firstName", values.firstName), ("lastName", values.lastName), ("age", values.age)])
+    }
+
+    /// The edit form after someone else saved the person: theirs beside
+    /// yours (see ``EditConflict``), 409.
+    static func conflict(_ request: Request, person: Person, form: Form) -> Response {
+        let stored = PersonFormValues(person)
+        let values = EditConflict.values(
+            form,
+            stored: [
+                ("firstName", "First name", stored.firstName), ("lastName", "Last name", stored.lastName),
+                ("age", "Age", stored.age),
+            ])
+        return Layout.page(
+            request, title: "Edit a person", section: "/people", status: 409,
+            content: """
+                <h1>Edit a person</h1>
+                \(EditConflict.form(request, kind: "person", formID: "person-form", action: HTML.path(["people", String(person.id), "edit"]), reload: HTML.path(["people", String(person.id), "edit"]), topic: "people", values: values, version: person.version))
+                """)
+    }
+
     static func form(
-        _ request: Request, mode: FormMode, values: PersonFormValues, errors: ValidationError? = nil,
-        summary: String? = nil, status: Int = 200
+        _ request: Request, mode: FormMode, values: PersonFormValues, hidden: HTML = "",
+        errors: ValidationError? = nil, summary: String? = nil, status: Int = 200
     ) -> Response {
         let problems = ListControls.problems(errors)
         let title: String
         let action: String
         let cancel: String
+        var live: HTML = ""
         switch mode {
         case .add:
             title = "Add a person"
@@ -97,6 +124,7 @@ enum PeopleViews {
             title = "Edit a person"
             action = HTML.path(["people", String(id), "edit"])
             cancel = PeoplePages.path(id)
+            live = EditConflict.liveAttributes(topic: "people", source: action)
         }
         let summaryText =
             summary ?? (errors == nil ? nil : "The person was not saved: correct the fields marked below.")
@@ -105,8 +133,8 @@ enum PeopleViews {
             content: """
                 <h1>\(title)</h1>
                 \(Field.errorSummary(summaryText))
-                <form method="post" action="\(action)" class="card" id="person-form" novalidate>
-                \(Layout.csrfField(request))
+                <form method="post" action="\(action)" class="card" id="person-form" novalidate\(live)>
+                \(Layout.csrfField(request))\(hidden)
                 \(Field.input("firstName", label: "First name", value: values.firstName, error: problems["first name"], required: true, autocomplete: "given-name"))
                 \(Field.input("lastName", label: "Last name", value: values.lastName, error: problems["last name"], required: true, autocomplete: "family-name"))
                 \(Field.input("age", label: "Age", value: values.age, error: problems["age"] ?? problems["changes"], hint: "A whole number from \(PersonRules.ages.lowerBound) to \(PersonRules.ages.upperBound); leave it empty when unknown.", attributes: "inputmode=\"numeric\""))
@@ -116,11 +144,13 @@ enum PeopleViews {
     }
 
     static func confirmDelete(
-        _ request: Request, id: Int64, name: String?, unreadable: UnreadableRowError? = nil
+        _ request: Request, id: Int64, name: String?, version: RecordVersion? = nil, changed: Bool = false,
+        unreadable: UnreadableRowError? = nil
     ) -> Response {
         let shown = name.map { $0.isEmpty ? "(no name)" : $0 } ?? "person \(id)"
         return ListControls.confirmDelete(
             request, shown: shown, section: "/people",
-            action: HTML.path(["people", String(id), "delete"]), cancel: PeoplePages.path(id), unreadable: unreadable)
+            action: HTML.path(["people", String(id), "delete"]), cancel: PeoplePages.path(id), unreadable: unreadable,
+            version: version, changed: changed ? "person" : nil)
     }
 }

@@ -1,12 +1,22 @@
 // Live regions: an element with an id and data-live-topics="people,coffee"
 // is refreshed in place when a change of those apps' records is announced
 // on /events. Without this script the page is simply not live.
+//
+// Open edit forms: a form with an id, data-live-form="people" and
+// data-live-source="/people/7/edit" is never refreshed (its fields are the
+// person's typing); when a change of its app is announced, the script
+// reads the source page and, if the record's version there is not the one
+// in the form's hidden "version" field, says so above the form, with a
+// button that submits the form: the server then shows theirs beside yours
+// and writes nothing.
 (function () {
   'use strict';
   if (!window.EventSource || !window.fetch || !window.DOMParser) { return; }
   var regions = Array.prototype.filter.call(
     document.querySelectorAll('[data-live-topics]'), function (region) { return region.id; });
-  if (regions.length === 0) { return; }
+  var forms = Array.prototype.filter.call(
+    document.querySelectorAll('form[data-live-form][data-live-source]'), function (form) { return form.id; });
+  if (regions.length === 0 && forms.length === 0) { return; }
 
   function topicsOf(region) {
     return region.getAttribute('data-live-topics').split(',')
@@ -19,6 +29,67 @@
       if (wanted.indexOf(topic) < 0) { wanted.push(topic); }
     });
   });
+  forms.forEach(function (form) {
+    var topic = form.getAttribute('data-live-form');
+    if (topic && wanted.indexOf(topic) < 0) { wanted.push(topic); }
+  });
+
+  function versionOf(form) {
+    var field = form && form.querySelector('input[type=hidden][name=version]');
+    return field ? field.value : null;
+  }
+
+  // Says above the form that its record changed (or was deleted); no
+  // field of the form is touched.
+  function showChanged(form, deleted) {
+    var id = form.id + '-changed';
+    var notice = document.getElementById(id);
+    if (!notice) {
+      notice = document.createElement('p');
+      notice.id = id;
+      notice.className = 'form-error live-changed';
+      notice.setAttribute('role', 'alert');
+      form.parentNode.insertBefore(notice, form);
+    }
+    while (notice.firstChild) { notice.removeChild(notice.firstChild); }
+    if (deleted) {
+      notice.appendChild(document.createTextNode('Deleted by someone else a moment ago: saving will not work.'));
+      return;
+    }
+    notice.appendChild(document.createTextNode('Changed by someone else a moment ago \u2014 '));
+    var review = document.createElement('button');
+    review.type = 'submit';
+    review.className = 'link';
+    review.id = form.id + '-review';
+    review.setAttribute('form', form.id);
+    review.textContent = 'review';
+    notice.appendChild(review);
+  }
+
+  var checking = {};
+  function checkForms(topics) {
+    forms.forEach(function (form) {
+      if (topics.indexOf(form.getAttribute('data-live-form')) < 0) { return; }
+      if (checking[form.id]) { return; }
+      var mine = versionOf(form);
+      if (!mine) { return; }
+      checking[form.id] = true;
+      fetch(form.getAttribute('data-live-source'),
+        { credentials: 'same-origin', cache: 'no-store', headers: { 'Accept': 'text/html' } })
+        .then(function (response) {
+          return response.text().then(function (text) {
+            if (response.redirected) { return; }
+            if (response.status === 404) { showChanged(form, true); return; }
+            if (response.status !== 200) { return; }
+            var page = new DOMParser().parseFromString(text, 'text/html');
+            var stored = versionOf(page.getElementById(form.id));
+            if (stored && stored !== versionOf(form)) { showChanged(form, false); }
+          });
+        })
+        .catch(function () { /* offline: the next event tells again */ })
+        .then(function () { checking[form.id] = false; });
+    });
+  }
   if (wanted.length === 0) { return; }
 
   // A region holding a form the user is typing in is left alone; it is
@@ -59,6 +130,7 @@
   var busy = false;
   var again = [];
   function refresh(topics) {
+    checkForms(topics);
     var targets = regions.filter(function (region) {
       return topicsOf(region).some(function (topic) { return topics.indexOf(topic) >= 0; });
     });
