@@ -137,16 +137,33 @@ struct RowReader {
     let row: Row
     let table: String
     private(set) var problems: [UnreadableValue] = []
+    /// Whether every value read so far was of its field's own storage
+    /// class (TEXT or NULL for text, INTEGER or NULL for a number), so the
+    /// fields, with NULL kept apart from empty text, are the stored values
+    /// and give the record's version without reading the row again. False
+    /// after anything converted or unreadable: such a row's version is
+    /// hashed from its stored values (`RecordVersion.of(kind:row:columns:)`).
+    private(set) var readsAsStored = true
 
     init(_ row: Row, table: String) {
         self.row = row
         self.table = table
     }
 
+    /// The record's key: an INTEGER; anything else converts as `Int64`
+    /// reads it (and throws as that does).
+    mutating func key(_ column: some TableColumn) throws -> Int64 {
+        if let value = try? row[column] as SQLiteValue, case .integer(let id) = value { return id }
+        readsAsStored = false
+        return try row[column]
+    }
+
     /// TEXT, or nil for NULL; anything else is a problem (and nil).
     mutating func text(_ column: some TableColumn, field: String) throws -> String? {
-        // The common case straight from the statement, as the type it is.
+        // The common case straight from the statement, as the type it is:
+        // only valid UTF-8 TEXT or NULL read as `String?`.
         if let text = try? row.decode(String?.self, named: column.rawValue) { return text }
+        readsAsStored = false
         let value: SQLiteValue = try row[column]
         switch value {
         case .null: return nil
@@ -164,8 +181,12 @@ struct RowReader {
         switch value {
         case .null: return nil
         case .text(let text): return text
-        case .integer(let number): return String(number)
-        case .real(let number): return String(number)
+        case .integer(let number):
+            readsAsStored = false
+            return String(number)
+        case .real(let number):
+            readsAsStored = false
+            return String(number)
         case .textBytes, .blob:
             fail(value, column: column, field: field, expected: "text")
             return nil
@@ -175,9 +196,12 @@ struct RowReader {
     /// An INTEGER (or a REAL that is a whole number in range), or nil for
     /// NULL; anything else is a problem (and nil).
     mutating func integer(_ column: some TableColumn, field: String) throws -> Int? {
-        if let number = try? row.decode(Int?.self, named: column.rawValue) { return number }
+        // As a value first, not as `Int?`: that would read a whole REAL as
+        // well, which the version must tell from an INTEGER.
         let value: SQLiteValue = try row[column]
-        if value == .null { return nil }
+        if case .null = value { return nil }
+        if case .integer(let number) = value, let exact = Int(exactly: number) { return exact }
+        readsAsStored = false
         guard let number = try? Int(sqliteValue: value) else {
             fail(value, column: column, field: field, expected: "a whole number")
             return nil
@@ -187,6 +211,7 @@ struct RowReader {
 
     /// Records a value that does not fit.
     mutating func fail(_ value: SQLiteValue, column: some TableColumn, field: String, expected: String) {
+        readsAsStored = false
         problems.append(
             UnreadableValue(
                 field: field, column: "\(table).\(column.rawValue)", stored: UnreadableValue.describe(value),

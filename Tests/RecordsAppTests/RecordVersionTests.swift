@@ -151,6 +151,135 @@ struct RecordVersionTests {
     }
 }
 
+/// A record read from a row whose values are of its fields' own types is
+/// hashed from the fields read, not by reading the row again; these pin
+/// that this gives what hashing the stored values gives, for the common
+/// rows and the odd ones (NULL, numbers in text, text that is not UTF-8).
+@Suite("Record versions: from the fields read, as from the stored values")
+struct RecordVersionFromFieldsTests {
+    /// Each row read live from a statement, as a list reads it, then as a
+    /// copy: the record's version and that of its stored values (those of
+    /// `versionColumns`, by name).
+    func versions<Record: AppRecord>(
+        of _: Record.Type, table: String, columns: [String], versionColumns: [String], rows: [String]
+    ) throws -> [(record: RecordVersion?, stored: RecordVersion)] {
+        let db = try Database.inMemory()
+        // No column types: every value stays as it was written.
+        try db.execute(sql: "CREATE TABLE \(table) (\(columns.joined(separator: ", ")))")
+        for row in rows { try db.execute(sql: "INSERT INTO \(table) VALUES (\(row))") }
+        func pair(_ row: Row) throws -> (record: RecordVersion?, stored: RecordVersion) {
+            (
+                try Record(row: row, strict: false).recordVersion,
+                try RecordVersion.of(kind: Record.kind, row: row, columns: versionColumns)
+            )
+        }
+        var pairs: [(record: RecordVersion?, stored: RecordVersion)] = []
+        let cursor = try db.fetchCursor(sql: "SELECT * FROM \(table) ORDER BY rowid")
+        while let row = try cursor.next() { pairs.append(try pair(row)) }
+        for row in try db.fetchAll(sql: "SELECT * FROM \(table) ORDER BY rowid") { pairs.append(try pair(row)) }
+        return pairs
+    }
+
+    @Test("A person's version is what it was: pinned for a person made in memory")
+    func pinnedPersonVersion() {
+        // The typed encoding hashed with FNV-1a and mixed, worked out apart
+        // from the app: a change here changes every stored ETag.
+        #expect(
+            Person(id: 1, firstName: "Ada", lastName: "Lovelace", age: 36).version.description == "febdf7439db16b52")
+        // Large and negative numbers (no leading zero bytes), long text, zero.
+        #expect(
+            Person(id: 0x0102_0304_0506_0708, firstName: "a", lastName: "b", age: -1).version.description
+                == "04ecca5f61c27cb5")
+        #expect(
+            Person(id: 0x1234, firstName: "", lastName: String(repeating: "x", count: 300), age: 0).version.description
+                == "4a38c081c04917a1")
+    }
+
+    @Test("Editing a person made in memory keeps the version its fields made, whether read before or not")
+    func editingInMemoryKeepsTheVersion() {
+        let original = Person(id: 1, firstName: "Ada", lastName: "Lovelace", age: 36).version
+        var unread = Person(id: 1, firstName: "Ada", lastName: "Lovelace", age: 36)
+        unread.firstName = "Augusta"
+        unread.age = nil
+        #expect(unread.version == original)
+        var read = Person(id: 1, firstName: "Ada", lastName: "Lovelace", age: 36)
+        #expect(read.version == original)
+        read.lastName += " King"
+        #expect(read.version == original)
+        #expect(Person(id: 1, firstName: "Augusta", lastName: "Lovelace", age: nil).version != original)
+    }
+
+    @Test("An inserted person's version is that of the row it made, even after edits in memory")
+    func insertedPersonHasTheRowsVersion() throws {
+        let db = try Database.inMemory()
+        try db.execute(sql: "CREATE TABLE peopleInfo (peopleInfoID INTEGER PRIMARY KEY, firstname, lastname, age)")
+        var person = Person(id: 0, firstName: "Ada", lastName: "Lovelace", age: 36)
+        person.firstName = "Augusta"
+        var row = NewRow(record: person)
+        _ = try row.insert(db)
+        person = row.record
+        #expect(person.id == 1)
+        let stored = try #require(try db.fetchAll(sql: "SELECT * FROM peopleInfo").first)
+        #expect(person.version == (try Person(row: stored).version))
+        #expect(person.version == Person(id: 1, firstName: "Augusta", lastName: "Lovelace", age: 36).version)
+    }
+
+    @Test("A person read from any stored values has their version: NULL, empty, numbers, blobs, bad UTF-8")
+    func personFromFieldsIsFromValues() throws {
+        let pairs = try versions(
+            of: Person.self, table: "peopleInfo", columns: Person.versionColumns, versionColumns: Person.versionColumns,
+            rows: [
+                "1, 'Ada', 'Lovelace', 36", "1, NULL, 'Lovelace', NULL", "1, '', '', 0",
+                "1, CAST(X'FFFE' AS TEXT), 'Lovelace', 36.0", "1, 7, 'L', '36'", "1, X'00', 'L', 36.5",
+                "1.0, 'Ada', 'Lovelace', 36",
+            ])
+        #expect(pairs.count == 14)
+        for pair in pairs { #expect(pair.record == pair.stored) }
+        #expect(pairs[0].stored.description == "febdf7439db16b52")
+        #expect(pairs[1].stored.description == "14bf82c2ffda24c2")
+        #expect(pairs[3].stored.description == "2a97d634fbf3a19e")
+        #expect(Set(pairs.prefix(7).map(\.stored)).count == 7)
+    }
+
+    @Test("A contact read from any stored values has their version")
+    func contactFromFieldsIsFromValues() throws {
+        let pairs = try versions(
+            of: Contact.self, table: "CONTACTS", columns: Contact.versionColumns,
+            versionColumns: Contact.versionColumns,
+            rows: [
+                "1, 'Jane', '1 Main St', '+1 555'", "1, NULL, '', NULL", "1, CAST(X'FF' AS TEXT), 2, X'01'",
+            ])
+        for pair in pairs { #expect(pair.record == pair.stored) }
+        #expect(pairs[0].record == Contact(id: 1, name: "Jane", address: "1 Main St", contact: "+1 555").version)
+        #expect(Set(pairs.map(\.stored)).count == 3)
+    }
+
+    @Test("A user read from any stored values has their version, the password hash left out")
+    func userFromFieldsIsFromValues() throws {
+        func read(_ rows: [String]) throws -> [(record: RecordVersion?, stored: RecordVersion)] {
+            try versions(
+                of: User.self, table: "User_Master", columns: User.Columns.allCases.map(\.rawValue),
+                versionColumns: User.versionColumns, rows: rows)
+        }
+        let pairs = try read([
+            "1, 'a.png', 'Ada', 'Lovelace', 'ada@example.com', 'hash', '123', 'S', 'C', '1', 'A', 2, '1815-12-10'",
+            "1, NULL, 'Ada', NULL, 'ada@example.com', 'hash', '123', 'S', 'C', '1', 'A', NULL, 18151210",
+            "1, 'a.png', 'Ada', 'Lovelace', 'ada@example.com', 'hash', '123', 'S', 'C', '1', 'A', 9, 'x'",
+            "1, 'a.png', 'Ada', 'Lovelace', 'ada@example.com', 'hash', '123', 'S', 'C', '1', 'A', 2.0, 'x'",
+        ])
+        for pair in pairs { #expect(pair.record == pair.stored) }
+        #expect(Set(pairs.map(\.stored)).count == 4)
+        let user = User(
+            id: 1, firstName: "Ada", lastName: "Lovelace", email: "ada@example.com", mobile: "123", state: "S",
+            city: "C", pincode: "1", address: "A", gender: .female, dateOfBirth: "1815-12-10", imageName: "a.png")
+        #expect(pairs[0].record == user.version)
+        let otherPassword = try read([
+            "1, 'a.png', 'Ada', 'Lovelace', 'ada@example.com', 'other', '123', 'S', 'C', '1', 'A', 2, '1815-12-10'"
+        ])
+        #expect(otherPassword[0].record == user.version)
+    }
+}
+
 @Suite("Conditional writes: ifVersion")
 struct ConditionalWriteTests {
     let database: AppDatabase

@@ -230,10 +230,11 @@ extension Coffee: AppRecord {
     /// app cannot read is listed in ``unreadable``, so that the coffee can
     /// still be shown, edited and deleted.
     init(row: Row, strict: Bool) throws {
-        let id: Int64 = try row[Columns.id]
         var reader = RowReader(row, table: Self.tableName)
+        let id = try reader.key(Columns.id)
+        let storedName = try reader.text(Columns.name, field: "name")
         // The original tutorial's table allows a NULL name; it reads as empty.
-        let name = try reader.text(Columns.name, field: "name") ?? ""
+        let name = storedName ?? ""
         guard row.hasColumn(Columns.priceMicros) else {
             if strict { try reader.check(kind: Self.kind, id: id) }
             self.init(id: id, name: name)
@@ -250,14 +251,33 @@ extension Coffee: AppRecord {
                 expected: "a price in millionths (a whole number)")
         }
         let size: Int? = try row[Self.pictureSize]
+        let storedType: SQLiteValue = try row[Columns.pictureType]
         // A type that is not text is an unknown format.
-        let type = try? row[Columns.pictureType] as String?
+        var type: String?
+        if case .text(let text) = storedType { type = text }
         self.init(
             id: id, name: name, price: price,
             picture: size.map { CoffeePicture(size: $0, format: type.flatMap(PictureFormat.init(mimeType:))) })
         unreadable = reader.problems
-        version = try RecordVersion.of(kind: Self.kind, row: row, columns: Self.versionColumns)
+        if reader.readsAsStored {
+            // The values already read, as stored, in the order of
+            // `versionColumns`; only the size and picture version are read
+            // again as values.
+            var input = Self.versionSeed
+            input.append(integer: id)
+            input.append(text: storedName)
+            input.append(storedPrice)
+            input.append(storedType)
+            input.append(try row[Self.pictureSize])
+            input.append(try row[Self.pictureVersion])
+            version = input.version()
+        } else {
+            version = try RecordVersion.of(kind: Self.kind, row: row, columns: Self.versionColumns)
+        }
     }
+
+    /// The hash of the kind, which every version starts with.
+    private static let versionSeed = VersionInput(kind: kind)
 }
 
 /// The rules for a coffee's fields.

@@ -20,10 +20,9 @@ public struct Contact: Sendable, Equatable, Hashable, Identifiable, Codable {
 
     /// Creates a contact.
     public init(id: Int64, name: String, address: String, contact: String) {
-        let stored: [SQLiteValue] = [.integer(id), .text(name), .text(address), .text(contact)]
         self.init(
             id: id, name: name, address: address, contact: contact,
-            version: RecordVersion.of(kind: Self.kind, values: stored))
+            version: Self.version(id: id, name: name, address: address, contact: contact))
     }
 
     init(id: Int64, name: String, address: String, contact: String, version: RecordVersion) {
@@ -110,7 +109,8 @@ extension Contact: FetchableRecord, PersistableRecord {
     /// Takes the ID SQLite gave the new row, and the version of the row
     /// with it.
     public mutating func didInsert(rowID: Int64) {
-        self = Contact(id: rowID, name: name, address: address, contact: contact)
+        id = rowID
+        version = Self.version(id: id, name: name, address: address, contact: contact)
     }
 }
 
@@ -123,17 +123,36 @@ extension Contact: AppRecord {
     static let selection: SQL = "\(columns: Columns.allCases)"
 
     init(row: Row, strict: Bool) throws {
-        let id: Int64 = try row[Columns.id]
         var reader = RowReader(row, table: Self.tableName)
-        // The original tutorial's table allows NULL in every column; they read as empty.
-        let name = try reader.text(Columns.name, field: "name") ?? ""
-        let address = try reader.text(Columns.address, field: "address") ?? ""
-        let contact = try reader.text(Columns.contact, field: "contact") ?? ""
+        let id = try reader.key(Columns.id)
+        let name = try reader.text(Columns.name, field: "name")
+        let address = try reader.text(Columns.address, field: "address")
+        let contact = try reader.text(Columns.contact, field: "contact")
         if strict { try reader.check(kind: Self.kind, id: id) }
-        self.init(
-            id: id, name: name, address: address, contact: contact,
-            version: try RecordVersion.of(kind: Self.kind, row: row, columns: Self.versionColumns))
+        // From the stored values: NULL is another version than empty text.
+        // Values of their fields' own types are hashed as read; a row with
+        // any other is hashed from the row itself.
+        let version =
+            reader.readsAsStored
+            ? Self.version(id: id, name: name, address: address, contact: contact)
+            : try RecordVersion.of(kind: Self.kind, row: row, columns: Self.versionColumns)
+        // The original tutorial's table allows NULL in every column; they read as empty.
+        self.init(id: id, name: name ?? "", address: address ?? "", contact: contact ?? "", version: version)
     }
+
+    /// The version of the row these values make, in the order of
+    /// ``versionColumns``; nil is NULL.
+    static func version(id: Int64, name: String?, address: String?, contact: String?) -> RecordVersion {
+        var input = versionSeed
+        input.append(integer: id)
+        input.append(text: name)
+        input.append(text: address)
+        input.append(text: contact)
+        return input.version()
+    }
+
+    /// The hash of the kind, which every version starts with.
+    private static let versionSeed = VersionInput(kind: kind)
 }
 
 /// The rules for a contact's fields.

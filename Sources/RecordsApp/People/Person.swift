@@ -6,34 +6,42 @@ public struct Person: Sendable, Equatable, Hashable, Identifiable, Codable {
     /// The row's ID (`peopleInfoID`), assigned by the database.
     public internal(set) var id: Int64
     /// The first name.
-    public var firstName: String
+    public var firstName: String { willSet { keepVersion() } }
     /// The last name.
-    public var lastName: String
+    public var lastName: String { willSet { keepVersion() } }
     /// The age, nil when the row has none (the original tutorial's table allows NULL).
-    public var age: Int?
+    public var age: Int? { willSet { keepVersion() } }
     /// The version of the stored row this person was read from (see
     /// ``RecordVersion``); for a person made in memory, that of the row its
     /// fields make. Editing a field in memory leaves it as it was: it is
     /// what a conditional write (``PeopleStore/update(id:with:ifVersion:)``)
     /// expects to find.
-    public internal(set) var version: RecordVersion
+    public internal(set) var version: RecordVersion {
+        get { storedVersion ?? Self.version(id: id, firstName: firstName, lastName: lastName, age: age) }
+        set { storedVersion = newValue }
+    }
+    /// The version when it is not simply that of the fields: read from a
+    /// row (where a NULL name reads as empty), or kept when a field was
+    /// edited. Nil for a person made in memory or just inserted, whose
+    /// version is worked out when asked for: most never are (a bulk insert).
+    private var storedVersion: RecordVersion?
 
     /// Creates a person.
     public init(id: Int64, firstName: String, lastName: String, age: Int?) {
-        let stored: [SQLiteValue] = [
-            .integer(id), .text(firstName), .text(lastName), age.map { .integer(Int64($0)) } ?? .null,
-        ]
-        self.init(
-            id: id, firstName: firstName, lastName: lastName, age: age,
-            version: RecordVersion.of(kind: Self.kind, values: stored))
-    }
-
-    init(id: Int64, firstName: String, lastName: String, age: Int?, version: RecordVersion) {
         self.id = id
         self.firstName = firstName
         self.lastName = lastName
         self.age = age
-        self.version = version
+    }
+
+    init(id: Int64, firstName: String, lastName: String, age: Int?, version: RecordVersion) {
+        self.init(id: id, firstName: firstName, lastName: lastName, age: age)
+        storedVersion = version
+    }
+
+    /// Before a field changes: keeps the version the fields made until now.
+    private mutating func keepVersion() {
+        if storedVersion == nil { storedVersion = version }
     }
 
     /// "First Last".
@@ -116,7 +124,9 @@ extension Person: FetchableRecord, PersistableRecord {
     /// Takes the ID SQLite gave the new row, and the version of the row
     /// with it.
     public mutating func didInsert(rowID: Int64) {
-        self = Person(id: rowID, firstName: firstName, lastName: lastName, age: age)
+        id = rowID
+        // The row holds the fields as they are now: its version is theirs.
+        storedVersion = nil
     }
 }
 
@@ -129,18 +139,36 @@ extension Person: AppRecord {
     static let selection: SQL = "\(columns: Columns.allCases)"
 
     init(row: Row, strict: Bool) throws {
-        let id: Int64 = try row[Columns.id]
         var reader = RowReader(row, table: Self.tableName)
-        // The original tutorial's table allows NULL names; they read as empty.
-        let firstName = try reader.text(Columns.firstName, field: "first name") ?? ""
-        let lastName = try reader.text(Columns.lastName, field: "last name") ?? ""
+        let id = try reader.key(Columns.id)
+        let firstName = try reader.text(Columns.firstName, field: "first name")
+        let lastName = try reader.text(Columns.lastName, field: "last name")
         let age = try reader.integer(Columns.age, field: "age")
         if strict { try reader.check(kind: Self.kind, id: id) }
-        // From the stored values: a NULL name is another version than an empty one.
-        self.init(
-            id: id, firstName: firstName, lastName: lastName, age: age,
-            version: try RecordVersion.of(kind: Self.kind, row: row, columns: Self.versionColumns))
+        // From the stored values: a NULL name is another version than an
+        // empty one. Values of their fields' own types are hashed as read;
+        // a row with any other is hashed from the row itself.
+        let version =
+            reader.readsAsStored
+            ? Self.version(id: id, firstName: firstName, lastName: lastName, age: age)
+            : try RecordVersion.of(kind: Self.kind, row: row, columns: Self.versionColumns)
+        // The original tutorial's table allows NULL names; they read as empty.
+        self.init(id: id, firstName: firstName ?? "", lastName: lastName ?? "", age: age, version: version)
     }
+
+    /// The version of the row these values make, in the order of
+    /// ``versionColumns``; a nil name is NULL.
+    static func version(id: Int64, firstName: String?, lastName: String?, age: Int?) -> RecordVersion {
+        var input = versionSeed
+        input.append(integer: id)
+        input.append(text: firstName)
+        input.append(text: lastName)
+        input.append(integer: age.map(Int64.init))
+        return input.version()
+    }
+
+    /// The hash of the kind, which every version starts with.
+    private static let versionSeed = VersionInput(kind: kind)
 }
 
 /// The rules for a person's fields.

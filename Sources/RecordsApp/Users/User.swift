@@ -42,16 +42,13 @@ public struct User: Sendable, Equatable, Hashable, Identifiable, Codable {
         id: Int64, firstName: String, lastName: String, email: String, mobile: String, state: String, city: String,
         pincode: String, address: String, gender: Gender, dateOfBirth: String, imageName: String
     ) {
-        // In the order of `User.selection`: the table's, without the password hash.
-        let stored: [SQLiteValue] = [
-            .integer(id), .text(imageName), .text(firstName), .text(lastName), .text(email), .text(mobile),
-            .text(state), .text(city), .text(pincode), .text(address), .integer(Int64(gender.rawValue)),
-            .text(dateOfBirth),
-        ]
         self.init(
             id: id, firstName: firstName, lastName: lastName, email: email, mobile: mobile, state: state, city: city,
             pincode: pincode, address: address, gender: gender, dateOfBirth: dateOfBirth, imageName: imageName,
-            version: RecordVersion.of(kind: Self.kind, values: stored))
+            version: Self.version(
+                id: id, imageName: imageName, firstName: firstName, lastName: lastName, email: email, mobile: mobile,
+                state: state, city: city, pincode: pincode, address: address, genderCode: gender.rawValue,
+                dateOfBirth: dateOfBirth))
     }
 
     init(
@@ -324,10 +321,11 @@ extension User: FetchableRecord, PersistableRecord {
     /// Takes the ID SQLite gave the new row, and the version of the row
     /// with it.
     public mutating func didInsert(rowID: Int64) {
-        self = User(
-            id: rowID, firstName: firstName, lastName: lastName, email: email, mobile: mobile, state: state,
-            city: city, pincode: pincode, address: address, gender: gender, dateOfBirth: dateOfBirth,
-            imageName: imageName)
+        id = rowID
+        version = Self.version(
+            id: id, imageName: imageName, firstName: firstName, lastName: lastName, email: email, mobile: mobile,
+            state: state, city: city, pincode: pincode, address: address, genderCode: gender.rawValue,
+            dateOfBirth: dateOfBirth)
     }
 }
 
@@ -341,11 +339,10 @@ extension User: AppRecord {
     static let selection: SQL = "\(columns: Columns.allCases.filter { $0 != .passwordHash })"
 
     init(row: Row, strict: Bool) throws {
-        let id: Int64 = try row[Columns.id]
         var reader = RowReader(row, table: Self.tableName)
-        func text(_ column: Columns, _ field: UserField) throws -> String {
-            // NOT NULL in the table; NULL from another tool reads as empty.
-            try reader.text(column, field: field.rawValue) ?? ""
+        let id = try reader.key(Columns.id)
+        func text(_ column: Columns, _ field: UserField) throws -> String? {
+            try reader.text(column, field: field.rawValue)
         }
         let first = try text(.firstName, .firstName)
         let last = try text(.lastName, .lastName)
@@ -356,23 +353,61 @@ extension User: AppRecord {
         let pincode = try text(.pincode, .pincode)
         let address = try text(.address, .address)
         var gender = Gender.unspecified
-        let genderValue: SQLiteValue = try row[Columns.gender]
-        if let code = try reader.integer(Columns.gender, field: UserField.gender.rawValue) {
+        let genderCode = try reader.integer(Columns.gender, field: UserField.gender.rawValue)
+        if let code = genderCode {
             if let known = Gender(rawValue: code) {
                 gender = known
             } else {
                 let codes = Gender.allCases.map { String($0.rawValue) }.joined(separator: ", ")
                 reader.fail(
-                    genderValue, column: Columns.gender, field: UserField.gender.rawValue, expected: "one of \(codes)")
+                    try row[Columns.gender], column: Columns.gender, field: UserField.gender.rawValue,
+                    expected: "one of \(codes)")
             }
         }
         // The original tutorial's DATE column may hold a number a tool stored; its text.
-        let dateOfBirth = try reader.textOrNumber(Columns.dateOfBirth, field: UserField.dateOfBirth.rawValue) ?? ""
+        let dateOfBirth = try reader.textOrNumber(Columns.dateOfBirth, field: UserField.dateOfBirth.rawValue)
         let imageName = try text(.imageName, .imageName)
         if strict { try reader.check(kind: Self.kind, id: id) }
+        // From the stored values: NULL is another version than empty text.
+        // Values of their fields' own types are hashed as read; a row with
+        // any other is hashed from the row itself.
+        let version =
+            reader.readsAsStored
+            ? Self.version(
+                id: id, imageName: imageName, firstName: first, lastName: last, email: email, mobile: mobile,
+                state: state, city: city, pincode: pincode, address: address, genderCode: genderCode,
+                dateOfBirth: dateOfBirth)
+            : try RecordVersion.of(kind: Self.kind, row: row, columns: Self.versionColumns)
+        // NOT NULL in the table; NULL from another tool reads as empty.
         self.init(
-            id: id, firstName: first, lastName: last, email: email, mobile: mobile, state: state, city: city,
-            pincode: pincode, address: address, gender: gender, dateOfBirth: dateOfBirth, imageName: imageName,
-            version: try RecordVersion.of(kind: Self.kind, row: row, columns: Self.versionColumns))
+            id: id, firstName: first ?? "", lastName: last ?? "", email: email ?? "", mobile: mobile ?? "",
+            state: state ?? "", city: city ?? "", pincode: pincode ?? "", address: address ?? "", gender: gender,
+            dateOfBirth: dateOfBirth ?? "", imageName: imageName ?? "", version: version)
     }
+
+    /// The version of the row these values make, in the order of
+    /// ``versionColumns`` (the table's, without the password hash); nil is
+    /// NULL.
+    static func version(
+        id: Int64, imageName: String?, firstName: String?, lastName: String?, email: String?, mobile: String?,
+        state: String?, city: String?, pincode: String?, address: String?, genderCode: Int?, dateOfBirth: String?
+    ) -> RecordVersion {
+        var input = versionSeed
+        input.append(integer: id)
+        input.append(text: imageName)
+        input.append(text: firstName)
+        input.append(text: lastName)
+        input.append(text: email)
+        input.append(text: mobile)
+        input.append(text: state)
+        input.append(text: city)
+        input.append(text: pincode)
+        input.append(text: address)
+        input.append(integer: genderCode.map(Int64.init))
+        input.append(text: dateOfBirth)
+        return input.version()
+    }
+
+    /// The hash of the kind, which every version starts with.
+    private static let versionSeed = VersionInput(kind: kind)
 }
