@@ -369,13 +369,18 @@ struct AccountPageHandlers: Sendable {
                 """)
     }
 
-    func profileForm(_ request: Request) async throws -> Response {
-        let (user, _) = try await signedInUser(request)
-        let values: [String: String] = [
+    /// The profile form's fields as `user` has them, by field name.
+    private static func profileValues(_ user: User) -> [String: String] {
+        [
             "firstName": user.firstName, "lastName": user.lastName, "email": user.email, "mobile": user.mobile,
             "state": user.state, "city": user.city, "pincode": user.pincode, "address": user.address,
             "gender": user.gender.name, "dateOfBirth": user.dateOfBirth, "imageName": user.imageName,
         ]
+    }
+
+    func profileForm(_ request: Request) async throws -> Response {
+        let (user, _) = try await signedInUser(request)
+        let values = Self.profileValues(user)
         let hidden = EditConflict.hiddenFields(
             version: user.version, originals: UserFormField.profile.map { ($0.rawValue, values[$0.rawValue] ?? "") })
         return profilePage(request, values: values, errors: [:], hidden: hidden)
@@ -483,11 +488,7 @@ struct AccountPageHandlers: Sendable {
     /// yours (see ``EditConflict``), 409. The password is asked again.
     private func profileConflict(_ request: Request, form: Form) async throws -> Response {
         let (user, _) = try await signedInUser(request)
-        let stored: [String: String] = [
-            "firstName": user.firstName, "lastName": user.lastName, "email": user.email, "mobile": user.mobile,
-            "state": user.state, "city": user.city, "pincode": user.pincode, "address": user.address,
-            "gender": user.gender.name, "dateOfBirth": user.dateOfBirth, "imageName": user.imageName,
-        ]
+        let stored = Self.profileValues(user)
         let values = EditConflict.values(
             form, stored: UserFormField.profile.map { ($0.rawValue, $0.label, stored[$0.rawValue] ?? "") })
         let password = Field.input(
