@@ -18,7 +18,7 @@ struct DatabaseHolderProbe {
         let db = try Database(path: path)
         _ = try db.fetchAll(Int.self, "SELECT a FROM t")
         #expect(FileManager.default.createFile(atPath: path + ".ready", contents: nil))
-        for _ in 0..<600 { usleep(100_000) }
+        ChildProcess.probeWaitsForItsEnd()
         Issue.record("the parent did not end the holder")
     }
 }

@@ -329,6 +329,18 @@ extension ChildProcess {
     ///   - environment: Added to this process's environment.
     ///   - log: A file for the child's standard output and error, created
     ///     empty; nil discards them. Standard input is empty.
+    /// For a probe (see ``startingTestProbe(filter:environment:log:)``) that
+    /// has reached its moment: waits for the parent's signal, at most
+    /// ``livenessTimeout``. Until then the probe keeps what it holds open.
+    ///
+    /// Not shorter: the parent's next step after seeing the moment may wait
+    /// a minute for a cooperative thread on a loaded machine, and a probe
+    /// that gave up and exited first would close what the parent checks.
+    public static func probeWaitsForItsEnd() {
+        let deadline = ContinuousClock.now.advanced(by: livenessTimeout)
+        while ContinuousClock.now < deadline { usleep(100_000) }
+    }
+
     public static func startingTestProbe(
         filter: String, environment extra: [String: String], log: String? = nil
     ) throws -> ChildProcess {

@@ -26,7 +26,7 @@ struct InterruptedCopyProbe {
                 for: directory + "/out/picture.bin", mode: 0o644, allowsUnnamed: false)
             try Data(repeating: 1, count: 4096).withUnsafeBytes { try staged.write($0) }
             #expect(FileManager.default.createFile(atPath: directory + "/ready", contents: nil))
-            for _ in 0..<600 { usleep(100_000) }
+            ChildProcess.probeWaitsForItsEnd()
             Issue.record("the parent did not interrupt the copy")
         case "backup":
             // A backup stopped after its first step, when SQLite has the
@@ -37,7 +37,7 @@ struct InterruptedCopyProbe {
             options.pagesPerStep = 1
             try db.backup(toPath: directory + "/out/copy.sqlite", options: options) { _ in
                 #expect(FileManager.default.createFile(atPath: directory + "/ready", contents: nil))
-                for _ in 0..<600 { usleep(100_000) }
+                ChildProcess.probeWaitsForItsEnd()
                 Issue.record("the parent did not interrupt the backup")
             }
         default:
@@ -106,15 +106,18 @@ private func interrupt(_ process: ChildProcess, with signal: Int32, once marker:
     async throws -> (during: [String], log: String)
 {
     let ready = dir.path(marker)
-    await onOwnThread {
+    // What `out` holds is taken, and the signal sent, on the same thread
+    // that saw the marker: no wait for a cooperative thread in between.
+    let during = try await onOwnThread { () throws -> [String] in
         // A child test binary can take half a minute to start on a loaded machine.
         let deadline = ContinuousClock.now.advanced(by: livenessTimeout)
         while ContinuousClock.now < deadline && process.isRunning && !FileManager.default.fileExists(atPath: ready) {
             usleep(1000)
         }
+        let during = try dir.entries(in: "out")
+        process.send(signal)
+        return during
     }
-    let during = try dir.entries(in: "out")
-    process.send(signal)
     await process.exited()
     return (during, (try? String(contentsOfFile: dir.path("child.log"), encoding: .utf8)) ?? "")
 }
