@@ -290,13 +290,14 @@ enum Idempotency {
     /// Runs `body` once for a key of `owner` and the same request, and
     /// gives its answer again for the retries.
     ///
-    /// - Parameter requestDigest: What identifies the request, compared
-    ///   with the first request's; by default a digest of its method, path
-    ///   and body (``digest(_:)``). A route whose body holds a password
-    ///   passes one made without it, so that no fast hash of a password is
-    ///   kept for 24 hours.
+    /// - Parameter digestedBody: The body as it identifies the request,
+    ///   compared with the first request's (hashed with its method and
+    ///   path, ``digest(_:body:)``); by default the body as sent. A route
+    ///   whose body holds a password gives it without, so that no fast hash
+    ///   of a password is kept for 24 hours. Called only when the request
+    ///   has a key.
     static func run(
-        _ request: Request, owner: Int64, store: IdempotencyStore, requestDigest: String? = nil,
+        _ request: Request, owner: Int64, store: IdempotencyStore, digestedBody: (() -> [UInt8])? = nil,
         _ body: () async throws -> Response
     ) async throws -> Response {
         guard let key = request.headers["idempotency-key"] else { return try await body() }
@@ -306,7 +307,7 @@ enum Idempotency {
                 status: 400, code: "malformed-idempotency-key",
                 detail: "Idempotency-Key must be 1 to 200 printable ASCII characters.")
         }
-        let digest = try requestDigest ?? digest(request)
+        let digest = try digest(request, body: digestedBody?() ?? request.body)
         switch try await store.begin(owner: owner, key: key, requestDigest: digest, now: Date()) {
         case .replay(let stored):
             var headers = stored.headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
@@ -345,9 +346,9 @@ enum Idempotency {
         return response
     }
 
-    /// The request's method, path and body, hashed.
-    static func digest(_ request: Request) throws -> String {
-        let bytes = Array("\(request.method) \(request.path)\n".utf8) + request.body
+    /// The request's method and path, and `body`, hashed.
+    static func digest(_ request: Request, body: [UInt8]) throws -> String {
+        let bytes = Array("\(request.method) \(request.path)\n".utf8) + body
         return try SHA256.digest(bytes).map { String(format: "%02x", $0) }.joined()
     }
 }

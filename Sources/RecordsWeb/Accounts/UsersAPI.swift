@@ -1,6 +1,5 @@
 import Foundation
 import HTTPServer
-import PasswordHashing
 import RecordsApp
 
 /// The Users app in the API: a program registers an account at
@@ -219,12 +218,9 @@ enum UsersAPI {
             // on the page: a typing mistake is no probe.
             _ = try await APIRoutes.validated(fields) { try form.validated(today: users.currentDate) }
             let withoutSecrets = JSONObject(input.object.members.filter { !secretMembers.contains($0.name) })
-            let digest = try SHA256.digest(
-                Array("POST \(request.path)\n".utf8) + JSONWriter.encode(.object(withoutSecrets))
-            )
-            .map { String(format: "%02x", $0) }.joined()
             return try await Idempotency.run(
-                request, owner: registrationKeyOwner, store: idempotency, requestDigest: digest
+                request, owner: registrationKeyOwner, store: idempotency,
+                digestedBody: { JSONWriter.encode(.object(withoutSecrets)) }
             ) {
                 let throttle = accounts.throttle
                 let client = request.clientAddress
