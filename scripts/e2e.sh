@@ -3,7 +3,7 @@
 # loopback port, and walks the apps' screens in Debian's headless Chromium
 # through Selenium (Tests/e2e, run by pytest from .build/venv, which
 # scripts/bootstrap.sh makes). Each screen is saved under
-# .build/screenshots/. Fails if a test fails or the server does not stop
+# .build/e2e-screenshots/. Fails if a test fails or the server does not stop
 # cleanly on SIGTERM.
 #
 #   scripts/e2e.sh [--no-build] [PYTEST ARGUMENTS...]
@@ -77,7 +77,7 @@ if [ -z "$url" ]; then
 fi
 echo "== records serve at $url (database $database)"
 
-screenshots="${RECORDS_E2E_SCREENSHOTS:-$root/.build/screenshots}"
+screenshots="${RECORDS_E2E_SCREENSHOTS:-$root/.build/e2e-screenshots}"
 rm -rf "$screenshots"
 mkdir -p "$screenshots"
 
