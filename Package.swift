@@ -84,6 +84,10 @@ let package = Package(
             name: "HTTPServer",
             dependencies: ["CMicroHTTPD"]
         ),
+        // Continuous replication of the server's database through Litestream,
+        // run as a managed child process: its configuration, supervision,
+        // control socket and restores. Knows nothing of the apps.
+        .target(name: "Replication"),
         // The apps' screens in a browser (`records serve`): pages rendered on
         // the server from the RecordsApp stores; no SQL here.
         .target(
@@ -93,7 +97,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "records",
-            dependencies: ["RecordsApp", "RecordsWeb", "SQLiteStore", "SQLiteStoreAppSupport"]
+            dependencies: ["RecordsApp", "RecordsWeb", "SQLiteStore", "SQLiteStoreAppSupport", "Replication"]
         ),
         // Development tool behind scripts/make-sample-database.sh.
         .executableTarget(
@@ -140,6 +144,10 @@ let package = Package(
         .testTarget(
             name: "RecordsWebTests",
             dependencies: ["RecordsWeb", "HTTPServer", "RecordsApp", "SQLiteStore", "PasswordHashing", "TestSupport"]
+        ),
+        .testTarget(
+            name: "ReplicationTests",
+            dependencies: ["Replication", "TestSupport"]
         ),
         .testTarget(
             name: "RecordsCLITests",

@@ -134,6 +134,13 @@ final class Invocation {
         return database
     }
 
+    /// Where the database file is, or would be made, without opening it
+    /// (the directory of the default location is made).
+    func databaseFilePath() throws -> String {
+        try checkLocationVariables()
+        return try AppDatabase.location(databasePath: globals.databasePath, environment: environment).url.path
+    }
+
     /// Refuses environment variables that would choose the database's
     /// location but are not UTF-8: their decoded value would be a
     /// different path (each bad byte replaced by U+FFFD), and the database

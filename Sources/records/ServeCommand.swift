@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import RecordsApp
 import RecordsWeb
+import Replication
 import SQLiteStore
 
 #if canImport(Glibc)
@@ -43,6 +44,16 @@ let serveCommand = Command(
             help:
                 "full (the default: every acknowledged write survives a power failure) or normal (writes several "
                 + "times faster; survives the server being killed, not a power failure)"),
+        Command.Option(
+            name: "replicate", valueName: "URL",
+            help:
+                "Copy every commit continuously to a replica with Litestream: a directory, file:///PATH or "
+                + "s3://BUCKET/PATH"),
+        Command.Option(
+            name: "litestream", valueName: "PATH", help: "The litestream program (default: on PATH, or .build/venv)"),
+        .flag(
+            "restore-if-missing",
+            "With --replicate: when the database file is missing (a new disk), restore it from the replica first"),
     ],
     discussion: """
         Serves the \(listed(appNames)) apps as web pages, rendered on the
@@ -72,10 +83,23 @@ let serveCommand = Command(
         server crashing or being killed, but the last moment of writes before a power
         failure or an operating-system crash can be lost. It makes writes that each
         commit on their own several times faster.
+
+        With --replicate, Litestream (scripts/bootstrap.sh installs it) runs beside the
+        server as a managed child process and ships each commit to the replica within
+        about a second: a disk that dies loses at most that last second. The server
+        writes Litestream's configuration, starts it before it listens, starts it again
+        if it exits (logging why), reports how far behind the replica is in its log, and
+        on stopping ships the last commits and waits for the replica to hold them.
+        records restore brings the database back; --restore-if-missing does that on
+        start when the database file is missing. An S3 replica's endpoint comes from
+        AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL, its credentials from AWS_ACCESS_KEY_ID
+        and AWS_SECRET_ACCESS_KEY; for a plain http:// endpoint AWS_CA_BUNDLE is left
+        out of Litestream's environment (its S3 client refuses to start with it).
         """,
     examples: [
         "records serve",
         "records serve --listen 0.0.0.0:8443 --tls-cert cert.pem --tls-key key.pem",
+        "records serve --replicate /mnt/backup/records --restore-if-missing",
     ],
     run: { invocation in
         let arguments = invocation.arguments
@@ -123,7 +147,9 @@ let serveCommand = Command(
             }
             synchronous = mode
         }
+        let replication = try prepareReplication(invocation)
         let database = try invocation.database(synchronous: synchronous)
+        let supervisor = try replication.map { try startReplication($0) }
         var configuration = WebConfiguration()
         configuration.registration = registration
         configuration.secureCookies = options.tls != nil
@@ -149,8 +175,68 @@ let serveCommand = Command(
         let signal = await stop.wait()
         serveLog("\(signal == SIGINT ? "interrupted" : "terminated"), stopping")
         await server.stop()
+        if let supervisor { finishReplication(supervisor) }
         database.close()
+        supervisor?.stop()
     })
+
+/// What `--replicate` asks for, checked before the database is opened.
+struct ReplicationPlan {
+    let replica: ReplicaLocation
+    let executable: String
+    let database: String
+}
+
+/// Reads `--replicate`, `--litestream` and `--restore-if-missing`, and
+/// restores a missing database when asked: nil without `--replicate`.
+@MainActor
+private func prepareReplication(_ invocation: Invocation) throws -> ReplicationPlan? {
+    let arguments = invocation.arguments
+    guard let text = arguments.value("replicate") else {
+        for name in ["litestream", "restore-if-missing"]
+        where arguments.value(name) != nil || arguments.flag(name) {
+            throw UsageError(message: "--\(name) goes with --replicate", helpPath: invocation.path)
+        }
+        return nil
+    }
+    let replica = try replicaLocation(text, path: invocation.path)
+    let executable = try litestreamExecutable(arguments.value("litestream"))
+    let database = try invocation.databaseFilePath()
+    if arguments.flag("restore-if-missing") && !FileManager.default.fileExists(atPath: database) {
+        serveLog("the database \(database) is missing: restoring it from \(replica)")
+        let restored = try restoreDatabase(
+            from: replica, to: database, timestamp: nil, force: false, executable: executable, ifReplicaExists: true)
+        serveLog(
+            restored
+                ? "restored \(database) from \(replica)"
+                : "the replica holds no copy yet: starting with a new database")
+    }
+    return ReplicationPlan(replica: replica, executable: executable, database: database)
+}
+
+/// Starts Litestream for the plan's database, waiting until it answers.
+private func startReplication(_ plan: ReplicationPlan) throws -> LitestreamSupervisor {
+    do {
+        let supervisor = try LitestreamSupervisor(
+            executable: plan.executable, database: plan.database, replica: plan.replica, log: { serveLog($0) })
+        try supervisor.start()
+        serveLog("replicating \(plan.database) to \(plan.replica) with \(plan.executable)")
+        return supervisor
+    } catch let error as ReplicationError {
+        throw CommandFailure(message: error.message)
+    }
+}
+
+/// On stopping: ships the last commits and says whether the replica holds
+/// them.
+private func finishReplication(_ supervisor: LitestreamSupervisor) {
+    do {
+        let result = try supervisor.syncAndWait()
+        serveLog("the replica holds every commit (transaction \(result.replicatedTxid))")
+    } catch {
+        serveLog("warning: the last commits may not be in the replica: \(error)")
+    }
+}
 
 /// Writes a line of the server's log on standard error: the time (UTC,
 /// ISO 8601 with milliseconds), then the message, whose control characters

@@ -1,0 +1,148 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// `litestream restore`: a database as its replica holds it, the latest or
+/// as it was at a moment, written to a new file.
+public enum LitestreamRestore {
+    /// What a restore found.
+    public enum Outcome: Sendable, Equatable {
+        /// The file was written.
+        case restored
+        /// The replica holds no copy yet (allowed by `ifReplicaExists`).
+        case replicaEmpty
+    }
+
+    /// Restores the replica at `replica` into `output`, a path where
+    /// nothing is: Litestream writes it and checks it with SQLite's quick
+    /// integrity check.
+    ///
+    /// - Parameters:
+    ///   - timestamp: The moment to restore to; nil for the latest.
+    ///   - ifReplicaExists: Whether an empty replica is ``Outcome/replicaEmpty``
+    ///     rather than an error (a server starting on a new disk with a new
+    ///     replica).
+    /// - Throws: ``ReplicationError`` with Litestream's own words when it
+    ///   fails: no copy in the replica, no copy that old, an unreachable
+    ///   store, a failed integrity check.
+    public static func run(
+        executable: String, replica: ReplicaLocation, output: String, timestamp: Date? = nil,
+        ifReplicaExists: Bool = false, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> Outcome {
+        var timestamp = timestamp
+        if let moment = timestamp,
+            let range = try? history(executable: executable, replica: replica, environment: environment)
+        {
+            // Litestream finds no copy for a moment after its newest file
+            // ("timestamp does not exist"): the newest copy is the database
+            // as it was then. One before the oldest has no copy at all.
+            if moment >= range.upperBound {
+                timestamp = nil
+            } else if moment < range.lowerBound {
+                throw ReplicationError(
+                    "the replica \(replica) holds no copy from before "
+                        + range.lowerBound.formatted(Date.ISO8601FormatStyle()))
+            }
+        }
+        let outputPath = output
+        var arguments = ["restore", "-no-expand-env", "-o", output, "-integrity-check", "quick"]
+        if let timestamp {
+            arguments += ["-timestamp", timestamp.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))]
+        }
+        if ifReplicaExists { arguments.append("-if-replica-exists") }
+        arguments.append(replica.url)
+        let (status, said) = try runLitestream(executable, arguments, replica: replica, environment: environment)
+        let lines = said.split(separator: "\n").map(Self.message)
+        if status == 0 {
+            // With -if-replica-exists, an empty replica is a success that
+            // writes nothing.
+            return FileManager.default.fileExists(atPath: outputPath) ? .restored : .replicaEmpty
+        }
+        let reason = lines.suffix(3).joined(separator: "; ")
+        throw ReplicationError(
+            "cannot restore from \(replica)"
+                + (reason.isEmpty ? " (litestream exited with status \(status))" : ": \(reason)")
+                + LitestreamSupervisor.hint(said, environment: replica.isPlainHTTP ? [:] : environment))
+    }
+
+    /// When the replica's oldest and newest files were made
+    /// (`litestream ltx -level all`), or nil when it holds none.
+    ///
+    /// - Throws: ``ReplicationError`` when Litestream cannot list them.
+    public static func history(
+        executable: String, replica: ReplicaLocation,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> ClosedRange<Date>? {
+        let (status, said) = try runLitestream(
+            executable, ["ltx", "-no-expand-env", "-level", "all", replica.url], replica: replica,
+            environment: environment)
+        guard status == 0 else {
+            throw ReplicationError(
+                "cannot list the replica \(replica): \(said.trimmingCharacters(in: .whitespacesAndNewlines))")
+        }
+        // level  min_txid  max_txid  size  created
+        let dates = said.split(separator: "\n").dropFirst().compactMap { line -> Date? in
+            guard let last = line.split(separator: " ").last else { return nil }
+            return try? Date.ISO8601FormatStyle().parse(String(last))
+        }
+        guard let earliest = dates.min(), let latest = dates.max() else { return nil }
+        return earliest...latest
+    }
+
+    /// Runs Litestream to its end: its status and output (both streams).
+    static func runLitestream(
+        _ executable: String, _ arguments: [String], replica: ReplicaLocation, environment: [String: String]
+    ) throws -> (Int32, String) {
+        var childEnvironment = environment
+        if replica.isPlainHTTP { childEnvironment["AWS_CA_BUNDLE"] = nil }
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: executable)
+        child.arguments = arguments
+        child.environment = childEnvironment
+        child.standardInput = FileHandle.nullDevice
+        let output = Pipe()
+        child.standardOutput = output
+        child.standardError = output
+        do {
+            try child.run()
+        } catch {
+            throw ReplicationError("cannot run \(executable): \(error.localizedDescription)")
+        }
+        let said = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        child.waitUntilExit()
+        return (child.terminationStatus, said)
+    }
+
+    /// A log line's message: the `msg="…"` of Litestream's structured
+    /// lines (with its `error=` when there is one), else the line.
+    static func message(_ line: Substring) -> String {
+        func field(_ name: String) -> String? {
+            guard let start = line.range(of: " \(name)=") else { return nil }
+            let rest = line[start.upperBound...]
+            if rest.hasPrefix("\"") {
+                var value = ""
+                var escaped = false
+                for character in rest.dropFirst() {
+                    if escaped {
+                        value.append(character)
+                        escaped = false
+                    } else if character == "\\" {
+                        escaped = true
+                    } else if character == "\"" {
+                        break
+                    } else {
+                        value.append(character)
+                    }
+                }
+                return value
+            }
+            return String(rest.prefix { $0 != " " })
+        }
+        guard let message = field("msg") else { return line.trimmingCharacters(in: .whitespaces) }
+        return field("error").map { "\(message): \($0)" } ?? message
+    }
+}

