@@ -92,7 +92,7 @@ let package = Package(
         // the server from the RecordsApp stores; no SQL here.
         .target(
             name: "RecordsWeb",
-            dependencies: ["RecordsApp", "PasswordHashing", "HTTPServer"],
+            dependencies: ["RecordsApp", "PasswordHashing", "HTTPServer", "Replication"],
             resources: [.embedInCode("Resources/style.css"), .embedInCode("Resources/live.js")]
         ),
         .executableTarget(
@@ -143,7 +143,9 @@ let package = Package(
         ),
         .testTarget(
             name: "RecordsWebTests",
-            dependencies: ["RecordsWeb", "HTTPServer", "RecordsApp", "SQLiteStore", "PasswordHashing", "TestSupport"]
+            dependencies: [
+                "RecordsWeb", "HTTPServer", "RecordsApp", "SQLiteStore", "PasswordHashing", "Replication", "TestSupport",
+            ]
         ),
         .testTarget(
             name: "ReplicationTests",

@@ -52,6 +52,7 @@ enum SiteApps {
 enum SiteRoutes {
     static func all(_ context: WebContext) -> [Route] {
         StaticFiles.routes + HomePage.routes(context) + SiteApps.all.flatMap { $0.routes(context) }
+            + ServerStatus.routes(context)
     }
 }
 
@@ -73,6 +74,8 @@ enum HomePage {
                         <ul class="apps">
                         \(tiles)
                         </ul>
+                        <p><a href="/status" id="server-status">Server status</a>: whether the database is \
+                        copied to a replica as it changes.</p>
                         """)
             }
         ]

@@ -2,6 +2,7 @@ import Foundation
 @_exported import HTTPServer
 import PasswordHashing
 import RecordsApp
+import Replication
 
 /// How the web app behaves, beyond where it listens.
 public struct WebConfiguration: Sendable {
@@ -25,6 +26,10 @@ public struct WebConfiguration: Sendable {
     /// stream ends within about this long after its session does
     /// (log-out, revocation, a password change, expiry).
     public var liveSessionCheck: Duration = .seconds(1)
+    /// How the database's replication stands (`records serve --replicate`),
+    /// shown on `/status` and in `GET /api/v1/status`; nil when the server
+    /// does not replicate.
+    public var replicationStatus: (@Sendable () -> ReplicationStatus)? = nil
     /// Who may register (`records serve --registration`).
     public var registration: RegistrationPolicy = .default
     /// How long sessions last.

@@ -32,6 +32,15 @@ public struct ReplicationStatus: Sendable, Equatable {
     /// Why it last exited or failed to answer, if it did.
     public var lastProblem: String?
 
+    /// A status as given.
+    public init(replica: String, state: State, lastSyncAt: Date?, restarts: Int, lastProblem: String?) {
+        self.replica = replica
+        self.state = state
+        self.lastSyncAt = lastSyncAt
+        self.restarts = restarts
+        self.lastProblem = lastProblem
+    }
+
     /// How far behind the database the replica may be: the time since its
     /// last sync, or nil before the first.
     public func lag(at now: Date = Date()) -> TimeInterval? {

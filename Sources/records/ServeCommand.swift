@@ -154,6 +154,7 @@ let serveCommand = Command(
         configuration.registration = registration
         configuration.secureCookies = options.tls != nil
         configuration.log = { line in serveLog(line) }
+        if let supervisor { configuration.replicationStatus = { supervisor.status() } }
         let app = WebApp(database: database, configuration: configuration)
         // Ctrl-C and SIGTERM stop the server rather than the process.
         let stop = try SignalWaiter(signals: [SIGINT, SIGTERM])

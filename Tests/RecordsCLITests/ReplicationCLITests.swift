@@ -108,14 +108,17 @@ struct ReplicationCLITests {
         let first = children(of: server.child.processIdentifier, named: "litestream")
         try #require(first.count == 1, "litestream children: \(first)")
         kill(first[0], SIGKILL)
+        // Committed while no Litestream runs: the next one ships it.
+        try await sandbox.run("people", "add", "--first", "Mary", "--last", "Jackson").succeeds()
         let restarted = await eventually {
             let now = children(of: server.child.processIdentifier, named: "litestream")
             return now.count == 1 && now[0] != first[0]
         }
         #expect(restarted)
-        // Replication goes on with the new one.
-        try await sandbox.run("people", "add", "--first", "Mary", "--last", "Jackson").succeeds()
         _ = try await restoredPeople(sandbox, replica: replica, containing: "Jackson")
+        // And replication goes on.
+        try await sandbox.run("people", "add", "--first", "Lise", "--last", "Meitner").succeeds()
+        _ = try await restoredPeople(sandbox, replica: replica, containing: "Meitner")
         let stopped = await server.stop()
         #expect(stopped.status == 0)
         #expect(stopped.stderr.contains("Litestream was killed by signal 9"), "\(stopped.stderr)")

@@ -17,7 +17,9 @@ enum APIRoutes {
     static func operations(_ context: WebContext, events: APIEvents) -> [APIOperation] {
         SiteApps.all.compactMap(\.api).flatMap { resource in
             collection(resource, context) + resource.moreOperations(context)
-        } + UsersAPI.operations(context) + [events.operation, OpenAPI.operation(context, events: events)]
+        } + UsersAPI.operations(context) + [
+            events.operation, ServerStatus.operation(context), OpenAPI.operation(context, events: events),
+        ]
     }
 
     /// The server's routes for the operations.

@@ -169,6 +169,7 @@ enum OpenAPI {
         schemas.append("Profile", recordSchema(profileFields))
         schemas.append("ProfileChanges", inputSchema(UsersAPI.fields, creating: false))
         schemas.append("Registration", inputSchema(UsersAPI.registrationFields, creating: true))
+        schemas.append("Status", ServerStatus.schema)
         schemas.append("Problem", problemSchema)
         schemas.append("OpenAPIDocument", object([("type", .string("object"))]))
         return object([

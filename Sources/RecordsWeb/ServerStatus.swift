@@ -1,0 +1,137 @@
+import Foundation
+import HTTPServer
+import Replication
+
+/// How the server stands, for its signed-in users (`/status`) and for
+/// programs (`GET /api/v1/status`): whether its database is replicated,
+/// where to, and how far behind the replica may be.
+enum ServerStatus {
+    /// The replication status now, or nil when the server does not
+    /// replicate. Asking Litestream's control socket may take up to its
+    /// timeout; it runs on the request's own thread.
+    static func replication(_ context: WebContext) -> ReplicationStatus? {
+        context.configuration.replicationStatus?()
+    }
+
+    // MARK: - The page
+
+    static func routes(_ context: WebContext) -> [Route] {
+        [
+            Route.get("/status") { request in
+                let now = context.configuration.now()
+                return Layout.page(request, title: "Server status", content: page(replication(context), now: now))
+            }
+        ]
+    }
+
+    static func page(_ status: ReplicationStatus?, now: Date) -> HTML {
+        guard let status else {
+            return """
+                <h1>Server status</h1>
+                <p id="replication-summary">This server does not replicate its database: a copy exists only \
+                when someone makes one (<code>records backup</code>). Start it with \
+                <code>records serve --replicate</code> to copy every change as it is made.</p>
+                """
+        }
+        let lastSync: HTML =
+            status.lastSyncAt.map { date in
+                let absolute = date.formatted(Date.ISO8601FormatStyle())
+                return "\(relativeTime(date, now: now)) <small>\(absolute)</small>"
+            } ?? "not yet"
+        let lag = status.lag(at: now).map { String(format: "%.1f s", $0) } ?? "unknown"
+        let problem: HTML =
+            status.lastProblem.map { "<dt>Last problem</dt><dd id=\"replication-problem\">\($0)</dd>" } ?? ""
+        return """
+            <h1>Server status</h1>
+            <p id="replication-summary">Every change to the database is copied to the replica within \
+            about a second.</p>
+            <dl class="details">
+            <dt>Replica</dt><dd id="replication-replica">\(status.replica)</dd>
+            <dt>State</dt><dd id="replication-state">\(status.state.rawValue)</dd>
+            <dt>Last copied</dt><dd id="replication-last-sync">\(lastSync)</dd>
+            <dt>Behind by at most</dt><dd id="replication-lag">\(lag)</dd>
+            <dt>Restarts</dt><dd id="replication-restarts">\(status.restarts)</dd>
+            \(problem)
+            </dl>
+            """
+    }
+
+    // MARK: - The API
+
+    static func operation(_ context: WebContext) -> APIOperation {
+        APIOperation(
+            method: "GET", path: "/status", operationID: "getStatus",
+            summary: "How the server stands: whether its database is replicated, and how far behind the replica is.",
+            access: .read, tag: "status",
+            answers: [
+                .init(status: 200, summary: "The status.", content: .json(schema: "Status")),
+                .problem(401, "No valid token."),
+            ]
+        ) { request in
+            _ = try request.requireClient()
+            return APIRoutes.json(json(replication(context), now: context.configuration.now()))
+        }
+    }
+
+    static func json(_ status: ReplicationStatus?, now: Date) -> JSONValue {
+        guard let status else { return .object(JSONObject([("replication", .null)])) }
+        var members = JSONObject([
+            ("replica", .string(status.replica)), ("state", .string(status.state.rawValue)),
+            ("lastSyncAt", status.lastSyncAt.map { .string($0.formatted(Date.ISO8601FormatStyle())) } ?? .null),
+            ("lagSeconds", status.lag(at: now).map { .number(($0 * 1000).rounded() / 1000) } ?? .null),
+            ("restarts", .integer(Int64(status.restarts))),
+        ])
+        members.append("lastProblem", status.lastProblem.map { .string($0) } ?? .null)
+        return .object(JSONObject([("replication", .object(members))]))
+    }
+
+    /// The OpenAPI schema of the status.
+    static var schema: JSONValue {
+        func type(_ name: String, nullable: Bool = false) -> JSONValue {
+            .object(
+                JSONObject([
+                    ("type", nullable ? .array([.string(name), .string("null")]) : .string(name))
+                ]))
+        }
+        let replication = JSONValue.object(
+            JSONObject([
+                ("type", .array([.string("object"), .string("null")])),
+                (
+                    "properties",
+                    .object(
+                        JSONObject([
+                            ("replica", type("string")),
+                            (
+                                "state",
+                                .object(
+                                    JSONObject([
+                                        ("type", .string("string")),
+                                        (
+                                            "enum",
+                                            .array(
+                                                ["starting", "replicating", "restarting", "stopped"].map {
+                                                    .string($0)
+                                                })
+                                        ),
+                                    ]))
+                            ),
+                            ("lastSyncAt", type("string", nullable: true)),
+                            ("lagSeconds", type("number", nullable: true)),
+                            ("restarts", type("integer")),
+                            ("lastProblem", type("string", nullable: true)),
+                        ]))
+                ),
+                (
+                    "required",
+                    .array(
+                        ["replica", "state", "lastSyncAt", "lagSeconds", "restarts", "lastProblem"].map { .string($0) })
+                ),
+            ]))
+        return .object(
+            JSONObject([
+                ("type", .string("object")),
+                ("properties", .object(JSONObject([("replication", replication)]))),
+                ("required", .array([.string("replication")])),
+            ]))
+    }
+}
