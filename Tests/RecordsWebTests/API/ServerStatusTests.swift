@@ -63,11 +63,7 @@ import Testing
         #expect(visitor.status == 303)
         #expect(visitor.header("Location")?.hasPrefix("/login") == true)
 
-        let session = try await site.app.context.accounts.sessions.create(
-            userID: site.user.id, userAgent: "test", clientAddress: "127.0.0.1")
-        let page = APIAnswer(
-            await site.app.respond(
-                to: Request(method: "GET", path: "/status", cookies: [WebApp.sessionCookie: session.token.value])))
+        let page = try await Self.statusPage(site)
         #expect(page.status == 200)
         #expect(page.text.contains("<title>Server status"))
         #expect(page.text.contains("/backup/&lt;script&gt;alert(1)&lt;/script&gt;"))
@@ -79,14 +75,19 @@ import Testing
 
     @Test func thePageWithoutReplicationSaysHowToStartIt() async throws {
         let site = try await APISite()
-        let session = try await site.app.context.accounts.sessions.create(
-            userID: site.user.id, userAgent: "test", clientAddress: "127.0.0.1")
-        let page = APIAnswer(
-            await site.app.respond(
-                to: Request(method: "GET", path: "/status", cookies: [WebApp.sessionCookie: session.token.value])))
+        let page = try await Self.statusPage(site)
         #expect(page.status == 200)
         #expect(page.text.contains("does not replicate its database"))
         #expect(page.text.contains("records serve --replicate"))
+    }
+
+    /// `/status` as a signed-in browser gets it.
+    private static func statusPage(_ site: APISite) async throws -> APIAnswer {
+        let session = try await site.app.context.accounts.sessions.create(
+            userID: site.user.id, userAgent: "test", clientAddress: "127.0.0.1")
+        return APIAnswer(
+            await site.app.respond(
+                to: Request(method: "GET", path: "/status", cookies: [WebApp.sessionCookie: session.token.value])))
     }
 
     private final class Holder: @unchecked Sendable {
