@@ -127,8 +127,11 @@ public enum Layout {
 
     /// What a success message says was done.
     public enum Outcome: String, Sendable {
+        /// A record was made: "Added".
         case added = "Added"
+        /// A record was changed: "Updated".
         case updated = "Updated"
+        /// A record was deleted: "Deleted".
         case deleted = "Deleted"
     }
 
