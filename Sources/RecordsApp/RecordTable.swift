@@ -185,14 +185,17 @@ struct RecordTable<Record: AppRecord>: Sendable {
 
     // MARK: - Writing
 
-    /// Inserts a record with a new ID, and the extra columns given, and
-    /// returns it with its ID (read back from the new row when the record
-    /// asks for it, see ``AppRecord/readsBackAfterInsert``).
-    func insert(_ record: Record, extraColumns: [(column: Record.Columns, value: SQLiteValue)] = []) async throws
-        -> Record
-    {
+    /// Runs `check` (which throws to refuse the insert), then inserts a
+    /// record with a new ID, and the extra columns given, in one
+    /// transaction, and returns it with its ID (read back from the new row
+    /// when the record asks for it, see ``AppRecord/readsBackAfterInsert``).
+    func insert(
+        _ record: Record, extraColumns: [(column: Record.Columns, value: SQLiteValue)] = [],
+        check: (@Sendable (Database) throws -> Void)? = nil
+    ) async throws -> Record {
         let row = NewRow(record: record, extraColumns: extraColumns)
         return try await database.write(for: Record.app) { db in
+            try check?(db)
             var row = row
             try row.insert(db)
             guard Record.readsBackAfterInsert else { return row.record }

@@ -35,9 +35,16 @@ public enum StaticFiles {
     /// `data-live-topics="…"`, which escaped text cannot spell, as its
     /// quote would be `&quot;`), else none: every page works without
     /// JavaScript.
+    ///
+    /// A page with a form's error summary (``Field/errorSummary(_:)``,
+    /// `id="form-error"`) gets it too: the script moves the focus there.
     static func scriptTags(for content: HTML) -> HTML {
-        // Live regions, and open edit forms (told of a change to their record).
-        guard content.markup.contains(" data-live-topics=\"") || content.markup.contains(" data-live-form=\"") else {
+        // Live regions, open edit forms (told of a change to their record),
+        // and the error summary to focus.
+        guard
+            content.markup.contains(" data-live-topics=\"") || content.markup.contains(" data-live-form=\"")
+                || content.markup.contains(" id=\"form-error\"")
+        else {
             return ""
         }
         return "<script src=\"\(liveScriptPath)\" defer></script>"

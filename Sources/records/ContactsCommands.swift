@@ -34,15 +34,32 @@ let contactsCommands = CommandFamily(
                 Command.Option(
                     name: "contact", valueName: "CONTACT", help: "Phone number, email or URL (1-200 characters)",
                     isRequired: true),
+                Command.Option.flag(
+                    "allow-duplicate", "Add it even when a contact with the same name exists (ignoring case and spaces)"
+                ),
                 .json,
             ],
-            examples: ["records contacts add --name \"Jane Doe\" --address \"12 Main St\" --contact \"+1 555 0100\""],
+            discussion: "A contact whose name another already has (ignoring case, accents and spaces: \"jane  DOE\" is "
+                + "\"Jane Doe\") is not added: the command names the existing one and fails, unless --allow-duplicate "
+                + "is given.",
+            examples: [
+                "records contacts add --name \"Jane Roe\" --address \"12 Main St\" --contact \"+1 555 0100\"",
+                "records contacts add --name \"Jane Doe\" --address \"1 High St\" --contact \"+1 555 0199\" --allow-duplicate",
+            ],
             run: { invocation in
                 let draft = try ContactDraft(
                     name: invocation.required("name"), address: invocation.required("address"),
                     contact: invocation.required("contact")
                 ).validated()
-                let contact = try await ContactsStore(database: invocation.database()).add(draft)
+                let contact: Contact
+                do {
+                    contact = try await ContactsStore(database: invocation.database()).add(
+                        draft, allowingDuplicate: invocation.arguments.flag("allow-duplicate"))
+                } catch let error as DuplicateContactError {
+                    throw CommandFailure(
+                        message: "\(Terminal.clean(error.description)); nothing was added. "
+                            + "To add a second one, run the command again with --allow-duplicate.")
+                }
                 try invocation.afterChange("contact \(contact.id) was added", lost: "its ID") {
                     try invocation.emit(contact, text: "Added \(describe(contact)).")
                 }

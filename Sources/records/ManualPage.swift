@@ -51,7 +51,7 @@ enum ManualPage {
             ".TP", ".B 1",
             text(
                 "A runtime error: a record that is not there, contacts find with no match (\"Match not found\", "
-                    + "as in the original tutorial's app), a refused login, an existing file without --force, "
+                    + "as in the original tutorial's app), contacts add with a name that exists and no --allow-duplicate, a refused login, an existing file without --force, "
                     + "an unusable or locked database, stored values that cannot be read, output that cannot be "
                     + "written, a delete that was answered no or named an ID that is not there (nothing deleted)."),
             ".TP", ".B 2",

@@ -131,3 +131,69 @@ struct ContactsViewModelTests {
         #expect(model.errorMessage == "no contact with ID 2")
     }
 }
+
+@Suite("Contacts store: names that exist")
+struct ContactsDuplicateTests {
+    let store: ContactsStore
+
+    init() async throws {
+        store = ContactsStore(database: try emptyDatabase())
+        try await store.add(ContactDraft(name: "Jane Doe", address: "12 Main St", contact: "+1 555 0100"))
+    }
+
+    @Test(
+        "A name another contact has, ignoring case, accents and spaces, is refused, naming it; nothing is written",
+        arguments: ["Jane Doe", "jane doe", "  JANE   DOE ", "Jané Doe"])
+    func refused(name: String) async throws {
+        let error = await #expect(throws: DuplicateContactError.self) {
+            try await store.add(ContactDraft(name: name, address: "1 High St", contact: "555"))
+        }
+        #expect(error?.ids == [1])
+        #expect(error?.existing.map(\.address) == ["12 Main St"])
+        #expect(error?.name == name.trimmingCharacters(in: .whitespaces))
+        #expect(
+            error?.description
+                == "a contact named \"\(name.trimmingCharacters(in: .whitespaces))\" already exists (ID 1)")
+        #expect(try await store.count() == 1)
+    }
+
+    @Test("Allowed, a second contact of the name is added; then both are named")
+    func allowed() async throws {
+        let second = try await store.add(
+            ContactDraft(name: "jane doe", address: "1 High St", contact: "555"), allowingDuplicate: true)
+        #expect(second.id == 2)
+        let error = await #expect(throws: DuplicateContactError.self) {
+            try await store.add(ContactDraft(name: "Jane Doe", address: "x", contact: "y"))
+        }
+        #expect(error?.ids == [1, 2])
+        #expect(error?.description == "2 contacts named \"Jane Doe\" already exist (IDs 1, 2)")
+    }
+
+    @Test("Other names pass: a longer name, a name with another letter")
+    func otherNames() async throws {
+        for name in ["Jane Doe Jr", "Jane Do", "Jane Doey"] {
+            #expect(try await store.add(ContactDraft(name: name, address: "a", contact: "c")).name == name)
+        }
+    }
+
+    @Test("Validation comes first: an invalid contact with a name that exists is a validation error")
+    func validationFirst() async throws {
+        await #expect(throws: ValidationError.self) {
+            try await store.add(ContactDraft(name: "Jane Doe", address: " ", contact: "c"))
+        }
+    }
+
+    @Test("Many adds of one new name at once: exactly one is saved, every other is refused")
+    func concurrentAdds() async throws {
+        let outcomes = await withTaskGroup(of: Bool.self) { group in
+            for index in 0..<8 {
+                group.addTask {
+                    (try? await store.add(ContactDraft(name: "Ada Byron", address: "\(index)", contact: "c"))) != nil
+                }
+            }
+            return await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(outcomes.filter { $0 }.count == 1)
+        #expect(try await store.find(name: "ada byron").count == 1)
+    }
+}

@@ -132,7 +132,9 @@ struct StoreBackedCLITests {
     func contactsFind() async throws {
         let sandbox = try Sandbox()
         #expect(
-            try await sandbox.run("contacts", "add", "--name", "Jane   Doe", "--address", "A", "--contact", "1").status
+            try await sandbox.run(
+                "contacts", "add", "--name", "Jane   Doe", "--address", "A", "--contact", "1", "--allow-duplicate"
+            ).status
                 == 0)
         let found = try await sandbox.run("contacts", "find", "jane", "doe")
         #expect(found.status == 0, "\(found)")

@@ -153,7 +153,8 @@ struct CoffeeWebTests {
         #expect(added.location == "/coffee/\(coffee.id)")
         let detail = try await client.get(try #require(added.location))
         #expect(
-            detail.body.contains("<p role=\"status\" class=\"flash\" id=\"flash\">Added \u{2068}Flat white\u{2069}</p>")
+            detail.body.contains(
+                "<p role=\"status\" class=\"flash\" id=\"flash\">Added “\u{2068}Flat white\u{2069}”.</p>")
         )
         #expect(detail.body.contains("<dd id=\"price\">3.40</dd>"))
     }
@@ -206,7 +207,7 @@ struct CoffeeWebTests {
         #expect(deleted.status == 303)
         #expect(deleted.location == "/coffee")
         #expect(try await store.coffee(id: coffee.id) == nil)
-        #expect(try await client.get("/coffee").body.contains("Deleted \u{2068}Mocha\u{2069}"))
+        #expect(try await client.get("/coffee").body.contains("Deleted “\u{2068}Mocha\u{2069}”."))
     }
 
     @Test func aMissingCoffeeIsThe404Page() async throws {
@@ -393,7 +394,7 @@ struct CoffeeWebTests {
         let removed = try await client.post("/coffee/\(coffee.id)/picture/remove", [])
         #expect(removed.status == 303)
         #expect(removed.location == "/coffee/\(coffee.id)")
-        #expect(try await client.get("/coffee/\(coffee.id)").body.contains("Picture removed"))
+        #expect(try await client.get("/coffee/\(coffee.id)").body.contains("Removed the picture."))
         #expect(try await client.get("/coffee/\(coffee.id)/picture").status == 404)
         // Again: nothing to remove, said so.
         let again = try await client.post("/coffee/\(coffee.id)/picture/remove", [])

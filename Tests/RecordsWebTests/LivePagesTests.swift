@@ -71,7 +71,7 @@ struct LivePagesTests {
         try await expectDeletedPage("/people/\(ada.id)", kind: "person", id: ada.id)
     }
 
-    @Test("The Contacts list is a region below the save form, which stays outside it")
+    @Test("The Contacts list is a region, and so are a find's matches, below the find form, which stays outside")
     func contactsList() async throws {
         defer { server.stop() }
         Self.expectRegion("contacts-results", topics: "contacts", in: try await client.get("/contacts"))
@@ -79,10 +79,13 @@ struct LivePagesTests {
             ContactDraft(name: "Ada", address: "12 Oak Street", contact: "ada@example.com"))
         let full = try await client.get("/contacts")
         Self.expectRegion("contacts-results", topics: "contacts", in: full)
-        let form = try #require(full.body.range(of: "id=\"contact-form\""))
-        let region = try #require(full.body.range(of: "id=\"contacts-results\""))
-        #expect(form.lowerBound < region.lowerBound)
         #expect(full.body.contains("12 Oak Street | ada@example.com"))
+        let found = try await client.get("/contacts/find?name=ada")
+        Self.expectRegion("found", topics: "contacts", in: found)
+        let form = try #require(found.body.range(of: "id=\"find-form\""))
+        let region = try #require(found.body.range(of: "id=\"found\""))
+        #expect(form.lowerBound < region.lowerBound)
+        #expect(found.body.contains("12 Oak Street | ada@example.com"))
     }
 
     @Test("A deleted contact's edit page says it was deleted")
@@ -116,7 +119,7 @@ struct LivePagesTests {
             "/people", [("firstName", ListsWeb.rightToLeft), ("lastName", "Byron"), ("age", "36")])
         #expect(added.status == 303)
         let page = try await ListsWeb.follow(added, with: client)
-        #expect(page.body.contains("Added \u{2068}\(ListsWeb.rightToLeft) Byron\u{2069} (age 36)."))
+        #expect(page.body.contains("Added “\u{2068}\(ListsWeb.rightToLeft) Byron\u{2069}”."))
         let search = try await client.get("/people?q=zzz")
         #expect(search.body.contains("No one matches “<bdi>zzz</bdi>”."))
     }

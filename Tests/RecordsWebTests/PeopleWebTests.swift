@@ -181,7 +181,7 @@ struct PeopleWebTests {
         #expect(person.fullName == "Ada Lovelace" && person.age == 36)
         #expect(response.location == "/people/\(person.id)")
         let page = try await ListsWeb.follow(response, with: client)
-        #expect(page.body.contains("id=\"flash\">Added \u{2068}Ada Lovelace\u{2069} (age 36).</p>"))
+        #expect(page.body.contains("id=\"flash\">Added “\u{2068}Ada Lovelace\u{2069}”.</p>"))
         #expect(page.body.contains("<dd id=\"person-age\">36</dd>"))
     }
 
@@ -288,7 +288,7 @@ struct PeopleWebTests {
             try await store.person(id: ada.id)
                 == Person(id: ada.id, firstName: "Augusta Ada", lastName: "King", age: nil))
         let page = try await ListsWeb.follow(response, with: client)
-        #expect(page.body.contains("id=\"flash\">Updated \u{2068}Augusta Ada King\u{2069}.</p>"))
+        #expect(page.body.contains("id=\"flash\">Updated “\u{2068}Augusta Ada King\u{2069}”.</p>"))
     }
 
     @Test("A refused edit shows the errors beside the fields, keeps the input, changes nothing")
@@ -319,7 +319,7 @@ struct PeopleWebTests {
         #expect(response.location == "/people")
         #expect(try await store.count() == 0)
         let list = try await ListsWeb.follow(response, with: client)
-        #expect(list.body.contains("id=\"flash\">Deleted \u{2068}Ada Lovelace\u{2069} (age 36).</p>"))
+        #expect(list.body.contains("id=\"flash\">Deleted “\u{2068}Ada Lovelace\u{2069}”.</p>"))
         #expect(try await client.get("/people/\(ada.id)").status == 404)
     }
 

@@ -51,7 +51,7 @@ def test_add_a_coffee_and_upload_a_picture_that_is_displayed(signed_in, files):
     browser.fill({"name": name, "price": "3.50"})
     browser.submit('#coffee-form button[type="submit"]')
     assert browser.path.startswith("/coffee/")
-    assert f"Added {name}" in browser.status_line()
+    assert f"Added \u201c{name}\u201d." in browser.status_line()
     assert browser.text_of("#coffee-name") == name
     assert browser.text_of("#price") == "3.50"
     assert browser.text_of("#picture-summary") == "none"

@@ -140,11 +140,11 @@ def test_contacts_and_coffee_follow_the_records_command(signed_in):
 
 
 def test_a_form_being_typed_in_is_not_replaced(signed_in):
-    """The contacts screen's save form is outside the live list; what is
-    typed in it survives a refresh of the list."""
+    """The contacts find page's form is outside the live matches; what is
+    typed in it survives a refresh of the matches."""
     watcher = signed_in
     marker = unique("Typing")
-    watcher.get("/contacts?q=" + marker)
+    watcher.get("/contacts/find?name=" + marker)
     stay_on_page(watcher)
     wait_until_following(watcher)
     watcher.fill({"name": "half typed"})

@@ -24,7 +24,7 @@ def test_add_edit_and_delete_a_person(signed_in):
 
     # The person's page, with the status line.
     assert browser.path.startswith("/people/")
-    assert f"Added {first} Lovelace" in browser.status_line()
+    assert f"Added \u201c{first} Lovelace\u201d." in browser.status_line()
     assert browser.text_of("#person-first-name") == first
     assert browser.text_of("#person-age") == "36"
     person_path = browser.path
@@ -49,7 +49,7 @@ def test_add_edit_and_delete_a_person(signed_in):
     browser.fill({"age": "37"})
     browser.submit("#save-person")
     assert browser.path == person_path
-    assert f"Updated {first} Byron (age 37)" in browser.status_line()
+    assert f"Updated \u201c{first} Byron\u201d." in browser.status_line()
     assert browser.text_of("#person-last-name") == "Byron"
 
     # Delete, after the confirmation page.
@@ -58,7 +58,7 @@ def test_add_edit_and_delete_a_person(signed_in):
     browser.screenshot("people-delete", phone=True)
     browser.submit("#confirm-delete")
     assert browser.path == "/people"
-    assert f"Deleted {first} Byron" in browser.status_line()
+    assert f"Deleted \u201c{first} Byron\u201d." in browser.status_line()
     browser.get(person_path)
     assert browser.find("h1").text == "Page not found"
 

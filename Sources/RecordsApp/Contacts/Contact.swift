@@ -257,3 +257,34 @@ public enum ContactStatus: Sendable, Equatable, CustomStringConvertible {
         }
     }
 }
+
+/// A new contact was not saved because another already has its name
+/// (ignoring case, accents and spaces, see
+/// ``ContactsStore/add(_:allowingDuplicate:)``): saving it again with
+/// `allowingDuplicate` makes a second contact of that name.
+///
+/// ```text
+/// a contact named "Jane Doe" already exists (ID 3)
+/// ```
+public struct DuplicateContactError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The name that was to be saved, as typed (trimmed).
+    public let name: String
+    /// The contacts that have that name and can be read, oldest first.
+    public let existing: [Contact]
+    /// The IDs of every contact with that name, readable or not, in order.
+    public let ids: [Int64]
+
+    /// Creates an error.
+    public init(name: String, existing: [Contact], ids: [Int64]) {
+        self.name = name
+        self.existing = existing
+        self.ids = ids
+    }
+
+    public var description: String {
+        let which = ids.count == 1 ? "ID \(ids[0])" : "IDs " + ids.map(String.init).joined(separator: ", ")
+        return ids.count == 1
+            ? "a contact named \"\(name)\" already exists (\(which))"
+            : "\(ids.count) contacts named \"\(name)\" already exist (\(which))"
+    }
+}

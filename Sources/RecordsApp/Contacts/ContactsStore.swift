@@ -39,8 +39,9 @@ public struct ContactsStore: RecordStore {
         guard !key.isEmpty else {
             throw ValidationError(field: "name", message: "name must not be empty")
         }
-        return try await table.list(
-            where: "\(identifier: SearchFolding.nameKeyFunctionName)(\(Column.name)) = \(key)", orderBy: "\(Column.id)")
+        return try await table.database.read(for: Contact.app) { db in
+            try RecordTable<Contact>.list(db, Self.named(key))
+        }
     }
 
     /// The contact with that ID, or nil.
@@ -53,11 +54,38 @@ public struct ContactsStore: RecordStore {
 
     /// Saves a new contact and returns it with its ID.
     ///
-    /// - Throws: ``ValidationError`` (nothing is written) or a database error.
+    /// A contact whose name another already has is not saved unless
+    /// `allowingDuplicate` is true: two names are the same when their
+    /// ``SearchFolding/nameKey(_:)`` is, that is ignoring case, accents,
+    /// surrounding spaces and repeated spaces inside ("jane  DOE" is
+    /// "Jane Doe"), the rule ``find(name:)`` finds by. The check and the
+    /// insert are one transaction, so two saves of the same new name at
+    /// once cannot both pass it.
+    ///
+    /// - Throws: ``ValidationError`` or ``DuplicateContactError`` (nothing
+    ///   is written), or a database error.
     @discardableResult
-    public func add(_ draft: ContactDraft) async throws -> Contact {
+    public func add(_ draft: ContactDraft, allowingDuplicate: Bool = false) async throws -> Contact {
         let valid = try draft.validated()
-        return try await table.insert(Contact(id: 0, name: valid.name, address: valid.address, contact: valid.contact))
+        let contact = Contact(id: 0, name: valid.name, address: valid.address, contact: valid.contact)
+        if allowingDuplicate { return try await table.insert(contact) }
+        let query = Self.named(SearchFolding.nameKey(valid.name))
+        return try await table.insert(contact) { db in
+            let existing = try RecordTable<Contact>.list(db, query)
+            let ids = existing.records.map(\.id) + existing.unreadable.map(\.id)
+            guard ids.isEmpty else {
+                throw DuplicateContactError(name: valid.name, existing: existing.records, ids: ids.sorted())
+            }
+        }
+    }
+
+    /// The contacts whose name has that key (see
+    /// ``SearchFolding/nameKey(_:)``), oldest first.
+    private static func named(_ key: String) -> SQL {
+        """
+        \(RecordTable<Contact>.select) WHERE \(identifier: SearchFolding.nameKeyFunctionName)(\(Column.name)) = \(key) \
+        ORDER BY \(Column.id)
+        """
     }
 
     /// Changes the given fields of a contact and returns the result.

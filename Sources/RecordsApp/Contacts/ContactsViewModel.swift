@@ -79,14 +79,16 @@ public final class ContactsViewModel: ListViewModel {
     }
 
     /// Saves a new contact; the list refreshes (see ``start()``). The status says
-    /// "Contact added" or "Failed to add contact" with the reason.
+    /// "Contact added" or "Failed to add contact" with the reason: a name
+    /// another contact has is refused (``DuplicateContactError``) unless
+    /// `allowingDuplicate`, after the person confirmed it.
     ///
     /// - Returns: The saved contact, or nil when it was not saved.
     @discardableResult
-    public func add(_ draft: ContactDraft) async -> Contact? {
+    public func add(_ draft: ContactDraft, allowingDuplicate: Bool = false) async -> Contact? {
         var contact: Contact?
         do {
-            contact = try await store.add(draft)
+            contact = try await store.add(draft, allowingDuplicate: allowingDuplicate)
             status = .added
             errorMessage = nil
         } catch {

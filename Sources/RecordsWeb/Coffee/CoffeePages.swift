@@ -48,7 +48,7 @@ enum CoffeePages {
                     return confirmDeletion(request, coffee: try await coffee(request, store: store), changed: true)
                 }
                 return Layout.redirect(
-                    to: "/coffee", flash: "Deleted \(Layout.isolated(deleted.name))", request: request)
+                    to: "/coffee", flash: Layout.message(.deleted, displayName(deleted)), request: request)
             },
             Route.get("/coffee/:id/picture") { request in try await picture(request, store: store) },
             Route(
@@ -72,7 +72,7 @@ enum CoffeePages {
                     // Removed already (another tab): nothing to do.
                     return Layout.redirect(to: "/coffee/\(id)", flash: error.description, request: request)
                 }
-                return Layout.redirect(to: "/coffee/\(id)", flash: "Picture removed", request: request)
+                return Layout.redirect(to: "/coffee/\(id)", flash: "Removed the picture.", request: request)
             },
         ]
     }
@@ -127,7 +127,7 @@ enum CoffeePages {
         let list: HTML = items.isEmpty ? "" : "<ul class=\"records\" id=\"coffee-list\">\(items)</ul>"
         let heading: HTML = query.isSearch ? "Coffees matching “<bdi>\(query.search)</bdi>”" : "Coffee"
         return Layout.page(
-            request, title: query.isSearch ? "Coffee search" : "Coffee", section: "/coffee",
+            request, title: Layout.listTitle("Coffee", search: query.search, page: query.page), section: "/coffee",
             content: """
                 <h1>\(heading)</h1>
                 <p class="actions"><a class="button" id="add-coffee" href="/coffee/new">Add a coffee</a></p>
@@ -287,7 +287,7 @@ enum CoffeePages {
         do {
             let added = try await store.add(try CoffeeDraft.parse(name: values.name, price: values.price))
             return Layout.redirect(
-                to: "/coffee/\(added.id)", flash: "Added \(Layout.isolated(added.name))", request: request)
+                to: "/coffee/\(added.id)", flash: Layout.message(.added, added.name), request: request)
         } catch let error as ValidationError {
             return form(request, coffee: nil, values: values, errors: error, status: 422)
         }
@@ -305,7 +305,7 @@ enum CoffeePages {
             let saved = try await store.update(
                 id: coffee.id, with: CoffeeChanges(name: draft.name, price: draft.price), ifVersion: version)
             return Layout.redirect(
-                to: "/coffee/\(saved.id)", flash: "Saved \(Layout.isolated(saved.name))", request: request)
+                to: "/coffee/\(saved.id)", flash: Layout.message(.updated, saved.name), request: request)
         } catch let error as ValidationError {
             return self.form(
                 request, coffee: coffee, values: values, hidden: EditConflict.carried(form), errors: error, status: 422)
@@ -315,27 +315,13 @@ enum CoffeePages {
         }
     }
 
+    /// The page that asks before a coffee is deleted, as every app's
+    /// (``ListControls/confirmDelete(_:shown:section:action:cancel:unreadable:version:changed:consequence:)``).
     static func confirmDeletion(_ request: Request, coffee: Coffee, changed: Bool = false) -> Response {
-        let conflict: HTML? =
-            changed
-            ? "<p class=\"form-error\" role=\"alert\" id=\"conflict\">Someone else changed this coffee after you asked to delete it, so it was not deleted. Check it below, and delete it again if you still want to.</p>"
-            : nil
-        let version: HTML? = coffee.version.map {
-            "<input type=\"hidden\" name=\"version\" value=\"\($0.description)\">"
-        }
-        return Layout.page(
-            request, title: "Delete \(Layout.isolated(displayName(coffee)))?", section: "/coffee",
-            status: changed ? 409 : 200,
-            content: """
-                <h1>Delete <bdi>\(displayName(coffee))</bdi>?</h1>
-                \(conflict)
-                <p>This deletes the coffee\(coffee.picture == nil ? "" : " and its picture"). It cannot be undone.</p>
-                <form method="post" action="/coffee/\(coffee.id)/delete" class="card" id="delete-form">
-                \(Layout.csrfField(request))\(version)
-                <p class="actions"><button type="submit" class="danger">Delete</button>
-                <a href="/coffee/\(coffee.id)">Keep it</a></p>
-                </form>
-                """)
+        ListControls.confirmDelete(
+            request, shown: displayName(coffee), section: "/coffee", action: "/coffee/\(coffee.id)/delete",
+            cancel: "/coffee/\(coffee.id)", unreadable: nil, version: coffee.version, changed: changed ? "coffee" : nil,
+            consequence: coffee.picture == nil ? nil : "This deletes the coffee and its picture.")
     }
 
     // MARK: - The picture
@@ -375,7 +361,7 @@ enum CoffeePages {
         } catch let error as PictureError {
             return try await pictureRefused(request, error, store: store)
         }
-        return Layout.redirect(to: "/coffee/\(id)", flash: "Picture saved", request: request)
+        return Layout.redirect(to: "/coffee/\(id)", flash: "Saved the picture.", request: request)
     }
 
     /// The detail again, with why the picture was refused beside its field:

@@ -1,80 +1,73 @@
 import Foundation
 import RecordsApp
 
-/// The Contacts app's pages: the original tutorial's screen (the form that
-/// saves a contact, "Contact added" / "Failed to add contact", or finds one
-/// by name and fills the fields, "Match found" / "Match not found"), the
-/// list ("address | contact"), search, edit and delete.
+/// The Contacts app's pages: the list ("address | contact"), sorted,
+/// paged and searched; the original tutorial's "Find Contact" as a search
+/// by name that lists each match with Edit beside it ("Match found" / "No
+/// match" in the page's message banner); adding on a form of its own,
+/// which asks before saving a second contact with a name that exists; edit
+/// and delete.
 ///
 /// | Route | Page |
 /// |---|---|
-/// | `GET /contacts?q=&sort=&page=&find=` | the screen: the form, then the list or a search's matches |
-/// | `POST /contacts` | save the form as a new contact |
-/// | `POST /contacts/find` | find by the form's name (to `GET /contacts?find=`) |
+/// | `GET /contacts?q=&sort=&page=` | the list, or a search's matches |
+/// | `GET /contacts/find?name=` | find by name: the matches, each with Edit |
+/// | `GET /contacts/new?name=`, `POST /contacts` | add (`allowDuplicate=yes` after confirming a name that exists) |
 /// | `GET /contacts/:id/edit`, `POST /contacts/:id/edit` | edit |
 /// | `GET /contacts/:id/delete`, `POST /contacts/:id/delete` | delete, after confirming |
 enum ContactsPages {
+    /// The field a confirmed duplicate carries, and its value.
+    static let allowDuplicateField = (name: "allowDuplicate", value: "yes")
+
     static func routes(_ context: WebContext) -> [Route] {
         let store = context.contacts
         return [
             Route.get("/contacts") { request in
-                var screen = ContactsViews.Screen()
+                // The old screen's "find" address, from bookmarks: the find page now.
                 if let name = request.query["find"] {
-                    screen = await find(name: name, store: store)
+                    return Response.redirect(to: HTML.path(["contacts", "find"], query: [("name", name)]))
                 }
-                return try await page(request, store: store, screen: screen)
+                return try await page(request, store: store)
+            },
+            Route.get("/contacts/find") { request in try await find(request, store: store) },
+            Route.get("/contacts/new") { request in
+                ContactsViews.form(request, mode: .add, values: ContactFormValues(name: request.query["name"] ?? ""))
             },
             Route.post(
                 "/contacts",
                 invalidForm: { request, problem in
-                    var screen = ContactsViews.Screen(values: ContactFormValues(request.form))
-                    screen.status = .failedToAdd(problem.description)
-                    screen.summary = problem.description
-                    return try await page(request, store: store, screen: screen, status: problem.status)
+                    ContactsViews.form(
+                        request, mode: .add, values: ContactFormValues(request.form), summary: problem.description,
+                        status: problem.status)
                 }
             ) { request in
                 let values = ContactFormValues(request.form)
+                let allowed = request.form[allowDuplicateField.name] == allowDuplicateField.value
                 do {
-                    try await store.add(
-                        ContactDraft(name: values.name, address: values.address, contact: values.contact))
+                    let contact = try await store.add(
+                        ContactDraft(name: values.name, address: values.address, contact: values.contact),
+                        allowingDuplicate: allowed)
                     return Layout.redirect(
-                        to: "/contacts", flash: ContactStatus.added.description, request: request)
+                        to: "/contacts", flash: Layout.message(.added, contact.name), request: request)
                 } catch let error as ValidationError {
-                    var screen = ContactsViews.Screen(values: values)
-                    screen.status = .failedToAdd(error.description)
-                    screen.errors = error
-                    return try await page(request, store: store, screen: screen, status: 422)
+                    return ContactsViews.form(request, mode: .add, values: values, errors: error, status: 422)
+                } catch let error as DuplicateContactError {
+                    return ContactsViews.confirmDuplicate(request, values: values, duplicate: error)
                 }
-            },
-            Route.post(
-                "/contacts/find",
-                invalidForm: { request, problem in
-                    var screen = ContactsViews.Screen(values: ContactFormValues(request.form))
-                    screen.summary = problem.description
-                    return try await page(request, store: store, screen: screen, status: problem.status)
-                }
-            ) { request in
-                let values = ContactFormValues(request.form)
-                guard !SearchFolding.nameKey(values.name).isEmpty else {
-                    var screen = await find(name: values.name, store: store)
-                    screen.values = values
-                    return try await page(request, store: store, screen: screen, status: 422)
-                }
-                return Response.redirect(to: HTML.path(["contacts"], query: [("find", values.name)]))
             },
             Route.get("/contacts/:id/edit") { request in
                 let contact = try await contact(request, store: store)
                 return ContactsViews.form(
-                    request, id: contact.id, values: ContactFormValues(contact),
+                    request, mode: .edit(contact.id, name: contact.name), values: ContactFormValues(contact),
                     hidden: ContactsViews.hiddenFields(contact))
             },
             Route.post(
                 "/contacts/:id/edit",
                 invalidForm: { request, problem in
                     ContactsViews.form(
-                        request, id: try request.id(), values: ContactFormValues(request.form),
-                        hidden: EditConflict.carried(request.form), summary: problem.description,
-                        status: problem.status)
+                        request, mode: .edit(try request.id(), name: request.form.text("name")),
+                        values: ContactFormValues(request.form), hidden: EditConflict.carried(request.form),
+                        summary: problem.description, status: problem.status)
                 }
             ) { request in
                 let id = try request.id()
@@ -87,10 +80,11 @@ enum ContactsPages {
                         with: ContactChanges(name: values.name, address: values.address, contact: values.contact),
                         ifVersion: version)
                     return Layout.redirect(
-                        to: "/contacts", flash: "Updated \(Layout.isolated(contact.name)).", request: request)
+                        to: "/contacts", flash: Layout.message(.updated, contact.name), request: request)
                 } catch let error as ValidationError {
                     return ContactsViews.form(
-                        request, id: id, values: values, hidden: EditConflict.carried(form), errors: error, status: 422)
+                        request, mode: .edit(id, name: values.name), values: values, hidden: EditConflict.carried(form),
+                        errors: error, status: 422)
                 } catch is VersionConflictError {
                     // Someone saved the contact since the form was opened.
                     return ContactsViews.conflict(
@@ -120,37 +114,23 @@ enum ContactsPages {
                         request, id: id, name: current.name, version: current.version, changed: true)
                 }
                 let name = contact.name.isEmpty ? "contact \(contact.id)" : contact.name
-                return Layout.redirect(to: "/contacts", flash: "Deleted \(Layout.isolated(name)).", request: request)
+                return Layout.redirect(to: "/contacts", flash: Layout.message(.deleted, name), request: request)
             },
         ]
     }
 
-    /// The original tutorial's "Find Contact": the first contact with that
-    /// name fills the fields; the status says whether one was found.
-    static func find(name: String, store: ContactsStore) async -> ContactsViews.Screen {
-        var screen = ContactsViews.Screen(values: ContactFormValues(name: name))
+    /// The original tutorial's "Find Contact": the contacts with the name
+    /// in the query (ignoring case, accents and spaces), each with Edit
+    /// beside it; the banner says "Match found" or "No match". Without a
+    /// name, the form alone; a blank one is refused beside the field (422).
+    static func find(_ request: Request, store: ContactsStore) async throws -> Response {
+        guard let name = request.query["name"] else { return ContactsViews.find(request, name: "", result: .none) }
         do {
             let listed = try await store.list(named: name)
-            if let first = listed.records.first {
-                screen.values = ContactFormValues(first)
-                screen.status = .matchFound
-                if listed.records.count > 1 {
-                    screen.note = "\(listed.records.count) contacts have this name; the fields show the first."
-                }
-            } else if let unreadable = listed.unreadable.first {
-                screen.status = .matchFound
-                screen.note = unreadable.description
-            } else {
-                screen.status = .matchNotFound
-            }
+            return ContactsViews.find(request, name: name, result: .found(listed))
         } catch let error as ValidationError {
-            screen.status = .matchNotFound
-            screen.errors = error
-        } catch {
-            screen.status = .matchNotFound
-            screen.summary = "The contacts could not be read. Try again in a moment."
+            return ContactsViews.find(request, name: name, result: .refused(error), status: 422)
         }
-        return screen
     }
 
     /// The contact the route's `:id` names.
@@ -170,10 +150,8 @@ enum ContactsPages {
         }
     }
 
-    /// The screen with the list, or a search's matches, below the form.
-    private static func page(
-        _ request: Request, store: ContactsStore, screen: ContactsViews.Screen, status: Int = 200
-    ) async throws -> Response {
+    /// The list, or a search's matches.
+    private static func page(_ request: Request, store: ContactsStore) async throws -> Response {
         let query = try ListQuery(request, defaultSort: ContactSort.name)
         let size = ListQuery<ContactSort>.pageSize
         let page: RecordPage<ContactsViews.Row>
@@ -194,7 +172,7 @@ enum ContactsPages {
         } catch let error as ValidationError {
             throw HTTPError.badRequest(error.description)
         }
-        return ContactsViews.screen(request, screen: screen, query: query, page: page, status: status)
+        return ContactsViews.list(request, query: query, page: page)
     }
 }
 

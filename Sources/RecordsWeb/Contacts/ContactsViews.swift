@@ -9,27 +9,29 @@ enum ContactsViews {
         var snippet: [(text: String, isMatch: Bool)]?
     }
 
-    /// The state of the screen's form: the fields, the status line after a
-    /// save or a find, and the problems to show.
-    struct Screen: Sendable {
-        var values = ContactFormValues()
-        var status: ContactStatus?
-        var errors: ValidationError?
-        /// A line above the form (a refused form body).
-        var summary: String?
-        /// A line under the status (several matches, an unreadable one).
-        var note: String?
+    /// Which form: adding, or editing the contact with that ID and name.
+    enum FormMode: Sendable, Equatable {
+        case add
+        case edit(Int64, name: String)
+
+        /// The name of the contact edited; nil when adding.
+        var name: String? {
+            if case .edit(_, let name) = self { return name }
+            return nil
+        }
+    }
+
+    /// What a find by name gave.
+    enum FindResult: Sendable {
+        /// Nothing was asked yet.
+        case none
+        /// The contacts with the name, and those that cannot be read.
+        case found(RecordList<Contact>)
+        /// The name was blank.
+        case refused(ValidationError)
     }
 
     static let sorts: [(ContactSort, String)] = [(.name, "name"), (.newest, "newest")]
-
-    /// The status line's text: the original tutorial's words.
-    static func statusText(_ status: ContactStatus) -> String {
-        switch status {
-        case .failedToAdd: "Failed to add contact"
-        default: status.description
-        }
-    }
 
     static func fields(_ values: ContactFormValues, problems: [String: String]) -> HTML {
         """
@@ -39,25 +41,21 @@ enum ContactsViews {
         """
     }
 
-    static func screen(
-        _ request: Request, screen: Screen, query: ListQuery<ContactSort>, page: RecordPage<Row>, status: Int
-    ) -> Response {
-        let problems = ListControls.problems(screen.errors)
-        let statusLine: HTML? = screen.status.map {
-            "<p role=\"status\" id=\"contact-status\" class=\"\($0 == .added || $0 == .matchFound ? "flash" : "form-error")\">\(statusText($0))</p>"
-        }
-        let note: HTML? = screen.note.map { "<p class=\"notice\" id=\"contact-note\">\($0)</p>" }
-        let items = page.items.map { row -> HTML in
-            let contact = row.contact
-            let name = contact.name.isEmpty ? "(no name)" : contact.name
-            let excerpt: HTML? = row.snippet.map { "<span class=\"snippet\">\(ListControls.marked($0))</span>" }
-            return """
-                <li id="contact-\(contact.id)"><span class="title">\(name)</span>\
-                <span class="subtitle">\(contact.details)</span>\(excerpt.map { "<br>" + $0 })
-                <span class="row-actions"><a href="\(HTML.path(["contacts", String(contact.id), "edit"]))">Edit<span class="visually-hidden"> \(name)</span></a> \
-                <a href="\(HTML.path(["contacts", String(contact.id), "delete"]))">Delete<span class="visually-hidden"> \(name)</span></a></span></li>
-                """
-        }
+    /// A contact as a row of a list: the name, "address | contact", the
+    /// search's excerpt, and Edit and Delete.
+    static func item(_ contact: Contact, snippet: [(text: String, isMatch: Bool)]? = nil) -> HTML {
+        let name = contact.name.isEmpty ? "(no name)" : contact.name
+        let excerpt: HTML? = snippet.map { "<span class=\"snippet\">\(ListControls.marked($0))</span>" }
+        return """
+            <li id="contact-\(contact.id)"><span class="title">\(name)</span>\
+            <span class="subtitle">\(contact.details)</span>\(excerpt.map { "<br>" + $0 })
+            <span class="row-actions"><a href="\(HTML.path(["contacts", String(contact.id), "edit"]))">Edit<span class="visually-hidden"> \(name)</span></a> \
+            <a href="\(HTML.path(["contacts", String(contact.id), "delete"]))">Delete<span class="visually-hidden"> \(name)</span></a></span></li>
+            """
+    }
+
+    static func list(_ request: Request, query: ListQuery<ContactSort>, page: RecordPage<Row>) -> Response {
+        let items = page.items.map { item($0.contact, snippet: $0.snippet) }
         let empty: HTML
         if !page.isEmpty {
             empty = ""
@@ -67,27 +65,145 @@ enum ContactsViews {
             empty =
                 "<p class=\"notice\" id=\"empty\">This page is past the end of the list. <a href=\"/contacts\">Back to the first page</a></p>"
         } else {
-            empty = "<p class=\"notice\" id=\"empty\">No contacts yet.</p>"
+            empty = "<p class=\"notice\" id=\"empty\">No contacts yet. <a href=\"/contacts/new\">Add a contact</a></p>"
         }
         let list: HTML = items.isEmpty ? "" : "<ul class=\"records\" id=\"contacts-list\">\(items)</ul>"
-        let heading: HTML = query.isSearch ? "Contacts matching “<bdi>\(query.search)</bdi>”" : "All contacts"
+        let heading: HTML = query.isSearch ? "Contacts matching “<bdi>\(query.search)</bdi>”" : "Contacts"
         return Layout.page(
-            request, title: "Contacts", section: "/contacts", status: status,
+            request, title: Layout.listTitle("Contacts", search: query.search, page: query.page),
+            section: "/contacts",
             content: """
-                <h1>Contacts</h1>
-                \(Field.errorSummary(screen.summary))
-                <form method="post" action="/contacts" class="card" id="contact-form" novalidate>
-                \(Layout.csrfField(request))
-                \(fields(screen.values, problems: problems))
-                <p class="actions"><button type="submit" id="save-contact">Save</button> \
-                <button type="submit" class="secondary" formaction="/contacts/find" id="find-contact">Find</button></p>
-                </form>
-                \(statusLine)
-                \(note)
-                <h2>\(heading)</h2>
+                <h1>\(heading)</h1>
+                <p class="actions"><a class="button" href="/contacts/new" id="add-contact">Add a contact</a> \
+                <a class="button secondary" href="/contacts/find" id="find-by-name">Find by name</a></p>
                 \(ListControls.searchForm(base: "contacts", label: "Search contacts", search: query.search))
                 \(ListControls.sortLinks(base: "contacts", query: query, defaultSort: .name, labels: sorts))
                 \(ListControls.results(base: "contacts", query: query, defaultSort: .name, page: page, list: list, empty: empty))
+                """)
+    }
+
+    /// The find page: the name's form, then each contact with that name,
+    /// Edit beside it; what was found goes to the message banner.
+    static func find(_ request: Request, name: String, result: FindResult, status: Int = 200) -> Response {
+        let shown = name.trimmingCharacters(in: .whitespacesAndNewlines)
+        var problems: [String: String] = [:]
+        var summary: String?
+        var message: String?
+        var results: HTML = ""
+        switch result {
+        case .none:
+            break
+        case .refused(let error):
+            problems = ListControls.problems(error)
+            summary = "Type the name to find."
+        case .found(let listed):
+            let count = listed.records.count + listed.unreadable.count
+            if count == 0 {
+                message = "No match: no contact is named “\(Layout.isolated(shown))”."
+                results = """
+                    <p class="notice" id="empty">No contact is named “<bdi>\(shown)</bdi>”. \
+                    <a href="\(HTML.path(["contacts", "new"], query: [("name", shown)]))" id="add-found-name">Add “<bdi>\(shown)</bdi>”</a></p>
+                    """
+            } else {
+                message =
+                    "Match found: \(count == 1 ? "1 contact" : "\(count) contacts") named “\(Layout.isolated(shown))”."
+                let list: HTML =
+                    listed.records.isEmpty
+                    ? "" : "<ul class=\"records\" id=\"matches\">\(listed.records.map { item($0) })</ul>"
+                results = "\(ListControls.unreadable(listed.unreadable))\(list)"
+            }
+        }
+        let title = shown.isEmpty ? "Find a contact" : "Find: \(Layout.isolated(shown)) — Contacts"
+        return Layout.page(
+            request, title: title, section: "/contacts", status: status, message: message,
+            content: """
+                <h1>Find a contact</h1>
+                \(Field.errorSummary(summary))
+                <form method="get" action="/contacts/find" role="search" class="card" id="find-form" novalidate>
+                \(Field.input("name", label: "Name", value: name, error: problems["name"], autocomplete: "off", hint: "The whole name; case, accents and spaces do not matter."))
+                <p class="actions"><button type="submit" id="find-contact">Find</button> \
+                <a href="/contacts">All contacts</a></p>
+                </form>
+                <div id="found" data-live-topics="contacts">
+                \(results)
+                </div>
+                """)
+    }
+
+    /// The add or edit form.
+    static func form(
+        _ request: Request, mode: FormMode, values: ContactFormValues, hidden: HTML = "",
+        errors: ValidationError? = nil,
+        summary: String? = nil, status: Int = 200
+    ) -> Response {
+        let (title, heading) = Layout.formTitle(kind: "a contact", editing: mode.name)
+        let action: String
+        let formID: String
+        var live: HTML = ""
+        switch mode {
+        case .add:
+            action = "/contacts"
+            formID = "contact-form"
+        case .edit(let id, _):
+            action = HTML.path(["contacts", String(id), "edit"])
+            formID = "contact-edit-form"
+            live = EditConflict.liveAttributes(topic: "contacts", source: action)
+        }
+        let summaryText =
+            summary ?? (errors == nil ? nil : "The contact was not saved: correct the fields marked below.")
+        return Layout.page(
+            request, title: title, section: "/contacts", status: status,
+            content: """
+                <h1>\(heading)</h1>
+                \(Field.errorSummary(summaryText))
+                <form method="post" action="\(action)" class="card" id="\(formID)" novalidate\(live)>
+                \(Layout.csrfField(request))\(hidden)
+                \(fields(values, problems: ListControls.problems(errors)))
+                <p class="actions"><button type="submit" id="save-contact">\(mode == .add ? "Add" : "Save")</button> <a href="/contacts">Cancel</a></p>
+                </form>
+                """)
+    }
+
+    /// The add form sent with a name other contacts have: they are shown,
+    /// each with Edit, and a button adds this one all the same by sending
+    /// the same fields again with `allowDuplicate=yes` (and the CSRF
+    /// token); 409.
+    static func confirmDuplicate(_ request: Request, values: ContactFormValues, duplicate: DuplicateContactError)
+        -> Response
+    {
+        let count = duplicate.ids.count
+        let existing =
+            count == 1 ? "A contact with this name already exists" : "\(count) contacts with this name already exist"
+        let hidden = HTML(
+            joining: [("name", values.name), ("address", values.address), ("contact", values.contact)].map {
+                "<input type=\"hidden\" name=\"\($0.0)\" value=\"\($0.1)\">" as HTML
+            })
+        let field = ContactsPages.allowDuplicateField
+        let unreadableIDs = duplicate.ids.filter { id in !duplicate.existing.contains { $0.id == id } }
+        let unreadable: HTML? =
+            unreadableIDs.isEmpty
+            ? nil
+            : "<p class=\"notice\" id=\"unreadable\">Also: \(unreadableIDs.map { "contact \($0)" }.joined(separator: ", ")), which cannot be read.</p>"
+        return Layout.page(
+            request, title: "Add a second “\(Layout.isolated(duplicate.name))”?", section: "/contacts", status: 409,
+            content: """
+                <h1>Add a second “<bdi>\(duplicate.name)</bdi>”?</h1>
+                \(Field.errorSummary("\(existing) (ignoring case, accents and spaces). Nothing was added yet."))
+                <ul class="records" id="existing">\(duplicate.existing.map { item($0) })</ul>
+                \(unreadable)
+                <p>To change the existing contact instead, choose its Edit. To keep both, add this one:</p>
+                <dl class="details" id="new-contact">
+                <dt>Name</dt><dd>\(values.name)</dd>
+                <dt>Address</dt><dd>\(values.address)</dd>
+                <dt>Phone, email or web address</dt><dd>\(values.contact)</dd>
+                </dl>
+                <form method="post" action="/contacts" class="actions" id="duplicate-form">
+                \(Layout.csrfField(request))\(hidden)
+                <input type="hidden" name="\(field.name)" value="\(field.value)">
+                <button type="submit" id="confirm-duplicate">Add a second “<bdi>\(duplicate.name)</bdi>”</button>
+                <a href="\(HTML.path(["contacts", "new"], query: [("name", values.name)]))" id="change-name">Change the name</a>
+                <a href="/contacts">Cancel</a>
+                </form>
                 """)
     }
 
@@ -109,30 +225,11 @@ enum ContactsViews {
             ])
         let action = HTML.path(["contacts", String(contact.id), "edit"])
         return Layout.page(
-            request, title: "Edit a contact", section: "/contacts", status: 409,
+            request, title: Layout.formTitle(kind: "a contact", editing: contact.name).title,
+            section: "/contacts", status: 409,
             content: """
                 <h1>Edit a contact</h1>
                 \(EditConflict.form(request, kind: "contact", formID: "contact-edit-form", action: action, reload: action, topic: "contacts", values: values, version: contact.version))
-                """)
-    }
-
-    static func form(
-        _ request: Request, id: Int64, values: ContactFormValues, hidden: HTML = "", errors: ValidationError? = nil,
-        summary: String? = nil, status: Int = 200
-    ) -> Response {
-        let action = HTML.path(["contacts", String(id), "edit"])
-        let summaryText =
-            summary ?? (errors == nil ? nil : "The contact was not saved: correct the fields marked below.")
-        return Layout.page(
-            request, title: "Edit a contact", section: "/contacts", status: status,
-            content: """
-                <h1>Edit a contact</h1>
-                \(Field.errorSummary(summaryText))
-                <form method="post" action="\(action)" class="card" id="contact-edit-form" novalidate\(EditConflict.liveAttributes(topic: "contacts", source: action))>
-                \(Layout.csrfField(request))\(hidden)
-                \(fields(values, problems: ListControls.problems(errors)))
-                <p class="actions"><button type="submit" id="save-contact">Save</button> <a href="/contacts">Cancel</a></p>
-                </form>
                 """)
     }
 

@@ -43,8 +43,13 @@ public enum Field {
     }
 
     /// A summary of a form's problems at its top, for a failed submit.
+    ///
+    /// It is an alert, and focusable by script only (`tabindex="-1"`):
+    /// the site's script moves the focus to it when the page loads, so a
+    /// keyboard or screen reader starts at the problems, not at the top of
+    /// the page (see ``StaticFiles/scriptTags(for:)``).
     public static func errorSummary(_ message: String?) -> HTML {
         guard let message else { return "" }
-        return "<p class=\"form-error\" role=\"alert\" id=\"form-error\">\(message)</p>"
+        return "<p class=\"form-error\" role=\"alert\" id=\"form-error\" tabindex=\"-1\">\(message)</p>"
     }
 }

@@ -30,6 +30,9 @@ import Foundation
 /// holding a form the user is typing in, or has changed, is left alone.
 /// While the page follows the changes, its `<html>` element has
 /// `data-live="open"` (`"reconnecting"` after the stream was lost).
+/// The script also shows the connection's state in the header
+/// (`#live-status`, "Live: connected", "Live: reconnecting…", "Live:
+/// offline", announced politely to screen readers).
 /// Without JavaScript nothing changes: the page is simply not live. Keep
 /// the region's `id` the same from one rendering to the next, and keep
 /// anything that must not be replaced (a search box being typed in)
@@ -41,18 +44,28 @@ public enum Layout {
 
     /// A page in the site's frame.
     ///
+    /// The first thing a keyboard reaches is the "Skip to content" link to
+    /// `<main id="main">`. The message banner (`#flash`) shows the message
+    /// a redirect left (``redirect(to:flash:request:)``), or `message`.
+    ///
     /// - Parameters:
-    ///   - title: The page's title (also the `<title>`, after the site's
-    ///     name).
+    ///   - title: What the page is: "People", "Search: ada — People",
+    ///     "Edit Ada Lovelace" (the `<title>`, before the site's name, and
+    ///     after "Error: " for a status from 400, such as a form sent back
+    ///     with its problems).
     ///   - section: The navigation entry to mark as current (its path).
     ///   - status: The HTTP status.
+    ///   - message: A line for the message banner, such as a search's
+    ///     outcome ("Match found: …"), when no redirect left one.
     ///   - content: The page's main content.
     public static func page(
-        _ request: Request, title: String, section: String? = nil, status: Int = 200, content: HTML
+        _ request: Request, title: String, section: String? = nil, status: Int = 200, message: String? = nil,
+        content: HTML
     ) -> Response {
-        let flash = request.cookies[WebApp.flashCookie].flatMap { $0.removingPercentEncoding }.flatMap {
-            $0.isEmpty ? nil : $0
-        }
+        let flash =
+            request.cookies[WebApp.flashCookie].flatMap { $0.removingPercentEncoding }.flatMap {
+                $0.isEmpty ? nil : $0
+            } ?? message
         let navigation = HTML(
             joining: sections.map { item in
                 let current: HTML = item.path == section ? " aria-current=\"page\"" : ""
@@ -78,18 +91,19 @@ public enum Layout {
             <head>
             <meta charset="utf-8">
             <meta name="viewport" content="width=device-width, initial-scale=1">
-            <title>\(title) · Records</title>
+            <title>\(status >= 400 ? "Error: " : "")\(title) · Records</title>
             <link rel="stylesheet" href="\(StaticFiles.stylesheetPath)">
             <link rel="icon" href="/static/icon.svg" type="image/svg+xml">
             \(StaticFiles.scriptTags(for: content))
             </head>
             <body>
+            <a class="skip-link" href="#main" id="skip-link">Skip to content</a>
             <header class="site">
             <a class="brand" href="/">Records</a>
             <nav aria-label="Apps"><ul>\(navigation)</ul></nav>
             \(account)
             </header>
-            <main id="main">
+            <main id="main" tabindex="-1">
             \(statusLine)
             \(content)
             </main>
@@ -109,6 +123,43 @@ public enum Layout {
         let encoded = message.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
         return Response.redirect(to: path).setting(
             Cookie(name: WebApp.flashCookie, value: encoded, maxAge: 60, secure: request.isSecure))
+    }
+
+    /// What a success message says was done.
+    public enum Outcome: String, Sendable {
+        /// A record was made: "Added".
+        case added = "Added"
+        /// A record was changed: "Updated".
+        case updated = "Updated"
+        /// A record was deleted: "Deleted".
+        case deleted = "Deleted"
+    }
+
+    /// The one wording of a success message in every app: the verb, the
+    /// record's name in quotes (isolated, see ``isolated(_:)``) and a full
+    /// stop: `Added “Cortado”.`, `Updated “Ada Lovelace”.`,
+    /// `Deleted “Jane Doe”.`
+    public static func message(_ outcome: Outcome, _ name: String) -> String {
+        "\(outcome.rawValue) “\(isolated(name))”."
+    }
+
+    /// The title of a list page: the app's name, after the search when
+    /// there is one ("Search: ada — People"), with the page number after
+    /// the first ("People — page 2").
+    public static func listTitle(_ app: String, search: String, page: Int) -> String {
+        let base = search.isEmpty ? app : "Search: \(isolated(search)) — \(app)"
+        return page > 1 ? "\(base) — page \(page)" : base
+    }
+
+    /// The title and the heading of a form: "Add a person" when adding
+    /// (`name` nil), "Edit Ada Lovelace" when editing (the name isolated in
+    /// the title, in `<bdi>` in the heading), "Edit a person" for a record
+    /// without a name.
+    public static func formTitle(kind: String, editing name: String?) -> (title: String, heading: HTML) {
+        guard let name else { return ("Add \(kind)", "Add \(kind)") }
+        let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
+        if trimmed.isEmpty { return ("Edit \(kind)", "Edit \(kind)") }
+        return ("Edit \(isolated(trimmed))", "Edit <bdi>\(trimmed)</bdi>")
     }
 
     /// `text` set apart inside a sentence of plain text (a status line):

@@ -154,10 +154,16 @@ enum ListControls {
     /// The form carries the record's `version` (nil for a row that cannot
     /// be read), so that a record changed after this page was shown is not
     /// deleted unseen: `changed` names its kind when that happened, and the
-    /// page asks again (409) showing it as it is now.
+    /// page asks again (409) showing it as it is now. `consequence` says
+    /// what else goes with it ("This deletes the coffee and its
+    /// picture."), before "This cannot be undone."
+    ///
+    /// Every destructive action of the site asks on such a page, with the
+    /// same red Delete button and Cancel link.
     static func confirmDelete(
         _ request: Request, shown: String, section: String, action: String, cancel: String,
-        unreadable: UnreadableRowError?, version: RecordVersion? = nil, changed kind: String? = nil
+        unreadable: UnreadableRowError?, version: RecordVersion? = nil, changed kind: String? = nil,
+        consequence: String? = nil
     ) -> Response {
         let note: HTML? = unreadable.map { "<p class=\"notice\" id=\"unreadable\">\($0.description)</p>" }
         let changed: HTML? = kind.map {
@@ -169,7 +175,7 @@ enum ListControls {
                 <h1>Delete <bdi>\(shown)</bdi>?</h1>
                 \(changed)
                 \(note)
-                <p>This cannot be undone.</p>
+                <p id="delete-consequence">\(consequence.map { $0 + " " })This cannot be undone.</p>
                 <form method="post" action="\(action)" id="delete-form" class="actions">
                 \(Layout.csrfField(request))\(version.map { "<input type=\"hidden\" name=\"version\" value=\"\($0.description)\">" as HTML })
                 <button type="submit" class="danger" id="confirm-delete">Delete</button>

@@ -34,7 +34,7 @@ enum PeoplePages {
                         firstName: values.firstName, lastName: values.lastName, age: values.age)
                     let person = try await store.add(draft)
                     return Layout.redirect(
-                        to: path(person.id), flash: "Added \(PeopleViews.describe(person)).", request: request)
+                        to: path(person.id), flash: Layout.message(.added, person.fullName), request: request)
                 } catch let error as ValidationError {
                     return PeopleViews.form(request, mode: .add, values: values, errors: error, status: 422)
                 }
@@ -46,14 +46,15 @@ enum PeoplePages {
             Route.get("/people/:id/edit") { request in
                 let person = try await person(request, store: store)
                 return PeopleViews.form(
-                    request, mode: .edit(person.id), values: PersonFormValues(person),
+                    request, mode: .edit(person.id, name: person.fullName), values: PersonFormValues(person),
                     hidden: PeopleViews.hiddenFields(person))
             },
             Route.post(
                 "/people/:id/edit",
                 invalidForm: { request, problem in
                     PeopleViews.form(
-                        request, mode: .edit(try request.id()), values: PersonFormValues(request.form),
+                        request, mode: .edit(try request.id(), name: PersonFormValues(request.form).fullName),
+                        values: PersonFormValues(request.form),
                         hidden: EditConflict.carried(request.form), summary: problem.description,
                         status: problem.status)
                 }
@@ -69,10 +70,12 @@ enum PeoplePages {
                         firstName: values.firstName, lastName: values.lastName, age: age)
                     let person = try await store.update(id: id, with: changes, ifVersion: version)
                     return Layout.redirect(
-                        to: path(person.id), flash: "Updated \(PeopleViews.describe(person)).", request: request)
+                        to: path(person.id), flash: Layout.message(.updated, person.fullName), request: request)
                 } catch let error as ValidationError {
                     return PeopleViews.form(
-                        request, mode: .edit(id), values: values, hidden: EditConflict.carried(form), errors: error,
+                        request, mode: .edit(id, name: values.fullName), values: values,
+                        hidden: EditConflict.carried(form),
+                        errors: error,
                         status: 422)
                 } catch is VersionConflictError {
                     // Someone saved the person since the form was opened.
@@ -103,7 +106,9 @@ enum PeoplePages {
                         request, id: id, name: current.fullName, version: current.version, changed: true)
                 }
                 return Layout.redirect(
-                    to: "/people", flash: "Deleted \(PeopleViews.describe(person)).", request: request)
+                    to: "/people",
+                    flash: Layout.message(.deleted, person.fullName.isEmpty ? "person \(person.id)" : person.fullName),
+                    request: request)
             },
         ]
     }
@@ -170,5 +175,11 @@ struct PersonFormValues: Sendable {
         firstName = person.firstName
         lastName = person.lastName
         age = person.age.map(String.init) ?? ""
+    }
+
+    /// The name as typed, for the form's title.
+    var fullName: String {
+        [firstName, lastName].map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.filter { !$0.isEmpty }
+            .joined(separator: " ")
     }
 }

@@ -12,16 +12,16 @@ enum PeopleViews {
     /// Which form: adding, or editing the person with that ID.
     enum FormMode: Sendable, Equatable {
         case add
-        case edit(Int64)
+        case edit(Int64, name: String)
+
+        /// The name of the person edited; nil when adding.
+        var name: String? {
+            if case .edit(_, let name) = self { return name }
+            return nil
+        }
     }
 
     static let sorts: [(PersonSort, String)] = [(.name, "name"), (.age, "age")]
-
-    /// "Ada Lovelace (age 36)", for status lines (the name isolated, see
-    /// ``Layout/isolated(_:)``).
-    static func describe(_ person: Person) -> String {
-        Layout.isolated(person.fullName) + (person.age.map { " (age \($0))" } ?? "")
-    }
 
     /// The age as the list's subtitle.
     static func ageText(_ age: Int?) -> String { age.map { "Age \($0)" } ?? "Age unknown" }
@@ -49,7 +49,7 @@ enum PeopleViews {
         let heading: HTML = query.isSearch ? "People matching “<bdi>\(query.search)</bdi>”" : "People"
         let list: HTML = items.isEmpty ? "" : "<ul class=\"records\" id=\"people-list\">\(items)</ul>"
         return Layout.page(
-            request, title: "People", section: "/people",
+            request, title: Layout.listTitle("People", search: query.search, page: query.page), section: "/people",
             content: """
                 <h1>\(heading)</h1>
                 <p class="actions"><a class="button" href="/people/new" id="add-person">Add a person</a></p>
@@ -99,7 +99,8 @@ enum PeopleViews {
                 ("age", "Age", stored.age),
             ])
         return Layout.page(
-            request, title: "Edit a person", section: "/people", status: 409,
+            request, title: Layout.formTitle(kind: "a person", editing: person.fullName).title,
+            section: "/people", status: 409,
             content: """
                 <h1>Edit a person</h1>
                 \(EditConflict.form(request, kind: "person", formID: "person-form", action: HTML.path(["people", String(person.id), "edit"]), reload: HTML.path(["people", String(person.id), "edit"]), topic: "people", values: values, version: person.version))
@@ -111,17 +112,15 @@ enum PeopleViews {
         errors: ValidationError? = nil, summary: String? = nil, status: Int = 200
     ) -> Response {
         let problems = ListControls.problems(errors)
-        let title: String
+        let (title, heading) = Layout.formTitle(kind: "a person", editing: mode.name)
         let action: String
         let cancel: String
         var live: HTML = ""
         switch mode {
         case .add:
-            title = "Add a person"
             action = "/people"
             cancel = "/people"
-        case .edit(let id):
-            title = "Edit a person"
+        case .edit(let id, _):
             action = HTML.path(["people", String(id), "edit"])
             cancel = PeoplePages.path(id)
             live = EditConflict.liveAttributes(topic: "people", source: action)
@@ -131,7 +130,7 @@ enum PeopleViews {
         return Layout.page(
             request, title: title, section: "/people", status: status,
             content: """
-                <h1>\(title)</h1>
+                <h1>\(heading)</h1>
                 \(Field.errorSummary(summaryText))
                 <form method="post" action="\(action)" class="card" id="person-form" novalidate\(live)>
                 \(Layout.csrfField(request))\(hidden)

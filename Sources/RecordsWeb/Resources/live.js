@@ -9,8 +9,18 @@
 // in the form's hidden "version" field, says so above the form, with a
 // button that submits the form: the server then shows theirs beside yours
 // and writes nothing.
+//
+// After a failed submit, the form's error summary (#form-error, an alert
+// with tabindex=-1) takes the focus, so that the keyboard and screen
+// readers start at the problems.
+//
+// The connection's state shows in the header (#live-status, a polite live
+// region): "Live: connected", "Live: reconnecting…", "Live: offline", in
+// words, with data-state="connected|reconnecting|offline" for the style.
 (function () {
   'use strict';
+  var summary = document.getElementById('form-error');
+  if (summary && summary.getAttribute('tabindex') === '-1') { summary.focus(); }
   if (!window.EventSource || !window.fetch || !window.DOMParser) { return; }
   var regions = Array.prototype.filter.call(
     document.querySelectorAll('[data-live-topics]'), function (region) { return region.id; });
@@ -175,12 +185,32 @@
     });
   });
 
+  // The indicator, in the header (or at the top of the page without one).
+  var indicator = document.createElement('p');
+  indicator.id = 'live-status';
+  indicator.className = 'live-status';
+  indicator.setAttribute('aria-live', 'polite');
+  var header = document.querySelector('header.site');
+  if (header) { header.appendChild(indicator); } else { document.body.insertBefore(indicator, document.body.firstChild); }
+  var stateWords = { connecting: 'Live: connecting\u2026', connected: 'Live: connected',
+    reconnecting: 'Live: reconnecting\u2026', offline: 'Live: offline' };
+  function showState(state) {
+    if (indicator.getAttribute('data-state') === state) { return; }
+    indicator.setAttribute('data-state', state);
+    indicator.textContent = stateWords[state];
+    indicator.title = state === 'connected' ? 'Changes by others show here as they happen.'
+      : state === 'offline' ? 'Changes by others will show once the connection is back.' : '';
+  }
+  showState('connecting');
+  window.addEventListener('offline', function () { showState('offline'); });
+
   var delay = 2000;
   var opened = false;
   function connect() {
     var source = new EventSource('/events?topics=' + encodeURIComponent(wanted.join(',')));
     source.addEventListener('open', function () {
       delay = 2000;
+      showState('connected');
       // The page's state, for styles and tests: "open" while it follows.
       document.documentElement.setAttribute('data-live', 'open');
       // Back after a lost connection (a server restart): what changed
@@ -196,6 +226,7 @@
       // The browser reconnects by itself after a dropped stream; after a
       // refusal (a 401 once logged out, a 502 from a proxy) it gives up,
       // so this tries again, less and less often.
+      showState(source.readyState === EventSource.CLOSED || navigator.onLine === false ? 'offline' : 'reconnecting');
       if (source.readyState === EventSource.CLOSED) {
         setTimeout(connect, delay);
         delay = Math.min(delay * 2, 60000);

@@ -258,3 +258,21 @@ extension APIRecordsTests {
         }
     }
 }
+
+extension APIRecordsTests {
+    /// The pages and the command ask before a second contact of a name;
+    /// the API creates what it is sent, as for every other collection
+    /// (a program that wants one contact per name finds by name first).
+    @Test func aContactWhoseNameExistsIsCreatedByTheAPI() async throws {
+        let site = try await APISite()
+        let body = #"{"name":"Jane Doe","address":"1 Main St","contact":"jane@example.com"}"#
+        let first = await site.send("POST", "/api/v1/contacts", json: body)
+        #expect(first.status == 201, "\(first.text)")
+        let second = await site.send(
+            "POST", "/api/v1/contacts", json: body.replacingOccurrences(of: "Jane", with: "jane"))
+        #expect(second.status == 201, "\(second.text)")
+        #expect(second.json["id"] as? Int != first.json["id"] as? Int)
+        let list = await site.send("GET", "/api/v1/contacts")
+        #expect(list.json["total"] as? Int == 2)
+    }
+}
