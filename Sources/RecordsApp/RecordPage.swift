@@ -141,7 +141,8 @@ extension RecordTable {
     {
         let tail = try PageRules.sql(number: number, size: size)
         let selection = details ? Record.detailSelection : Record.selection
-        let sql: SQL = "SELECT \(selection) FROM \(identifier: Record.tableName) WHERE \(filter) ORDER BY \(order) \(tail)"
+        let sql: SQL =
+            "SELECT \(selection) FROM \(identifier: Record.tableName) WHERE \(filter) ORDER BY \(order) \(tail)"
         let count: SQL = "SELECT count(*) FROM \(identifier: Record.tableName) WHERE \(filter)"
         return try await database.read(for: Record.app) { db in
             var page = try RecordPage.read(db.fetchCursor(sql), number: number, size: size) { row in

@@ -293,12 +293,15 @@ private func coffeeList(_ invocation: Invocation) -> StreamingList<Coffee> {
     StreamingList(
         [.init(title: "ID", alignment: .right), .init(title: "NAME"), .init(title: "PRICE", alignment: .right)],
         json: invocation.wantsJSON
-    ) { coffee in
-        let price =
-            coffee.unreadable.contains { $0.field == "price" }
-            ? "unreadable" : coffee.price.map(CoffeeRules.priceText) ?? "-"
-        return [String(coffee.id), coffee.name, price]
-    }
+    ) { coffee in [String(coffee.id), coffee.name, priceCell(coffee)] }
+}
+
+/// A coffee's price as the list shows it: "3.50", "-" for none, or
+/// "unreadable". Not isolated: the list's cells are made on the reading
+/// thread.
+private func priceCell(_ coffee: Coffee) -> String {
+    for field in coffee.unreadable where field.field == "price" { return "unreadable" }
+    return coffee.price.map(CoffeeRules.priceText) ?? "-"
 }
 
 private func coffeeFields(_ coffee: Coffee) -> String {

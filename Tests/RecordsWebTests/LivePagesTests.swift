@@ -82,7 +82,8 @@ struct LivePagesTests {
         let form = try #require(full.body.range(of: "id=\"contact-form\""))
         let region = try #require(full.body.range(of: "id=\"contacts-results\""))
         #expect(form.lowerBound < region.lowerBound)
-        #expect(full.body.contains("12 Oak Street | ada@example.com"))
+        #expect(full.body.contains("<td data-label=\"Address\">12 Oak Street</td>"))
+        #expect(full.body.contains("<a href=\"mailto:ada@example.com\">ada@example.com</a>"))
     }
 
     @Test("A deleted contact's edit page says it was deleted")

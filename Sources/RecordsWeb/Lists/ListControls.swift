@@ -222,11 +222,13 @@ enum ListControls {
         }
         if (page.total ?? 0) > pageSizes[0] || query.size != defaultPageSize {
             let choices = pageSizes.map { size -> HTML in
-                let target = link(base, search: query.search, sort: query.sort, defaultSort: defaultSort, size: size, page: 1)
+                let target = link(
+                    base, search: query.search, sort: query.sort, defaultSort: defaultSort, size: size, page: 1)
                 let current: HTML? = size == query.size ? " aria-current=\"true\"" : nil
                 return "<a href=\"\(target)\" id=\"page-size-\(size)\"\(current)>\(size)</a>"
             }
-            parts.append("<p class=\"page-size\" id=\"page-size\">Per page: \(HTML(joining: choices, separator: " · "))</p>")
+            parts.append(
+                "<p class=\"page-size\" id=\"page-size\">Per page: \(HTML(joining: choices, separator: " · "))</p>")
         }
         return HTML(joining: parts, separator: "\n")
     }
@@ -238,9 +240,10 @@ enum ListControls {
     ) -> HTML {
         let last = page.pageCount ?? 1
         let back = link(base, query: query, defaultSort: defaultSort, page: last)
-        let has: HTML = page.total.map {
-            " The list has \(query.isSearch ? ListNoun(one: "match", many: "matches").count($0) : noun.count($0)) on \(last == 1 ? "1 page" : "\(last) pages")."
-        } ?? ""
+        let has: HTML =
+            page.total.map {
+                " The list has \(query.isSearch ? ListNoun(one: "match", many: "matches").count($0) : noun.count($0)) on \(last == 1 ? "1 page" : "\(last) pages")."
+            } ?? ""
         let label = last == 1 ? "Back to the first page" : "Back to the last page (\(last))"
         return """
             <p class="notice" id="empty">Page \(page.number) is past the end of the list.\(has) <a href="\(back)" id="page-back">\(label)</a></p>
