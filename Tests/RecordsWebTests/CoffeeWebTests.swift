@@ -143,7 +143,7 @@ struct CoffeeWebTests {
         // A hostile name is escaped in its cell.
         #expect(!body.contains(ListsWeb.script))
         #expect(
-            body.contains(">\(ListsWeb.escapedAttribute)</a></td><td data-label=\"Price\" class=\"number\">2.00</td>"))
+            body.contains(">\(ListsWeb.escapedScript)</a></td><td data-label=\"Price\" class=\"number\">2.00</td>"))
         // Searching reads the same columns.
         let found = try await client.get("/coffee?q=moch").body
         #expect(found.contains("<td data-label=\"Price\" class=\"number\">3.50</td>"))
