@@ -146,7 +146,8 @@ struct PeopleWebTests {
             response.body.contains(
                 "Page 7 is past the end of the list. The list has 1 person on 1 page. "
                     + "<a href=\"/people\" id=\"page-back\">Back to the first page</a>"))
-        #expect(response.body.contains("<a href=\"/people?page=6\" rel=\"prev\""))
+        // The way back is the notice's link, not a Previous to another page past the end.
+        #expect(!response.body.contains("rel=\"prev\""))
         #expect(!response.body.contains("id=\"people-list\""))
         for index in 1...44 { try await add("Person", String(format: "P%02d", index), index) }
         let past = try await client.get("/people?sort=age&page=9")

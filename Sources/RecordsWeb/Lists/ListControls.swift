@@ -96,7 +96,7 @@ enum ListControls {
     /// The address of a list page: `base` with the search, sort, page
     /// size and page in the query (each left out when it is the default).
     static func link<Sort: RawRepresentable>(
-        _ base: String, search: String, sort: Sort, defaultSort: Sort, size: Int = 20, page: Int
+        _ base: String, search: String, sort: Sort, defaultSort: Sort, size: Int = defaultPageSize, page: Int
     ) -> String where Sort.RawValue == String {
         HTML.path(
             [base],
@@ -275,8 +275,8 @@ enum ListControls {
 
     /// A list's live region (see ``Layout``): the note about unreadable
     /// rows, the count, the list, the empty notice (or, past the end of the
-    /// list, ``pastTheEnd(base:query:defaultSort:page:noun:)``) and the
-    /// pager, in `<div id="BASE-results" data-live-topics="BASE">`, so that
+    /// list, ``pastTheEnd(base:query:defaultSort:page:noun:)`` instead of
+    /// the pager) and the pager, in `<div id="BASE-results" data-live-topics="BASE">`, so that
     /// the region is there whatever the page shows. `base` is both the
     /// list's path and its app's topic.
     static func results<Item, Sort>(
@@ -284,9 +284,10 @@ enum ListControls {
         empty: HTML
     ) -> HTML {
         let notice: HTML
+        let isPastTheEnd = page.isEmpty && page.number > 1
         if !page.isEmpty {
             notice = ""
-        } else if page.number > 1 {
+        } else if isPastTheEnd {
             notice = pastTheEnd(base: base, query: query, defaultSort: defaultSort, page: page, noun: noun)
         } else {
             notice = empty
@@ -297,7 +298,7 @@ enum ListControls {
             \(page.isEmpty ? "" : count(query: query, page: page, noun: noun))
             \(page.isEmpty ? "" : list)
             \(notice)
-            \(pager(base: base, query: query, defaultSort: defaultSort, page: page))
+            \(isPastTheEnd ? "" : pager(base: base, query: query, defaultSort: defaultSort, page: page))
             </div>
             """
     }
