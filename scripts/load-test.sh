@@ -169,7 +169,7 @@ if [ "$list_status" != 200 ] || [ "$picture_status" != 200 ] || [ "$picture_size
     echo "load-test: $list_path answered $list_status, $picture_path $picture_status with $picture_size bytes" >&2
     exit 1
 fi
-rows="$(curl -sS -H "Cookie: $cookie" "$url$list_path" | grep -o '<li id="person-' | wc -l || true)"
+rows="$(curl -sS -H "Cookie: $cookie" "$url$list_path" | grep -o '<tr id="person-' | wc -l || true)"
 if [ "$rows" -ne 20 ]; then
     echo "load-test: $list_path shows $rows people, not a page of 20" >&2
     exit 1

@@ -70,8 +70,12 @@ struct IndexedSearch: Sendable {
     /// The statement: the record's list columns from a subquery (so that
     /// the index's columns of the same names cannot clash, and a column the
     /// list does not read, such as a picture, is never loaded), then the
-    /// rank and the snippet columns.
-    func sql<Record: AppRecord>(for _: Record.Type, pattern: SearchPattern, limit: Int?, offset: Int) -> SQL {
+    /// rank and the snippet columns. With `details`, the record's detail
+    /// columns instead (which never hold a picture's bytes either).
+    func sql<Record: AppRecord>(
+        for _: Record.Type, pattern: SearchPattern, limit: Int?, offset: Int, details: Bool = false
+    ) -> SQL {
+        let selection = details ? Record.detailSelection : Record.selection
         let fts: SQL = "\(identifier: index.name)"
         let rank = SQL(
             unsafeLiteral: "bm25(\(quotedIdentifier(index.name))" + weights.map { ", \($0)" }.joined() + ")")
@@ -86,7 +90,7 @@ struct IndexedSearch: Sendable {
         }
         var sql: SQL = """
             SELECT t.*, \(rank), \(snippets.joined(separator: ", ")) \
-            FROM \(fts) JOIN (SELECT \(Record.selection) FROM \(identifier: Record.tableName)) AS t \
+            FROM \(fts) JOIN (SELECT \(selection) FROM \(identifier: Record.tableName)) AS t \
             ON t.\(identifier: Record.primaryKey) = \(fts).rowid \
             WHERE \(fts) MATCH \(pattern.fts5Query) \
             ORDER BY \(rank), \(fts).rowid
@@ -138,20 +142,21 @@ struct IndexedSearch: Sendable {
 extension RecordTable {
     /// The records matching what a person typed, best first (see
     /// ``IndexedSearch/pattern(_:)``), read as the list reads them, with
-    /// their rank and snippet, and the matching rows that cannot be read.
+    /// their rank and snippet, and the matching rows that cannot be read;
+    /// with `details`, read with the record's detail columns.
     ///
     /// Text with nothing to look for gives no match.
     ///
     /// - Throws: ``ValidationError`` when `limit` or `offset` is negative.
-    func fullTextSearch(_ text: String, using search: IndexedSearch, limit: Int?, offset: Int) async throws
-        -> FullTextResults<Record>
-    {
+    func fullTextSearch(
+        _ text: String, using search: IndexedSearch, limit: Int?, offset: Int, details: Bool = false
+    ) async throws -> FullTextResults<Record> {
         var validator = Validator()
         if let limit, limit < 0 { validator.fail("limit", "limit must not be negative") }
         if offset < 0 { validator.fail("offset", "offset must not be negative") }
         try validator.check()
         guard let pattern = IndexedSearch.pattern(text) else { return FullTextResults(matches: []) }
-        let sql = search.sql(for: Record.self, pattern: pattern, limit: limit, offset: offset)
+        let sql = search.sql(for: Record.self, pattern: pattern, limit: limit, offset: offset, details: details)
         return try await searching(search.index) { db in
             var results = FullTextResults<Record>(matches: [])
             let cursor = try db.fetchCursor(sql)
@@ -183,23 +188,29 @@ extension RecordTable {
 
     /// Page `number` (from 1) of `size` of the matches for what a person
     /// typed, best first, as ``fullTextSearch(_:using:limit:offset:)``
-    /// finds them, and whether more follow. Text with nothing to look for
-    /// gives an empty page.
+    /// finds them, whether more follow, and how many match in all; with
+    /// `details`, read with the record's detail columns. Text with nothing
+    /// to look for gives an empty page.
     ///
     /// - Throws: ``ValidationError`` for a page number or size out of
     ///   range (see ``PageRules/offset(number:size:)``).
-    func fullTextSearch(_ text: String, using search: IndexedSearch, number: Int, size: Int) async throws
-        -> RecordPage<FullTextMatch<Record>>
-    {
+    func fullTextSearch(
+        _ text: String, using search: IndexedSearch, number: Int, size: Int, details: Bool = false
+    ) async throws -> RecordPage<FullTextMatch<Record>> {
         let offset = try PageRules.offset(number: number, size: size)
         guard let pattern = IndexedSearch.pattern(text) else {
-            return RecordPage(items: [], number: number, size: size, hasNext: false)
+            return RecordPage(items: [], number: number, size: size, hasNext: false, total: 0)
         }
-        let sql = search.sql(for: Record.self, pattern: pattern, limit: size + 1, offset: offset)
+        let sql = search.sql(
+            for: Record.self, pattern: pattern, limit: size + 1, offset: offset, details: details)
+        let fts: SQL = "\(identifier: search.index.name)"
+        let count: SQL = "SELECT count(*) FROM \(fts) WHERE \(fts) MATCH \(pattern.fts5Query)"
         return try await searching(search.index) { db in
-            try RecordPage.read(db.fetchCursor(sql), number: number, size: size) { row in
+            var page = try RecordPage.read(db.fetchCursor(sql), number: number, size: size) { row in
                 try search.match(Record.self, from: row)
             }
+            page.total = try db.fetchOne(Int.self, count) ?? 0
+            return page
         }
     }
 }

@@ -24,14 +24,35 @@ public struct RecordPage<Item: Sendable>: Sendable {
     public var size: Int
     /// Whether at least one more row follows this page.
     public var hasNext: Bool
+    /// How many rows the whole list has (or how many match a search),
+    /// counted in the same read as the page; nil when it was not counted.
+    public var total: Int?
 
     /// Creates a page.
-    public init(items: [Item], unreadable: [UnreadableRowError] = [], number: Int, size: Int, hasNext: Bool) {
+    public init(
+        items: [Item], unreadable: [UnreadableRowError] = [], number: Int, size: Int, hasNext: Bool,
+        total: Int? = nil
+    ) {
         self.items = items
         self.unreadable = unreadable
         self.number = number
         self.size = size
         self.hasNext = hasNext
+        self.total = total
+    }
+
+    /// How many pages of ``size`` the whole list makes (at least 1, the
+    /// empty list's page); nil when ``total`` was not counted.
+    public var pageCount: Int? {
+        total.map { Swift.max(1, ($0 + size - 1) / Swift.max(size, 1)) }
+    }
+
+    /// The same page with its items made into others, in order; the
+    /// unreadable rows, number, size, next page and total are kept.
+    public func map<Other: Sendable>(_ transform: (Item) throws -> Other) rethrows -> RecordPage<Other> {
+        RecordPage<Other>(
+            items: try items.map(transform), unreadable: unreadable, number: number, size: size, hasNext: hasNext,
+            total: total)
     }
 
     /// Whether a page comes before this one.
@@ -109,17 +130,26 @@ extension RecordPage {
 
 extension RecordTable {
     /// Page `number` (from 1) of `size` rows of the records matching
-    /// `filter`, in order, read in one access of the database.
+    /// `filter`, in order, and how many match in all, read in one access
+    /// of the database. With `details`, the rows are read with the
+    /// record's detail columns (``AppRecord/detailSelection``).
     ///
     /// - Throws: ``ValidationError`` for a page number or size out of
     ///   range (see ``PageRules/offset(number:size:)``).
-    func page(where filter: SQL = "1", orderBy order: SQL, number: Int, size: Int) async throws -> RecordPage<Record> {
+    func page(where filter: SQL = "1", orderBy order: SQL, number: Int, size: Int, details: Bool = false)
+        async throws -> RecordPage<Record>
+    {
         let tail = try PageRules.sql(number: number, size: size)
-        let sql: SQL = "\(Self.select) WHERE \(filter) ORDER BY \(order) \(tail)"
+        let selection = details ? Record.detailSelection : Record.selection
+        let sql: SQL =
+            "SELECT \(selection) FROM \(identifier: Record.tableName) WHERE \(filter) ORDER BY \(order) \(tail)"
+        let count: SQL = "SELECT count(*) FROM \(identifier: Record.tableName) WHERE \(filter)"
         return try await database.read(for: Record.app) { db in
-            try RecordPage.read(db.fetchCursor(sql), number: number, size: size) { row in
+            var page = try RecordPage.read(db.fetchCursor(sql), number: number, size: size) { row in
                 try Record(row: row, strict: true)
             }
+            page.total = try db.fetchOne(Int.self, count) ?? 0
+            return page
         }
     }
 }

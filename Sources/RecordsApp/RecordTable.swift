@@ -126,16 +126,17 @@ struct RecordTable<Record: AppRecord>: Sendable {
     /// Walks the rows matching `filter` in order, handing them to `body` in
     /// chunks of at most `chunkSize` as they are read, on the reader
     /// connection's thread: memory stays flat however many rows there are.
-    /// The whole walk sees one committed state of the database.
+    /// The whole walk sees one committed state of the database. With
+    /// `details`, the rows are read with the record's detail columns.
     ///
     /// - Returns: How many rows were handed to `body`, readable or not.
     /// - Throws: What `body` throws, which ends the walk.
     @discardableResult
     func forEach(
-        where filter: SQL = "1", orderBy order: SQL, page: ListPage = .all, chunkSize: Int = 256,
-        _ body: @escaping @Sendable (RecordList<Record>) throws -> Void
+        where filter: SQL = "1", orderBy order: SQL, page: ListPage = .all, details: Bool = false,
+        chunkSize: Int = 256, _ body: @escaping @Sendable (RecordList<Record>) throws -> Void
     ) async throws -> Int {
-        let sql = Self.query(where: filter, orderBy: order, page: page)
+        let sql = Self.query(where: filter, orderBy: order, page: page, details: details)
         let size = max(1, chunkSize)
         return try await database.read(for: Record.app) { db in
             var chunk = RecordList<Record>(records: [])
@@ -179,8 +180,10 @@ struct RecordTable<Record: AppRecord>: Sendable {
         return list
     }
 
-    private static func query(where filter: SQL, orderBy order: SQL, page: ListPage) -> SQL {
-        "\(select) WHERE \(filter) ORDER BY \(order) \(page.sql)"
+    private static func query(where filter: SQL, orderBy order: SQL, page: ListPage, details: Bool = false) -> SQL {
+        let select: SQL =
+            details ? "SELECT \(Record.detailSelection) FROM \(identifier: Record.tableName)" : Self.select
+        return "\(select) WHERE \(filter) ORDER BY \(order) \(page.sql)"
     }
 
     // MARK: - Writing
@@ -291,6 +294,10 @@ public protocol RecordStore: Sendable {
 public protocol RecordSort: Sendable {
     /// By name, ignoring case and accents.
     static var name: Self { get }
+    /// Whether the order goes from the largest value down (the newest
+    /// first); false for one that goes up (A to Z, youngest first,
+    /// cheapest first). Lists show it beside the column they sort by.
+    var isDescending: Bool { get }
 }
 
 /// How ``RecordStore``'s shared methods reach a store's table.

@@ -179,7 +179,7 @@ extension RecordTable {
     }
 
     /// Page `number` (from 1) of `size` rows in `order`, an order that uses
-    /// the sort keys (nil: the keys' own order): read from a reader when every key is computed (the
+    /// the sort keys (nil: the keys' own order), and the table's count: read from a reader when every key is computed (the
     /// usual case), else in a write that first computes the missing ones
     /// (rows another program wrote since), so that the order is never
     /// that of stale keys.
@@ -191,9 +191,11 @@ extension RecordTable {
     {
         let sql = try Self.pageSQL(keyedBy: keys, orderBy: order, number: number, size: size)
         let read: @Sendable (Database) throws -> RecordPage<Record> = { db in
-            try RecordPage.read(db.fetchCursor(sql), number: number, size: size) { row in
+            var page = try RecordPage.read(db.fetchCursor(sql), number: number, size: size) { row in
                 try Record(row: row, strict: true)
             }
+            page.total = try Record.fetchCount(db)
+            return page
         }
         let page = try await database.read(for: Record.app) { db in try keys.isComplete(db) ? read(db) : nil }
         if let page { return page }

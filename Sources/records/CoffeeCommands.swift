@@ -10,7 +10,7 @@ let coffeeCommands = CommandFamily(
     summary: "coffees with an exact price and a picture stored in the database",
     commands: [
         Command(
-            name: "list", summary: "List every coffee's ID and name (nothing else is read)",
+            name: "list", summary: "List every coffee's ID, name and price (never a picture's bytes)",
             options: [
                 Command.Option(
                     name: "sort", valueName: "name|newest|price",
@@ -34,7 +34,9 @@ let coffeeCommands = CommandFamily(
                     minimum: invocation.arguments.value("min-price"), maximum: invocation.arguments.value("max-price"))
                 let list = coffeeList(invocation)
                 let store = try CoffeeStore(database: invocation.database())
-                try await store.forEach(sortedBy: sort, prices: prices, page: invocation.page()) { try list.take($0) }
+                try await store.forEach(sortedBy: sort, prices: prices, page: invocation.page(), hydrated: true) {
+                    try list.take($0)
+                }
                 let none =
                     prices.isAny
                     ? "No coffees yet. Add one: records coffee add --name NAME --price PRICE"
@@ -178,7 +180,7 @@ let coffeeCommands = CommandFamily(
                 let store = try CoffeeStore(database: invocation.database())
                 try await invocation.runIndexedSearch(
                     nothingFound: "No coffee matches", noun: "matching coffees",
-                    search: { try await store.fullTextSearch($0, limit: $1, offset: $2) },
+                    search: { try await store.fullTextSearch($0, limit: $1, offset: $2, hydrated: true) },
                     printTable: { try coffeeList(invocation).print($0, empty: $1, noun: "matching coffees") })
             }),
         Command(
@@ -285,12 +287,21 @@ let coffeeCommands = CommandFamily(
     ],
     groupSummaries: ["picture": "store, read and remove coffees' pictures"])
 
-/// The list of coffees (ID and name), printed as it is read.
+/// The list of coffees (ID, name and price), printed as it is read.
 @MainActor
 private func coffeeList(_ invocation: Invocation) -> StreamingList<Coffee> {
-    StreamingList([.init(title: "ID", alignment: .right), .init(title: "NAME")], json: invocation.wantsJSON) {
-        coffee in [String(coffee.id), coffee.name]
-    }
+    StreamingList(
+        [.init(title: "ID", alignment: .right), .init(title: "NAME"), .init(title: "PRICE", alignment: .right)],
+        json: invocation.wantsJSON
+    ) { coffee in [String(coffee.id), coffee.name, priceCell(coffee)] }
+}
+
+/// A coffee's price as the list shows it: "3.50", "-" for none, or
+/// "unreadable". Not isolated: the list's cells are made on the reading
+/// thread.
+private func priceCell(_ coffee: Coffee) -> String {
+    for field in coffee.unreadable where field.field == "price" { return "unreadable" }
+    return coffee.price.map(CoffeeRules.priceText) ?? "-"
 }
 
 private func coffeeFields(_ coffee: Coffee) -> String {

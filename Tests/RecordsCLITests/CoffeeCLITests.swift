@@ -107,17 +107,24 @@ struct CoffeeCLITests {
 
     // MARK: - Records
 
-    @Test("list shows the sample coffees' IDs and names; --json has nothing else")
+    /// The cells of a text table's line: the text between runs of two or
+    /// more spaces.
+    private func cells(_ line: String) -> [String] {
+        line.trimmingCharacters(in: .whitespaces).split(separator: /\s{2,}/).map(String.init)
+    }
+
+    @Test("list shows the sample coffees' IDs, names and prices; --json adds the price and picture")
     func list() async throws {
         let sandbox = try Sandbox()
         let run = try await sandbox.run("coffee", "list")
         #expect(run.status == 0)
-        #expect(run.lines.first == "ID  NAME")
+        #expect(cells(try #require(run.lines.first)) == ["ID", "NAME", "PRICE"])
         #expect(run.lines.count == 7)
-        #expect(run.lines.contains(" 1  Espresso"))
+        let espresso = try #require(run.lines.first { cells($0).prefix(2) == ["1", "Espresso"] })
+        #expect(cells(espresso).last?.wholeMatch(of: /[0-9]+\.[0-9]{2}/) != nil, "\(espresso)")
         let json = try #require(try await sandbox.run("coffee", "list", "--json").json() as? [[String: Any]])
         #expect(json.count == 6)
-        #expect(json.allSatisfy { Set($0.keys) == ["id", "name"] })
+        #expect(json.allSatisfy { Set($0.keys) == ["id", "name", "price", "picture"] })
         let newest = try #require(
             try await sandbox.run("coffee", "list", "--sort", "newest", "--json").json() as? [[String: Any]])
         #expect(newest.compactMap { $0["id"] as? Int } == [6, 5, 4, 3, 2, 1])
@@ -134,9 +141,18 @@ struct CoffeeCLITests {
         #expect(sorted.compactMap { $0["id"] as? Int } == [7, 1, 5, 2, 3, 4, 6, 10, 8, 9])
         let above = try await sandbox.run("coffee", "list", "--sort", "price", "--min-price", "5")
         #expect(above.status == 0)
-        #expect(above.lines == ["ID  NAME", "10  Nine fifty", " 8  Ten", " 9  Hundred"])
+        #expect(
+            above.lines.map(cells) == [
+                ["ID", "NAME", "PRICE"], ["10", "Nine fifty", "9.50"], ["8", "Ten", "10.00"],
+                ["9", "Hundred", "100.00"],
+            ])
+        // The price column is right-aligned, so the prices' decimal points line up.
+        #expect(Set(above.lines.map(\.count)).count == 1, "\(above.lines)")
         let between = try await sandbox.run("coffee", "list", "--min-price", "3.45", "--max-price", "3.60")
-        #expect(between.lines == ["ID  NAME", " 3  Caffè Latte", " 4  Flat White"])
+        #expect(
+            between.lines.map { Array(cells($0).prefix(2)) } == [
+                ["ID", "NAME"], ["3", "Caffè Latte"], ["4", "Flat White"],
+            ])
         let none = try await sandbox.run("coffee", "list", "--min-price", "500")
         #expect(none.status == 0 && none.stdout == "No coffee has a price in that range.\n")
     }
@@ -224,7 +240,12 @@ struct CoffeeCLITests {
         #expect(found.compactMap { $0["name"] as? String } == ["Café Mocha"])
         // Equal ranks come in the order the coffees were added.
         let prefix = try await sandbox.run("coffee", "search", "caf")
-        #expect(prefix.lines == ["ID  NAME", " 3  Caffè Latte", " 6  Café Mocha"])
+        #expect(
+            prefix.lines.map { Array(cells($0).prefix(2)) } == [
+                ["ID", "NAME"], ["3", "Caffè Latte"], ["6", "Café Mocha"],
+            ])
+        #expect(cells(try #require(prefix.lines.first)).last == "PRICE")
+        #expect(prefix.lines.dropFirst().allSatisfy { cells($0).last?.wholeMatch(of: /[0-9]+\.[0-9]{2}/) != nil })
         #expect(try await sandbox.run("coffee", "search", "tea").stdout == "No coffee matches \"tea\".\n")
         let delete = try await sandbox.run("coffee", "delete", "1", "--yes")
         #expect(delete.stdout == "Deleted Espresso (ID 1) and its picture.\n")

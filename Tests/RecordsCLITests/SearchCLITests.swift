@@ -94,7 +94,7 @@ struct SearchCLITests {
         #expect(try await sandbox.run("contacts", "find", "JANE", "doe").stdout.hasPrefix("Match found\n"))
     }
 
-    @Test("coffee search finds words' starts ignoring accents, and marks the name")
+    @Test("coffee search finds words' starts ignoring accents, marks the name, and gives the price")
     func coffee() async throws {
         let sandbox = try Sandbox()
         let found = try #require(
@@ -102,7 +102,7 @@ struct SearchCLITests {
         #expect(found.count == 1)
         #expect(found.first?["name"] as? String == "Caffè Latte")
         #expect(found.first?["snippet"] as? String == "**Caffè** **Latte**")
-        #expect(found.first?["price"] == nil)
+        #expect(found.first?["price"] as? String == "3.45")
     }
 
     @Test("--limit and --offset page through the matches; bad values are usage errors")

@@ -88,12 +88,12 @@ struct CoffeeWebTests {
         for index in 1...25 { try await store.add(CoffeeDraft(name: String(format: "Coffee %02d", index), price: 1)) }
         let first = try await client.get("/coffee")
         #expect(first.status == 200)
-        #expect(first.body.matches(of: /<li id="coffee-\d+">/).count == 20)
+        #expect(first.body.matches(of: /<tr id="coffee-\d+">/).count == 20)
         #expect(first.body.contains("Coffee 01") && !first.body.contains("Coffee 21"))
         #expect(first.body.contains("<a href=\"/coffee?page=2\" rel=\"next\" id=\"page-next\">"))
         #expect(!first.body.contains("page-previous"))
         let second = try await client.get("/coffee?page=2")
-        #expect(second.body.matches(of: /<li id="coffee-\d+">/).count == 5)
+        #expect(second.body.matches(of: /<tr id="coffee-\d+">/).count == 5)
         #expect(second.body.contains("Coffee 25") && !second.body.contains("Coffee 20<"))
         #expect(second.body.contains("<a href=\"/coffee\" rel=\"prev\" id=\"page-previous\">"))
         #expect(!second.body.contains("page-next"))
@@ -118,6 +118,36 @@ struct CoffeeWebTests {
         #expect(try await order("?sort=price") == ["Ristretto", "Mocha", "Americano"])
         let page = try await client.get("/coffee?sort=price")
         #expect(page.body.contains("id=\"sort-price\" aria-current=\"true\""))
+        #expect(page.body.contains("aria-sort=\"ascending\"><a href=\"/coffee?sort=price\" id=\"sort-price\""))
+        #expect(page.body.contains(">3 coffees · page 1 of 1</p>"))
+    }
+
+    @Test func theListIsATableOfThumbnailNameAndPrice() async throws {
+        let plain = try await store.add(CoffeeDraft(name: "Mocha", price: Decimal(string: "3.5")!))
+        let pictured = try await store.add(CoffeeDraft(name: ListsWeb.script, price: 2))
+        let stored = try await upload(pictured.id, WebPictures.make(count: 1000))
+        #expect(stored.status == 303)
+        let hydrated = try #require(try await store.coffee(id: pictured.id))
+        let version = try #require(hydrated.version)
+        let body = try await client.get("/coffee").body
+        #expect(body.contains("<table class=\"records stacked\" id=\"coffee-list\">"))
+        #expect(
+            body.contains(
+                "<tr id=\"coffee-\(plain.id)\"><td data-label=\"Picture\" class=\"thumbnail\"></td>"
+                    + "<td data-label=\"Name\"><a class=\"title\" href=\"/coffee/\(plain.id)\">Mocha</a></td>"
+                    + "<td data-label=\"Price\" class=\"number\">3.50</td></tr>"))
+        #expect(
+            body.contains(
+                "<td data-label=\"Picture\" class=\"thumbnail\"><img src=\"/coffee/\(pictured.id)/thumbnail?v=\(version)\" "
+                    + "alt=\"\" width=\"48\" height=\"48\" loading=\"lazy\"></td>"))
+        // A hostile name is escaped in its cell.
+        #expect(!body.contains(ListsWeb.script))
+        #expect(
+            body.contains(">\(ListsWeb.escapedScript)</a></td><td data-label=\"Price\" class=\"number\">2.00</td>"))
+        // Searching reads the same columns.
+        let found = try await client.get("/coffee?q=moch").body
+        #expect(found.contains("<td data-label=\"Price\" class=\"number\">3.50</td>"))
+        #expect(found.contains(">1 match · page 1 of 1</p>"))
     }
 
     @Test func theSearchBoxUsesTheFullTextIndex() async throws {

@@ -54,18 +54,51 @@ struct ContactsWebTests {
         #expect(response.body.contains("<title>Contacts · Records</title>"))
     }
 
-    @Test("The list shows each name with \"address | contact\" beneath")
+    @Test("The list is a table of name, address, and phone or email as tel: and mailto: links")
     func list() async throws {
         defer { server.stop() }
-        let jane = try await add("Jane Doe", "12 Main St", "+1 555 0100")
+        let jane = try await add("Jane Doe", "12 Main St", "+1 (555) 0100")
+        let john = try await add("John Roe", "3 High St", "john.roe+news@example.org")
+        let site = try await add("Web Site", "1 Web Way", "https://example.org")
         let body = try await client.get("/contacts").body
-        #expect(body.contains("<ul class=\"records\" id=\"contacts-list\">"))
+        #expect(body.contains("<table class=\"records stacked\" id=\"contacts-list\">"))
         #expect(
             body.contains(
-                "<li id=\"contact-\(jane.id)\"><span class=\"title\">Jane Doe</span>"
-                    + "<span class=\"subtitle\">12 Main St | +1 555 0100</span>"))
+                "<tr id=\"contact-\(jane.id)\"><td data-label=\"Name\"><span class=\"title\">Jane Doe</span></td>"
+                    + "<td data-label=\"Address\">12 Main St</td>"
+                    + "<td data-label=\"Phone or email\"><a href=\"tel:+15550100\">+1 (555) 0100</a></td>"))
+        #expect(body.contains("<a href=\"mailto:john.roe+news@example.org\">john.roe+news@example.org</a>"))
+        #expect(body.contains("<td data-label=\"Phone or email\">https://example.org</td>"))
+        #expect(ListsWeb.rowIDs(in: body, prefix: "contact") == [jane.id, john.id, site.id])
         #expect(body.contains("href=\"/contacts/\(jane.id)/edit\""))
         #expect(body.contains("href=\"/contacts/\(jane.id)/delete\""))
+        #expect(body.contains(">3 contacts · page 1 of 1</p>"))
+        #expect(
+            body.contains("aria-sort=\"ascending\"><a href=\"/contacts\" id=\"sort-name\" aria-current=\"true\">Name"))
+    }
+
+    @Test("Hostile phone and email text is escaped in the cell and never makes a link of its own")
+    func hostileReach() async throws {
+        defer { server.stop() }
+        let cases: [(stored: String, expected: String)] = [
+            (
+                "a\"onmouseover=alert(1)@x.org",
+                "<a href=\"mailto:a%22onmouseover%3Dalert%281%29@x.org\">a&quot;onmouseover=alert(1)@x.org</a>"
+            ),
+            ("<b>@x.org", "<a href=\"mailto:%3Cb%3E@x.org\">&lt;b&gt;@x.org</a>"),
+            ("javascript:alert(1)", "<td data-label=\"Phone or email\">javascript:alert(1)</td>"),
+            ("+1 555\"><script>", "<td data-label=\"Phone or email\">+1 555&quot;&gt;&lt;script&gt;</td>"),
+            ("12", "<td data-label=\"Phone or email\">12</td>"),
+            ("1+2+3", "<td data-label=\"Phone or email\">1+2+3</td>"),
+        ]
+        for (index, item) in cases.enumerated() {
+            try await add("Name \(index)", ListsWeb.script, item.stored)
+        }
+        let body = try await client.get("/contacts").body
+        #expect(ListsWeb.holdsNoHostileMarkup(body))
+        #expect(!body.contains("<b>") && !body.contains("href=\"javascript"))
+        #expect(body.contains("<td data-label=\"Address\">\(ListsWeb.escapedScript)</td>"))
+        for item in cases { #expect(body.contains(item.expected), "\(item.stored)") }
     }
 
     // MARK: - Add
@@ -96,7 +129,8 @@ struct ContactsWebTests {
         let page = try await ListsWeb.follow(response, with: client)
         #expect(
             page.body.contains("<p role=\"status\" class=\"flash\" id=\"flash\">Added “\u{2068}Jane Doe\u{2069}”.</p>"))
-        #expect(page.body.contains("12 Main St | +1 555 0100"))
+        #expect(page.body.contains("<td data-label=\"Address\">12 Main St</td>"))
+        #expect(page.body.contains("<a href=\"tel:+15550100\">+1 555 0100</a>"))
     }
 
     @Test("A refused add shows the summary, focusable, and the errors beside the fields, and keeps the input")

@@ -45,8 +45,15 @@ enum ListsWeb {
         return body[tag.range].firstMatch(of: /value="([^"]*)"/).map { String($0.1) }
     }
 
-    /// How many items the list with this id holds.
+    /// How many rows the list's table holds (`<tr id="PREFIX-ID">`).
     static func itemCount(in body: String, prefix: String) -> Int {
-        body.matches(of: try! Regex("<li id=\"\(prefix)-[0-9]+\"")).count
+        rowIDs(in: body, prefix: prefix).count
+    }
+
+    /// The IDs of the list's rows, in the order the page shows them.
+    static func rowIDs(in body: String, prefix: String) -> [Int64] {
+        body.matches(of: try! Regex<(Substring, Substring)>("<tr id=\"\(prefix)-([0-9]+)\"")).compactMap {
+            Int64($0.output.1)
+        }
     }
 }

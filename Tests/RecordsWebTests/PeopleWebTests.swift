@@ -33,23 +33,33 @@ struct PeopleWebTests {
         #expect(response.location == "/login?next=%2Fpeople%3Fsort%3Dage")
     }
 
-    @Test("The list shows each name with the age as subtitle, by name by default")
+    @Test("The list is a table of last name, first name and age, by last name by default")
     func listShowsNamesAndAges() async throws {
         defer { server.stop() }
         let ada = try await add("Ada", "Lovelace", 36)
-        try await add("Alan", "Turing", nil)
+        let alan = try await add("Alan", "Turing", nil)
         let response = try await client.get("/people")
         #expect(response.status == 200)
-        #expect(response.body.contains("<ul class=\"records\" id=\"people-list\">"))
+        #expect(response.body.contains("<table class=\"records stacked\" id=\"people-list\">"))
         #expect(
             response.body.contains(
-                "<li id=\"person-\(ada.id)\"><a class=\"title\" href=\"/people/\(ada.id)\">Ada Lovelace</a>"
-                    + "<span class=\"subtitle\">Age 36</span></li>"))
-        #expect(response.body.contains("Age unknown"))
-        let lovelace = try #require(response.body.range(of: "Lovelace"))
-        let turing = try #require(response.body.range(of: "Turing"))
-        #expect(lovelace.lowerBound < turing.lowerBound)
-        #expect(response.body.contains("id=\"sort-name\" aria-current=\"true\""))
+                "<tr id=\"person-\(ada.id)\"><td data-label=\"Last name\"><a class=\"title\" href=\"/people/\(ada.id)\">Lovelace</a></td>"
+                    + "<td data-label=\"First name\">Ada</td><td data-label=\"Age\" class=\"number\">36</td></tr>"))
+        #expect(response.body.contains("<td data-label=\"Age\" class=\"number\">unknown</td>"))
+        #expect(ListsWeb.rowIDs(in: response.body, prefix: "person") == [ada.id, alan.id])
+        #expect(
+            response.body.contains(
+                "<th scope=\"col\" class=\"sortable\" aria-sort=\"ascending\"><a href=\"/people\" id=\"sort-name\" aria-current=\"true\">Last name<span class=\"sort-arrow\" aria-hidden=\"true\"> ▲</span></a></th>"
+            ))
+        #expect(response.body.contains("<th scope=\"col\">First name</th>"))
+        #expect(response.body.contains("<p class=\"list-count\" id=\"list-count\">2 people · page 1 of 1</p>"))
+    }
+
+    @Test("The count names one person in the singular")
+    func countNoun() async throws {
+        defer { server.stop() }
+        try await add("Ada", "Lovelace", 36)
+        #expect(try await client.get("/people").body.contains(">1 person · page 1 of 1</p>"))
     }
 
     @Test("An empty list says so and offers to add someone")
@@ -61,21 +71,31 @@ struct PeopleWebTests {
         #expect(!response.body.contains("id=\"people-list\""))
     }
 
-    @Test("Sorting by age puts the youngest first and unknown ages last")
+    @Test("Sorting by age puts the youngest first and unknown ages last; the age heading shows it")
     func sortByAge() async throws {
         defer { server.stop() }
-        try await add("Old", "Zed", 90)
-        try await add("No", "Age", nil)
-        try await add("Young", "Abel", 20)
+        let old = try await add("Old", "Zed", 90)
+        let none = try await add("No", "Age", nil)
+        let young = try await add("Young", "Abel", 20)
         let body = try await client.get("/people?sort=age").body
-        let order = ["Young Abel", "Old Zed", "No Age"].compactMap { body.range(of: $0)?.lowerBound }
-        #expect(order.count == 3 && order == order.sorted())
-        #expect(body.contains("id=\"sort-age\" aria-current=\"true\""))
-        #expect(body.contains("<a href=\"/people?sort=age\" id=\"sort-age\""))
-        #expect(body.contains("<a href=\"/people\" id=\"sort-name\">"))
+        #expect(ListsWeb.rowIDs(in: body, prefix: "person") == [young.id, old.id, none.id])
+        #expect(
+            body.contains(
+                "aria-sort=\"ascending\"><a href=\"/people?sort=age\" id=\"sort-age\" aria-current=\"true\">Age<span class=\"sort-arrow\" aria-hidden=\"true\"> ▲</span></a>"
+            ))
+        #expect(
+            body.contains(
+                "<th scope=\"col\" class=\"sortable\"><a href=\"/people\" id=\"sort-name\">Last name</a></th>"))
+        #expect(body.matches(of: /aria-sort=/).count == 1)
+        let newest = try await client.get("/people?sort=newest").body
+        #expect(ListsWeb.rowIDs(in: newest, prefix: "person") == [young.id, none.id, old.id])
+        #expect(
+            newest.contains("<a href=\"/people?sort=newest\" id=\"sort-newest\" aria-current=\"true\">Newest first</a>")
+        )
+        #expect(!newest.contains("aria-sort="))
     }
 
-    @Test("The list comes in pages of 20 with next and previous links that keep the sort")
+    @Test("The list comes in pages of 20 with next and previous links that keep the sort, and says page X of Y")
     func paging() async throws {
         defer { server.stop() }
         for index in 1...45 { try await add("Person", String(format: "P%02d", index), index) }
@@ -83,23 +103,58 @@ struct PeopleWebTests {
         #expect(ListsWeb.itemCount(in: first.body, prefix: "person") == 20)
         #expect(first.body.contains("<a href=\"/people?sort=age&amp;page=2\" rel=\"next\" id=\"page-next\">"))
         #expect(!first.body.contains("id=\"page-previous\""))
+        #expect(first.body.contains(">45 people · page 1 of 3</p>"))
         let third = try await client.get("/people?sort=age&page=3")
         #expect(third.status == 200)
         #expect(ListsWeb.itemCount(in: third.body, prefix: "person") == 5)
-        #expect(third.body.contains("Person P41") && third.body.contains("Person P45"))
+        #expect(third.body.contains(">P41</a>") && third.body.contains(">P45</a>"))
         #expect(third.body.contains("<a href=\"/people?sort=age&amp;page=2\" rel=\"prev\" id=\"page-previous\">"))
         #expect(!third.body.contains("id=\"page-next\""))
-        #expect(third.body.contains("<span id=\"page-number\">Page 3</span>"))
+        #expect(third.body.contains("<span id=\"page-number\">Page 3 of 3</span>"))
     }
 
-    @Test("A page past the end is an empty page that leads back to the first")
+    @Test("A page size of 20, 50 or 100 can be chosen; the links keep it; others are a clear 400")
+    func pageSize() async throws {
+        defer { server.stop() }
+        for index in 1...55 { try await add("Person", String(format: "P%02d", index), index) }
+        let first = try await client.get("/people")
+        #expect(first.body.contains("<a href=\"/people\" id=\"page-size-20\" aria-current=\"true\">20</a>"))
+        #expect(first.body.contains("<a href=\"/people?size=50\" id=\"page-size-50\">50</a>"))
+        let fifty = try await client.get("/people?sort=age&size=50")
+        #expect(fifty.status == 200)
+        #expect(ListsWeb.itemCount(in: fifty.body, prefix: "person") == 50)
+        #expect(fifty.body.contains(">55 people · page 1 of 2</p>"))
+        #expect(fifty.body.contains("<a href=\"/people?sort=age&amp;size=50&amp;page=2\" rel=\"next\""))
+        #expect(fifty.body.contains("<a href=\"/people?sort=age&amp;size=50\" id=\"sort-age\" aria-current=\"true\">"))
+        let hundred = try await client.get("/people?size=100")
+        #expect(ListsWeb.itemCount(in: hundred.body, prefix: "person") == 55)
+        #expect(!hundred.body.contains("id=\"page-next\""))
+        for size in ["0", "10", "21", "101", "500", "-20", "abc", "1e2"] {
+            let response = try await client.get("/people?size=\(size)")
+            #expect(response.status == 400, "\(size)")
+            #expect(response.body.contains("The page size must be 20, 50 or 100."), "\(size)")
+        }
+    }
+
+    @Test("A page past the end says so, with what the list has, and leads back to its last page")
     func pagePastTheEnd() async throws {
         defer { server.stop() }
         try await add("Ada", "Lovelace", 36)
         let response = try await client.get("/people?page=7")
         #expect(response.status == 200)
-        #expect(response.body.contains("This page is past the end of the list."))
-        #expect(response.body.contains("<a href=\"/people?page=6\" rel=\"prev\""))
+        #expect(
+            response.body.contains(
+                "Page 7 is past the end of the list. The list has 1 person on 1 page. "
+                    + "<a href=\"/people\" id=\"page-back\">Back to the first page</a>"))
+        // The way back is the notice's link, not a Previous to another page past the end.
+        #expect(!response.body.contains("rel=\"prev\""))
+        #expect(!response.body.contains("id=\"people-list\""))
+        for index in 1...44 { try await add("Person", String(format: "P%02d", index), index) }
+        let past = try await client.get("/people?sort=age&page=9")
+        #expect(
+            past.body.contains(
+                "The list has 45 people on 3 pages. <a href=\"/people?sort=age&amp;page=3\" id=\"page-back\">Back to the last page (3)</a>"
+            ))
     }
 
     @Test("A page number or sort that is not one the list has is a 400 page")
@@ -127,6 +182,10 @@ struct PeopleWebTests {
         let paged = try await client.get("/people?q=adam")
         #expect(ListsWeb.itemCount(in: paged.body, prefix: "person") == 20)
         #expect(paged.body.contains("<a href=\"/people?q=adam&amp;page=2\" rel=\"next\""))
+        #expect(paged.body.contains(">21 matches · page 1 of 2</p>"))
+        #expect(response.body.contains(">1 match · page 1 of 1</p>"))
+        // A search is ranked: its headings do not sort.
+        #expect(!response.body.contains("aria-sort=") && !response.body.contains("id=\"sort-name\""))
         let second = try await client.get("/people?q=adam&page=2")
         #expect(ListsWeb.itemCount(in: second.body, prefix: "person") == 1)
     }
@@ -357,7 +416,7 @@ struct PeopleWebTests {
         }
         let list = try await client.get("/people")
         #expect(list.status == 200)
-        #expect(list.body.contains("Ada Lovelace"))
+        #expect(list.body.contains(">Lovelace</a>"))
         #expect(list.body.contains("<div class=\"notice\" id=\"unreadable\">"))
         #expect(list.body.contains("person 9 cannot be read"))
         #expect(try await client.get("/people/9").status == 409)

@@ -79,7 +79,7 @@ def test_add_a_coffee_and_upload_a_picture_that_is_displayed(signed_in, files):
     browser.get("/coffee")
     browser.fill({"q": name.split()[-1]})
     browser.submit('#coffee-search button[type="submit"]')
-    assert [a.text for a in browser.find_all("#coffee-list li a.title")] == [name]
+    assert [a.text for a in browser.find_all("#coffee-list tbody a.title")] == [name]
 
     # Remove the picture, then delete the coffee after confirming.
     browser.get(coffee_path)
@@ -108,9 +108,9 @@ def test_hostile_text_in_every_coffee_field_shows_as_text(signed_in, files):
     # In the list, and the price field keeps refused text as typed.
     browser.get("/coffee?q=" + name.split()[-1])
     titles = [browser.driver.execute_script("return arguments[0].textContent", a)
-              for a in browser.find_all("#coffee-list li a.title")]
+              for a in browser.find_all("#coffee-list tbody a.title")]
     assert titles == [name]
-    browser.click_link("#coffee-list li a.title")
+    browser.click_link("#coffee-list tbody a.title")
     browser.click_link("#edit-coffee")
     assert browser.find("#field-name").get_attribute("value") == name
     browser.fill({"price": BREAKOUT})

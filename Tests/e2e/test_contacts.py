@@ -28,8 +28,10 @@ def test_add_a_contact_and_find_it(signed_in):
     browser.submit("#save-contact")
     assert browser.path == "/contacts"
     assert f"Added \u201c{name}\u201d." in browser.status_line()
-    rows = [li.text for li in browser.find_all("#contacts-list li")]
-    assert any(name in row and "Bletchley Park | +44 1908 640404" in row for row in rows), rows
+    rows = [tr.text for tr in browser.find_all("#contacts-list tbody tr")]
+    assert any(name in row and "Bletchley Park" in row and "+44 1908 640404" in row for row in rows), rows
+    # The phone number is a tel: link.
+    assert browser.find_all('#contacts-list a[href="tel:+441908640404"]')
 
     # Find by name (ignoring case): the match, with Edit beside it.
     browser.get("/contacts/find")
@@ -42,7 +44,7 @@ def test_add_a_contact_and_find_it(signed_in):
     browser.get("/contacts")
     browser.fill({"q": name.split()[-1]})
     browser.submit('#contacts-search button[type="submit"]')
-    assert len(browser.find_all("#contacts-list li")) == 1
+    assert len(browser.find_all("#contacts-list tbody tr")) == 1
 
 
 def test_hostile_text_in_every_contact_field_shows_as_text(signed_in):
@@ -59,12 +61,14 @@ def test_hostile_text_in_every_contact_field_shows_as_text(signed_in):
     assert "Added" in browser.status_line()
 
     browser.get("/contacts?q=" + marker)
-    rows = browser.find_all("#contacts-list li")
+    rows = browser.find_all("#contacts-list tbody tr")
     assert len(rows) == 1
-    title = browser.driver.execute_script("return arguments[0].querySelector('.title').textContent", rows[0])
-    subtitle = browser.driver.execute_script("return arguments[0].querySelector('.subtitle').textContent", rows[0])
+    cell = "return arguments[0].querySelector(arguments[1]).textContent"
+    title = browser.driver.execute_script(cell, rows[0], ".title")
+    address = browser.driver.execute_script(cell, rows[0], 'td[data-label="Address"]')
+    contact = browser.driver.execute_script(cell, rows[0], 'td[data-label="Phone or email"]')
     assert title == values["name"]
-    assert subtitle == f"{values['address']} | {values['contact']}"
+    assert (address, contact) == (values["address"], values["contact"])
     browser.screenshot("contacts-hostile")
 
     browser.get("/contacts/find")

@@ -34,7 +34,7 @@ def test_add_edit_and_delete_a_person(signed_in):
     browser.get("/people")
     browser.fill({"q": first})
     browser.submit('#people-search button[type="submit"]')
-    assert [a.text for a in browser.find_all("#people-list li a.title")] == [f"{first} Lovelace"]
+    assert [a.text for a in browser.find_all("#people-list tbody a.title")] == [f"{first} Lovelace"]
     browser.screenshot("people-search")
 
     # Edit: a wrong age is refused beside the field, the input kept.
@@ -77,12 +77,12 @@ def test_hostile_text_in_every_person_field_shows_as_text(signed_in):
     # On the list and in a search's matches too.
     browser.get("/people?q=" + marker)
     titles = [browser.driver.execute_script("return arguments[0].textContent", a)
-              for a in browser.find_all("#people-list li a.title")]
+              for a in browser.find_all("#people-list tbody a.title")]
     assert titles == [f"{first} {last}"]
     browser.check_no_script_ran()
 
     # The age field: refused, and the text kept in the field as typed.
-    browser.click_link("#people-list li a.title")
+    browser.click_link("#people-list tbody a.title")
     browser.click_link("#edit-person")
     browser.fill({"age": SCRIPT})
     browser.submit("#save-person")

@@ -12,4 +12,7 @@ extension AppDatabase.App {
     public static let coffee = Self(named: "coffee")
 }
 
-extension CoffeeSort: RecordSort {}
+extension CoffeeSort: RecordSort {
+    /// Only the newest first goes down.
+    public var isDescending: Bool { self == .newest }
+}

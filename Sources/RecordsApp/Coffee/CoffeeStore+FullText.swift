@@ -8,7 +8,8 @@ extension CoffeeStore {
 
     /// The coffees matching what a person typed, best first, from the
     /// names' full-text index; ID and name only (not hydrated), as the
-    /// list reads them: no picture is read.
+    /// list reads them, unless `hydrated` (then with price and picture
+    /// size and type): no picture's bytes are read.
     ///
     /// Every word must start a word of the name, in any order, ignoring
     /// case and diacritics: "lat caf" and "caffe" find Caffè Latte.
@@ -19,25 +20,28 @@ extension CoffeeStore {
     ///   - text: What was typed.
     ///   - limit: At most this many matches; all when nil.
     ///   - offset: Skip this many of the best matches first.
+    ///   - hydrated: Whether to read each match's price and picture too.
     /// - Returns: The matches read, with their rank and name marked, and the
     ///   matching rows whose name cannot be read.
     /// - Throws: ``ValidationError`` when `limit` or `offset` is negative.
-    public func fullTextSearch(_ text: String, limit: Int? = nil, offset: Int = 0) async throws
-        -> FullTextResults<Coffee>
+    public func fullTextSearch(_ text: String, limit: Int? = nil, offset: Int = 0, hydrated: Bool = false)
+        async throws -> FullTextResults<Coffee>
     {
-        try await table.fullTextSearch(text, using: Self.indexedSearch, limit: limit, offset: offset)
+        try await table.fullTextSearch(
+            text, using: Self.indexedSearch, limit: limit, offset: offset, details: hydrated)
     }
 
     /// Page `number` (from 1) of `size` of the coffees matching what a
     /// person typed, best first (as ``fullTextSearch(_:limit:offset:)``
-    /// finds them), and whether another page follows; only that page is
-    /// read, ID and name only.
+    /// finds them), whether another page follows, and how many match in
+    /// all; only that page is read, ID and name only unless `hydrated`
+    /// (then with price and picture, never its bytes).
     ///
     /// - Throws: ``ValidationError`` when `number` is below 1 or `size` is
     ///   not from 1 to ``PageRules/maxSize``.
-    public func fullTextSearch(_ text: String, page number: Int, size: Int) async throws
+    public func fullTextSearch(_ text: String, page number: Int, size: Int, hydrated: Bool = false) async throws
         -> RecordPage<FullTextMatch<Coffee>>
     {
-        try await table.fullTextSearch(text, using: Self.indexedSearch, number: number, size: size)
+        try await table.fullTextSearch(text, using: Self.indexedSearch, number: number, size: size, details: hydrated)
     }
 }

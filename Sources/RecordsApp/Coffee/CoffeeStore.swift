@@ -71,29 +71,36 @@ public struct CoffeeStore: RecordStore {
     }
 
     /// Page `number` (from 1) of `size` coffees in the given order, ID and
-    /// name only, and whether another page follows; only that page is
-    /// read, in one access of the database.
+    /// name only unless `hydrated` (then with price and picture, never its
+    /// bytes), whether another page follows, and how many coffees are in
+    /// `prices`; only that page is read, in one access of the database.
     ///
     /// - Throws: ``ValidationError`` when `number` is below 1, `size` is
     ///   not from 1 to ``PageRules/maxSize``, or `prices` is not a valid
     ///   range.
-    public func page(sortedBy sort: CoffeeSort = .name, prices: CoffeePriceRange = .any, number: Int, size: Int)
-        async throws -> RecordPage<Coffee>
-    {
-        try await table.page(where: Self.priceFilter(prices), orderBy: Self.orderBy(sort), number: number, size: size)
+    public func page(
+        sortedBy sort: CoffeeSort = .name, prices: CoffeePriceRange = .any, number: Int, size: Int,
+        hydrated: Bool = false
+    ) async throws -> RecordPage<Coffee> {
+        try await table.page(
+            where: Self.priceFilter(prices), orderBy: Self.orderBy(sort), number: number, size: size,
+            details: hydrated)
     }
 
     /// Walks the coffees (as ``list(sortedBy:prices:page:)``) without
     /// loading the whole list: `body` gets the rows in chunks as they are
-    /// read, on a reader connection's thread, all from one committed state.
+    /// read, on a reader connection's thread, all from one committed state;
+    /// ID and name only unless `hydrated` (then with price and picture,
+    /// never its bytes).
     ///
     /// - Returns: How many rows `body` was given.
     @discardableResult
     public func forEach(
-        sortedBy sort: CoffeeSort = .name, prices: CoffeePriceRange, page: ListPage = .all,
+        sortedBy sort: CoffeeSort = .name, prices: CoffeePriceRange, page: ListPage = .all, hydrated: Bool = false,
         _ body: @escaping @Sendable (RecordList<Coffee>) throws -> Void
     ) async throws -> Int {
-        try await table.forEach(where: Self.priceFilter(prices), orderBy: Self.orderBy(sort), page: page, body)
+        try await table.forEach(
+            where: Self.priceFilter(prices), orderBy: Self.orderBy(sort), page: page, details: hydrated, body)
     }
 
     /// The sum of the prices of the coffees in `prices` (every priced

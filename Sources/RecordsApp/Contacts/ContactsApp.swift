@@ -12,4 +12,7 @@ extension AppDatabase.App {
     public static let contacts = Self(named: "contacts")
 }
 
-extension ContactSort: RecordSort {}
+extension ContactSort: RecordSort {
+    /// Only the newest first goes down.
+    public var isDescending: Bool { self == .newest }
+}

@@ -33,7 +33,8 @@ extension ContactsStore {
 
     /// Page `number` (from 1) of `size` of the contacts matching what a person
     /// typed, best first (as ``fullTextSearch(_:limit:offset:)`` finds
-    /// them), and whether another page follows; only that page is read.
+    /// them), whether another page follows, and how many match in all; only
+    /// that page is read.
     ///
     /// - Throws: ``ValidationError`` when `number` is below 1 or `size` is
     ///   not from 1 to ``PageRules/maxSize``.

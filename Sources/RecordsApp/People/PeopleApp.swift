@@ -12,4 +12,7 @@ extension AppDatabase.App {
     public static let people = Self(named: "people")
 }
 
-extension PersonSort: RecordSort {}
+extension PersonSort: RecordSort {
+    /// Only the newest first goes down.
+    public var isDescending: Bool { self == .newest }
+}

@@ -61,7 +61,8 @@ public struct PeopleStore: RecordStore {
     }
 
     /// Page `number` (from 1) of `size` people in the given order (by name
-    /// when nil), and whether another page follows; only that page is
+    /// when nil), whether another page follows, and how many there are in
+    /// all (counted in the same read); only that page is
     /// read, in one access of the database.
     ///
     /// - Throws: ``ValidationError`` when `number` is below 1 or `size` is

@@ -13,4 +13,7 @@ extension AppDatabase.App {
     public static let users = Self(named: "users")
 }
 
-extension UserSort: RecordSort {}
+extension UserSort: RecordSort {
+    /// Only the newest first goes down.
+    public var isDescending: Bool { self == .newest }
+}

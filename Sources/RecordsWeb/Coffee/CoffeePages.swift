@@ -2,13 +2,13 @@ import Foundation
 import RecordsApp
 
 /// The Coffee app's screens (the original tutorial's list, detail and
-/// picture): the list loads IDs and names only, the detail the price and
-/// the picture's size and type, and the picture itself is a route of its
+/// picture): the list is a table of thumbnails, names and prices, the
+/// detail adds the picture's size and type, and the picture itself is a route of its
 /// own, streamed from the row with a strong `ETag`.
 ///
 /// | Route | What |
 /// |---|---|
-/// | `GET /coffee` | the list: `q` searches the names' full-text index, `sort` (`name`, `newest`, `price`), `page` |
+/// | `GET /coffee` | the list: `q` searches the names' full-text index, `sort` (`name`, `newest`, `price`), `size`, `page` |
 /// | `GET /coffee/new`, `POST /coffee` | the add form |
 /// | `GET /coffee/:id` | the detail, with the picture and its forms |
 /// | `GET /coffee/:id/edit`, `POST /coffee/:id/edit` | the edit form |
@@ -79,7 +79,15 @@ enum CoffeePages {
 
     // MARK: - The list
 
-    static let sorts: [(CoffeeSort, String)] = [(.name, "name"), (.newest, "newest"), (.price, "price")]
+    static let sorts: [(CoffeeSort, String)] = [(.name, "name"), (.newest, "Newest first"), (.price, "price")]
+
+    /// The list's columns: the picture's thumbnail, the name, the price.
+    static let columns: [ListColumn<CoffeeSort>] = [
+        ListColumn(label: "Picture", style: "thumbnail"), ListColumn(label: "Name", sort: .name),
+        ListColumn(label: "Price", sort: .price, style: "number"),
+    ]
+
+    static let noun = ListNoun(one: "coffee", many: "coffees")
 
     /// A coffee on the list, with the search's marked name when searching.
     struct Row: Sendable {
@@ -87,44 +95,55 @@ enum CoffeePages {
         var snippet: [(text: String, isMatch: Bool)]?
     }
 
+    /// The address of a coffee's thumbnail; `v` changes whenever the coffee
+    /// (its picture included) does, so a browser never shows a stale one.
+    static func thumbnailPath(_ coffee: Coffee) -> String {
+        HTML.path(
+            ["coffee", String(coffee.id), "thumbnail"], query: [("v", coffee.version?.description)])
+    }
+
+    /// The thumbnail cell: the picture's thumbnail, or nothing for a coffee
+    /// without a picture.
+    static func thumbnail(_ coffee: Coffee) -> HTML {
+        guard coffee.picture != nil else { return "" }
+        return """
+            <img src="\(thumbnailPath(coffee))" alt="" width="48" height="48" loading="lazy">
+            """
+    }
+
     static func list(_ request: Request, store: CoffeeStore) async throws -> Response {
         let query = try ListQuery(request, defaultSort: CoffeeSort.name)
-        let size = ListQuery<CoffeeSort>.pageSize
         let page: RecordPage<Row>
         do {
             if query.isSearch {
-                let found = try await store.fullTextSearch(query.search, page: query.page, size: size)
-                page = RecordPage(
-                    items: found.items.map { match in
+                page = try await store.fullTextSearch(query.search, page: query.page, size: query.size, hydrated: true)
+                    .map { match in
                         Row(coffee: match.record, snippet: match.snippet.segments.map { ($0.text, $0.isMatch) })
-                    }, unreadable: found.unreadable, number: found.number, size: found.size, hasNext: found.hasNext)
+                    }
             } else {
-                let found = try await store.page(sortedBy: query.sort, number: query.page, size: size)
-                page = RecordPage(
-                    items: found.items.map { Row(coffee: $0, snippet: nil) }, unreadable: found.unreadable,
-                    number: found.number, size: found.size, hasNext: found.hasNext)
+                page = try await store.page(sortedBy: query.sort, number: query.page, size: query.size, hydrated: true)
+                    .map { Row(coffee: $0, snippet: nil) }
             }
         } catch let error as ValidationError {
             throw HTTPError.badRequest(error.description)
         }
-        let items = page.items.map { row -> HTML in
-            let name: HTML = row.snippet.map(ListControls.marked) ?? "\(displayName(row.coffee))"
-            return
-                "<li id=\"coffee-\(row.coffee.id)\"><a class=\"title\" href=\"/coffee/\(row.coffee.id)\">\(name)</a></li>"
+        let rows = page.items.map { row -> HTML in
+            let coffee = row.coffee
+            let name: HTML = row.snippet.map(ListControls.marked) ?? "\(displayName(coffee))"
+            let price: HTML =
+                coffee.unreadable.contains { $0.field == "price" }
+                ? "<em>cannot be read</em>" : "\(coffee.price.map(CoffeeRules.priceText) ?? "—")"
+            return ListControls.row(
+                id: "coffee-\(coffee.id)", columns: columns,
+                cells: [thumbnail(coffee), "<a class=\"title\" href=\"/coffee/\(coffee.id)\">\(name)</a>", price])
         }
-        let empty: HTML
-        if !page.isEmpty {
-            empty = ""
-        } else if query.isSearch {
-            empty = "<p class=\"notice\" id=\"empty\">No coffee matches “<bdi>\(query.search)</bdi>”.</p>"
-        } else if page.number > 1 {
-            empty =
-                "<p class=\"notice\" id=\"empty\">This page is past the end of the list. "
-                + "<a href=\"/coffee\">Back to the first page</a></p>"
-        } else {
-            empty = "<p class=\"notice\" id=\"empty\">No coffees yet. <a href=\"/coffee/new\">Add a coffee</a></p>"
-        }
-        let list: HTML = items.isEmpty ? "" : "<ul class=\"records\" id=\"coffee-list\">\(items)</ul>"
+        let empty: HTML =
+            query.isSearch
+            ? "<p class=\"notice\" id=\"empty\">No coffee matches “<bdi>\(query.search)</bdi>”.</p>"
+            : "<p class=\"notice\" id=\"empty\">No coffees yet. <a href=\"/coffee/new\">Add a coffee</a></p>"
+        let list = ListControls.table(
+            id: "coffee-list", caption: "Coffees", base: "coffee", query: query, defaultSort: .name, columns: columns,
+            rows: rows)
         let heading: HTML = query.isSearch ? "Coffees matching “<bdi>\(query.search)</bdi>”" : "Coffee"
         return Layout.page(
             request, title: Layout.listTitle("Coffee", search: query.search, page: query.page), section: "/coffee",
@@ -132,8 +151,8 @@ enum CoffeePages {
                 <h1>\(heading)</h1>
                 <p class="actions"><a class="button" id="add-coffee" href="/coffee/new">Add a coffee</a></p>
                 \(ListControls.searchForm(base: "coffee", label: "Search coffees", search: query.search))
-                \(ListControls.sortLinks(base: "coffee", query: query, defaultSort: .name, labels: sorts))
-                \(ListControls.results(base: "coffee", query: query, defaultSort: .name, page: page, list: list, empty: empty))
+                \(ListControls.sortLinks(base: "coffee", query: query, defaultSort: .name, columns: columns, labels: sorts))
+                \(ListControls.results(base: "coffee", query: query, defaultSort: .name, page: page, noun: noun, list: list, empty: empty))
                 """)
     }
 

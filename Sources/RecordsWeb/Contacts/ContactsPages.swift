@@ -153,21 +153,17 @@ enum ContactsPages {
     /// The list, or a search's matches.
     private static func page(_ request: Request, store: ContactsStore) async throws -> Response {
         let query = try ListQuery(request, defaultSort: ContactSort.name)
-        let size = ListQuery<ContactSort>.pageSize
         let page: RecordPage<ContactsViews.Row>
         do {
             if query.isSearch {
-                let found = try await store.fullTextSearch(query.search, page: query.page, size: size)
-                page = RecordPage(
-                    items: found.items.map { match in
-                        ContactsViews.Row(
-                            contact: match.record, snippet: match.snippet.segments.map { ($0.text, $0.isMatch) })
-                    }, unreadable: found.unreadable, number: found.number, size: found.size, hasNext: found.hasNext)
+                page = try await store.fullTextSearch(query.search, page: query.page, size: query.size).map { match in
+                    ContactsViews.Row(
+                        contact: match.record, snippet: match.snippet.segments.map { ($0.text, $0.isMatch) })
+                }
             } else {
-                let listed = try await store.page(sortedBy: query.sort, number: query.page, size: size)
-                page = RecordPage(
-                    items: listed.items.map { ContactsViews.Row(contact: $0, snippet: nil) },
-                    unreadable: listed.unreadable, number: listed.number, size: listed.size, hasNext: listed.hasNext)
+                page = try await store.page(sortedBy: query.sort, number: query.page, size: query.size).map {
+                    ContactsViews.Row(contact: $0, snippet: nil)
+                }
             }
         } catch let error as ValidationError {
             throw HTTPError.badRequest(error.description)

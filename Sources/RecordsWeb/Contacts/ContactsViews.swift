@@ -31,7 +31,49 @@ enum ContactsViews {
         case refused(ValidationError)
     }
 
-    static let sorts: [(ContactSort, String)] = [(.name, "name"), (.newest, "newest")]
+    static let sorts: [(ContactSort, String)] = [(.name, "name"), (.newest, "Newest first")]
+
+    /// The list's columns: the name, the address, how to reach them, and
+    /// the row's actions.
+    static let columns: [ListColumn<ContactSort>] = [
+        ListColumn(label: "Name", sort: .name), ListColumn(label: "Address"),
+        ListColumn(label: "Phone or email"), ListColumn(label: "Actions", style: "row-actions"),
+    ]
+
+    static let noun = ListNoun(one: "contact", many: "contacts")
+
+    /// How to reach a contact, as a link when it is a phone number
+    /// (`tel:`, digits only) or an email address (`mailto:`, encoded), else
+    /// as text; nothing for an empty one.
+    static func reach(_ text: String) -> HTML {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty else { return "" }
+        guard let href = reachLink(trimmed) else { return "\(text)" }
+        return "<a href=\"\(href)\">\(trimmed)</a>"
+    }
+
+    /// What an address may keep as it is in a `mailto:` link: ASCII
+    /// letters and digits, `@ . - _ +`; everything else is encoded.
+    private static let mailtoAllowed = CharacterSet(
+        charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@.-_+")
+
+    /// The `tel:` or `mailto:` address of a contact's phone or email; nil
+    /// when it is neither.
+    static func reachLink(_ text: String) -> String? {
+        let parts = text.split(separator: "@", omittingEmptySubsequences: false)
+        if parts.count == 2, !parts[0].isEmpty, parts[1].contains("."), !parts[1].hasPrefix("."),
+            !parts[1].hasSuffix("."), !text.contains(where: { $0.isWhitespace || $0.isNewline })
+        {
+            guard let encoded = text.addingPercentEncoding(withAllowedCharacters: mailtoAllowed) else { return nil }
+            return "mailto:" + encoded
+        }
+        let phoneCharacters = Set("0123456789+-(). ")
+        let digits = text.filter { $0.isASCII && $0.isNumber }
+        guard text.allSatisfy(phoneCharacters.contains), digits.count >= 3,
+            !text.dropFirst().contains("+")
+        else { return nil }
+        return "tel:" + (text.hasPrefix("+") ? "+" : "") + digits
+    }
 
     static func fields(_ values: ContactFormValues, problems: [String: String]) -> HTML {
         """
@@ -41,33 +83,45 @@ enum ContactsViews {
         """
     }
 
-    /// A contact as a row of a list: the name, "address | contact", the
-    /// search's excerpt, and Edit and Delete.
-    static func item(_ contact: Contact, snippet: [(text: String, isMatch: Bool)]? = nil) -> HTML {
+    /// A contact as an item of the find page's matches or the duplicate
+    /// page's existing contacts: the name, "address | contact", and Edit
+    /// and Delete.
+    static func item(_ contact: Contact) -> HTML {
         let name = contact.name.isEmpty ? "(no name)" : contact.name
-        let excerpt: HTML? = snippet.map { "<span class=\"snippet\">\(ListControls.marked($0))</span>" }
         return """
             <li id="contact-\(contact.id)"><span class="title">\(name)</span>\
-            <span class="subtitle">\(contact.details)</span>\(excerpt.map { "<br>" + $0 })
-            <span class="row-actions"><a href="\(HTML.path(["contacts", String(contact.id), "edit"]))">Edit<span class="visually-hidden"> \(name)</span></a> \
-            <a href="\(HTML.path(["contacts", String(contact.id), "delete"]))">Delete<span class="visually-hidden"> \(name)</span></a></span></li>
+            <span class="subtitle">\(contact.details)</span>
+            <span class="row-actions">\(actions(contact.id, name: name))</span></li>
             """
     }
 
+    /// Edit and Delete links for a contact, named for screen readers.
+    static func actions(_ id: Int64, name: String) -> HTML {
+        """
+        <a href="\(HTML.path(["contacts", String(id), "edit"]))">Edit<span class="visually-hidden"> \(name)</span></a> \
+        <a href="\(HTML.path(["contacts", String(id), "delete"]))">Delete<span class="visually-hidden"> \(name)</span></a>
+        """
+    }
+
     static func list(_ request: Request, query: ListQuery<ContactSort>, page: RecordPage<Row>) -> Response {
-        let items = page.items.map { item($0.contact, snippet: $0.snippet) }
-        let empty: HTML
-        if !page.isEmpty {
-            empty = ""
-        } else if query.isSearch {
-            empty = "<p class=\"notice\" id=\"empty\">No contact matches “<bdi>\(query.search)</bdi>”.</p>"
-        } else if page.number > 1 {
-            empty =
-                "<p class=\"notice\" id=\"empty\">This page is past the end of the list. <a href=\"/contacts\">Back to the first page</a></p>"
-        } else {
-            empty = "<p class=\"notice\" id=\"empty\">No contacts yet. <a href=\"/contacts/new\">Add a contact</a></p>"
+        let rows = page.items.map { row -> HTML in
+            let contact = row.contact
+            let name = contact.name.isEmpty ? "(no name)" : contact.name
+            let excerpt: HTML? = row.snippet.map { "<span class=\"snippet\">\(ListControls.marked($0))</span>" }
+            return ListControls.row(
+                id: "contact-\(contact.id)", columns: columns,
+                cells: [
+                    "<span class=\"title\">\(name)</span>\(excerpt)", "\(contact.address)", reach(contact.contact),
+                    actions(contact.id, name: name),
+                ])
         }
-        let list: HTML = items.isEmpty ? "" : "<ul class=\"records\" id=\"contacts-list\">\(items)</ul>"
+        let empty: HTML =
+            query.isSearch
+            ? "<p class=\"notice\" id=\"empty\">No contact matches “<bdi>\(query.search)</bdi>”.</p>"
+            : "<p class=\"notice\" id=\"empty\">No contacts yet. <a href=\"/contacts/new\">Add a contact</a></p>"
+        let list = ListControls.table(
+            id: "contacts-list", caption: "Contacts", base: "contacts", query: query, defaultSort: .name,
+            columns: columns, rows: rows)
         let heading: HTML = query.isSearch ? "Contacts matching “<bdi>\(query.search)</bdi>”" : "Contacts"
         return Layout.page(
             request, title: Layout.listTitle("Contacts", search: query.search, page: query.page),
@@ -77,8 +131,8 @@ enum ContactsViews {
                 <p class="actions"><a class="button" href="/contacts/new" id="add-contact">Add a contact</a> \
                 <a class="button secondary" href="/contacts/find" id="find-by-name">Find by name</a></p>
                 \(ListControls.searchForm(base: "contacts", label: "Search contacts", search: query.search))
-                \(ListControls.sortLinks(base: "contacts", query: query, defaultSort: .name, labels: sorts))
-                \(ListControls.results(base: "contacts", query: query, defaultSort: .name, page: page, list: list, empty: empty))
+                \(ListControls.sortLinks(base: "contacts", query: query, defaultSort: .name, columns: columns, labels: sorts))
+                \(ListControls.results(base: "contacts", query: query, defaultSort: .name, page: page, noun: noun, list: list, empty: empty))
                 """)
     }
 

@@ -16,7 +16,7 @@ import Foundation
 ///
 /// ```swift
 /// content: """
-///     <ul id="people-list" data-live-topics="people">\(items)</ul>
+///     <table id="people-list" data-live-topics="people">\(rows)</table>
 ///     """
 /// ```
 ///

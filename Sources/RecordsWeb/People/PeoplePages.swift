@@ -7,7 +7,7 @@ import RecordsApp
 ///
 /// | Route | Page |
 /// |---|---|
-/// | `GET /people?q=&sort=&page=` | the list, or a search's matches |
+/// | `GET /people?q=&sort=&size=&page=` | the list (a table), or a search's matches |
 /// | `GET /people/new`, `POST /people` | add |
 /// | `GET /people/:id` | one person |
 /// | `GET /people/:id/edit`, `POST /people/:id/edit` | edit |
@@ -133,24 +133,19 @@ enum PeoplePages {
 
     private static func list(_ request: Request, store: PeopleStore) async throws -> Response {
         let query = try ListQuery(request, defaultSort: PersonSort.name)
-        let size = ListQuery<PersonSort>.pageSize
         do {
             if query.isSearch {
-                let page = try await store.fullTextSearch(query.search, page: query.page, size: size)
+                let page = try await store.fullTextSearch(query.search, page: query.page, size: query.size)
                 return PeopleViews.list(
                     request, query: query,
-                    page: RecordPage(
-                        items: page.items.map { match in
-                            PeopleViews.Row(
-                                person: match.record, snippet: match.snippet.segments.map { ($0.text, $0.isMatch) })
-                        }, unreadable: page.unreadable, number: page.number, size: page.size, hasNext: page.hasNext))
+                    page: page.map { match in
+                        PeopleViews.Row(
+                            person: match.record, snippet: match.snippet.segments.map { ($0.text, $0.isMatch) })
+                    })
             }
-            let page = try await store.page(sortedBy: query.sort, number: query.page, size: size)
+            let page = try await store.page(sortedBy: query.sort, number: query.page, size: query.size)
             return PeopleViews.list(
-                request, query: query,
-                page: RecordPage(
-                    items: page.items.map { PeopleViews.Row(person: $0, snippet: nil) }, unreadable: page.unreadable,
-                    number: page.number, size: page.size, hasNext: page.hasNext))
+                request, query: query, page: page.map { PeopleViews.Row(person: $0, snippet: nil) })
         } catch let error as ValidationError {
             throw HTTPError.badRequest(error.description)
         }

@@ -21,41 +21,61 @@ enum PeopleViews {
         }
     }
 
-    static let sorts: [(PersonSort, String)] = [(.name, "name"), (.age, "age")]
+    static let sorts: [(PersonSort, String)] = [(.name, "name"), (.age, "age"), (.newest, "Newest first")]
 
-    /// The age as the list's subtitle.
-    static func ageText(_ age: Int?) -> String { age.map { "Age \($0)" } ?? "Age unknown" }
+    /// The list's columns: the last name sorts by name (last, then first),
+    /// the age by age.
+    static let columns: [ListColumn<PersonSort>] = [
+        ListColumn(label: "Last name", sort: .name), ListColumn(label: "First name"),
+        ListColumn(label: "Age", sort: .age, style: "number"),
+    ]
+
+    static let noun = ListNoun(one: "person", many: "people")
+
+    /// The age as the list shows it.
+    static func ageText(_ age: Int?) -> String { age.map(String.init) ?? "unknown" }
+
+    /// A search's columns: its matches are ranked, and the name is shown
+    /// whole, with the matched words marked.
+    static let searchColumns: [ListColumn<PersonSort>] = [
+        ListColumn(label: "Name"), ListColumn(label: "Age", style: "number"),
+    ]
 
     static func list(_ request: Request, query: ListQuery<PersonSort>, page: RecordPage<Row>) -> Response {
-        let items = page.items.map { row -> HTML in
-            let name = row.person.fullName.isEmpty ? "(no name)" : row.person.fullName
-            let title: HTML = row.snippet.map { ListControls.marked($0) } ?? HTML(text: name)
-            return """
-                <li id="person-\(row.person.id)"><a class="title" href="\(PeoplePages.path(row.person.id))">\(title)</a>\
-                <span class="subtitle">\(ageText(row.person.age))</span></li>
-                """
+        let columns = query.isSearch ? searchColumns : columns
+        let rows = page.items.map { row -> HTML in
+            let person = row.person
+            let href = PeoplePages.path(person.id)
+            let age: HTML = "\(ageText(person.age))"
+            if let snippet = row.snippet {
+                return ListControls.row(
+                    id: "person-\(person.id)", columns: columns,
+                    cells: ["<a class=\"title\" href=\"\(href)\">\(ListControls.marked(snippet))</a>", age])
+            }
+            // The link is on the last name (the first name when there is none): a row has one link.
+            let last: HTML = person.lastName.isEmpty ? "" : "<a class=\"title\" href=\"\(href)\">\(person.lastName)</a>"
+            let first: HTML =
+                !person.lastName.isEmpty
+                ? "\(person.firstName)"
+                : "<a class=\"title\" href=\"\(href)\">\(person.firstName.isEmpty ? "(no name)" : person.firstName)</a>"
+            return ListControls.row(id: "person-\(person.id)", columns: columns, cells: [last, first, age])
         }
-        let empty: HTML
-        if !page.isEmpty {
-            empty = ""
-        } else if query.isSearch {
-            empty = "<p class=\"notice\" id=\"empty\">No one matches “<bdi>\(query.search)</bdi>”.</p>"
-        } else if page.number > 1 {
-            empty =
-                "<p class=\"notice\" id=\"empty\">This page is past the end of the list. <a href=\"/people\">Back to the first page</a></p>"
-        } else {
-            empty = "<p class=\"notice\" id=\"empty\">No one yet. <a href=\"/people/new\">Add a person</a></p>"
-        }
+        let empty: HTML =
+            query.isSearch
+            ? "<p class=\"notice\" id=\"empty\">No one matches “<bdi>\(query.search)</bdi>”.</p>"
+            : "<p class=\"notice\" id=\"empty\">No one yet. <a href=\"/people/new\">Add a person</a></p>"
         let heading: HTML = query.isSearch ? "People matching “<bdi>\(query.search)</bdi>”" : "People"
-        let list: HTML = items.isEmpty ? "" : "<ul class=\"records\" id=\"people-list\">\(items)</ul>"
+        let list = ListControls.table(
+            id: "people-list", caption: "People", base: "people", query: query, defaultSort: .name, columns: columns,
+            rows: rows)
         return Layout.page(
             request, title: Layout.listTitle("People", search: query.search, page: query.page), section: "/people",
             content: """
                 <h1>\(heading)</h1>
                 <p class="actions"><a class="button" href="/people/new" id="add-person">Add a person</a></p>
                 \(ListControls.searchForm(base: "people", label: "Search people", search: query.search))
-                \(ListControls.sortLinks(base: "people", query: query, defaultSort: .name, labels: sorts))
-                \(ListControls.results(base: "people", query: query, defaultSort: .name, page: page, list: list, empty: empty))
+                \(ListControls.sortLinks(base: "people", query: query, defaultSort: .name, columns: columns, labels: sorts))
+                \(ListControls.results(base: "people", query: query, defaultSort: .name, page: page, noun: noun, list: list, empty: empty))
                 """)
     }
 
