@@ -81,9 +81,11 @@ def test_add_a_coffee_and_upload_a_picture_that_is_displayed(signed_in, files):
     browser.submit('#coffee-search button[type="submit"]')
     assert [a.text for a in browser.find_all("#coffee-list li a.title")] == [name]
 
-    # Remove the picture, then delete the coffee after confirming.
+    # Remove the picture, then delete the coffee, each after confirming.
     browser.get(coffee_path)
-    browser.submit("#remove-picture button")
+    browser.click_link("#remove-picture")
+    browser.screenshot("coffee-remove-picture")
+    browser.submit('#remove-picture-form button[type="submit"]')
     browser.get(coffee_path)
     assert browser.text_of("#picture-summary") == "none"
     assert not browser.exists("img#picture")
