@@ -4,8 +4,9 @@ import Foundation
 /// Bytes a ``Thumbnailer`` reads an image from, at any offset: a file, a
 /// buffer, a database row read in chunks.
 ///
-/// The thumbnailer calls it from the thread that called
-/// ``Thumbnailer/make(from:)``, one call at a time.
+/// The thumbnailer calls it one call at a time, from the thread that
+/// called ``Thumbnailer/make(from:)`` or from a libvips worker thread
+/// (while it decodes), never after `make` returns.
 public protocol ThumbnailInput: AnyObject {
     /// The number of bytes.
     var size: Int { get }
@@ -233,15 +234,30 @@ private let vipsStartup: String? = {
 }()
 
 /// The input as libvips reads it: a position, and the first error thrown.
+/// libvips calls it from its worker threads too, one call at a time; the
+/// lock makes that ordering visible to Swift (and to Thread Sanitizer,
+/// which does not see GLib's own locks).
 private final class SourceReader {
     let input: any ThumbnailInput
-    var position = 0
-    var error: (any Error)?
+    private let lock = NSLock()
+    private var position = 0
+    private var failure: (any Error)?
 
     init(_ input: any ThumbnailInput) { self.input = input }
 
+    /// The first error the input threw.
+    var error: (any Error)? { lock.withLock { failure } }
+
     func read(into buffer: UnsafeMutableRawBufferPointer) -> gint64 {
-        guard error == nil else { return -1 }
+        lock.withLock { readLocked(into: buffer) }
+    }
+
+    func seek(_ offset: gint64, _ whence: Int32) -> gint64 {
+        lock.withLock { seekLocked(offset, whence) }
+    }
+
+    private func readLocked(into buffer: UnsafeMutableRawBufferPointer) -> gint64 {
+        guard failure == nil else { return -1 }
         guard position < input.size, buffer.count > 0 else { return 0 }
         do {
             let count = try input.read(at: position, into: buffer)
@@ -249,12 +265,12 @@ private final class SourceReader {
             position += count
             return gint64(count)
         } catch {
-            self.error = error
+            failure = error
             return -1
         }
     }
 
-    func seek(_ offset: gint64, _ whence: Int32) -> gint64 {
+    private func seekLocked(_ offset: gint64, _ whence: Int32) -> gint64 {
         let base: Int
         switch whence {
         case SEEK_SET: base = 0

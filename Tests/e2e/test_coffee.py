@@ -75,6 +75,14 @@ def test_add_a_coffee_and_upload_a_picture_that_is_displayed(signed_in, files):
     assert browser.driver.execute_script("return arguments[0].naturalHeight", image) == 120
     browser.screenshot("coffee-detail", phone=True)
 
+    # Its thumbnail, made by the server and decoded by the browser: 96 x 72.
+    size = browser.driver.execute_async_script(
+        "const done = arguments[arguments.length - 1]; const image = new Image();"
+        "image.onload = () => done([image.naturalWidth, image.naturalHeight]);"
+        "image.onerror = () => done(null); image.src = location.pathname + '/thumbnail';"
+    )
+    assert size == [96, 72]
+
     # Found by the list's search box.
     browser.get("/coffee")
     browser.fill({"q": name.split()[-1]})

@@ -196,9 +196,12 @@ final class CoffeeThumbnails: Sendable {
 
 /// A stored picture as the thumbnailer reads it: a chunk of
 /// `PictureReader.chunkSize` bytes at a time from the row (libvips asks for
-/// a few KiB at a time), each read waited for on the thumbnail's thread.
+/// a few KiB at a time), each read waited for on the calling thread (the
+/// thumbnail's, or a libvips worker: never a concurrency thread). One call
+/// at a time; the lock makes that visible to Swift.
 private final class PictureBytes: ThumbnailInput {
     let picture: PictureReader
+    private let lock = NSLock()
     private var chunk = Data()
     private var chunkStart = 0
 
@@ -207,6 +210,10 @@ private final class PictureBytes: ThumbnailInput {
     var size: Int { picture.size }
 
     func read(at offset: Int, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        try lock.withLock { try readLocked(at: offset, into: buffer) }
+    }
+
+    private func readLocked(at offset: Int, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         if offset < chunkStart || offset >= chunkStart + chunk.count {
             guard offset < picture.size else { return 0 }
             let picture = self.picture
