@@ -5,7 +5,7 @@ import Foundation
 /// buffer, a database row read in chunks.
 ///
 /// The thumbnailer calls it one call at a time, from the thread that
-/// called ``Thumbnailer/make(from:)`` or from a libvips worker thread
+/// called `Thumbnailer.make(from:)` or from a libvips worker thread
 /// (while it decodes), never after `make` returns.
 public protocol ThumbnailInput: AnyObject {
     /// The number of bytes.
@@ -83,7 +83,7 @@ public struct ThumbnailError: Error, Sendable, CustomStringConvertible {
 ///   so there is nothing to reuse) and uses one worker thread per
 ///   thumbnail; callers bound how many run at once.
 ///
-/// ``make(from:)`` blocks while it decodes: call it on a thread of its own,
+/// `make(from:)` blocks while it decodes: call it on a thread of its own,
 /// not on one of Swift's concurrency threads. libvips is initialized once,
 /// the first time any thumbnailer is used, from whichever thread.
 public struct Thumbnailer: Sendable {
