@@ -29,6 +29,7 @@ let package = Package(
         .library(name: "RecordsApp", targets: ["RecordsApp"]),
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
         .library(name: "RecordsWeb", targets: ["RecordsWeb"]),
+        .library(name: "Thumbnails", targets: ["Thumbnails"]),
         .executable(name: "records", targets: ["records"]),
         .executable(name: "bench", targets: ["bench"]),
     ],
@@ -52,6 +53,25 @@ let package = Package(
             name: "CMicroHTTPD",
             pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"]), .brew(["libmicrohttpd"])]
+        ),
+        // Thumbnails of pictures (the Coffee list's): libvips (Debian:
+        // libvips-dev, installed by scripts/bootstrap.sh; macOS:
+        // `brew install vips`), through fixed-argument wrappers in shim.h.
+        // The compiler flags come from GObject's pkg-config file, not
+        // vips': vips' brings `-pthread` (through gio and gmodule), which
+        // SwiftPM refuses with a warning on every build, and its headers
+        // need only GLib's include directories besides the system's (the
+        // module map links libvips itself). On macOS, point
+        // PKG_CONFIG_PATH and CPATH at Homebrew's.
+        .systemLibrary(
+            name: "CVips",
+            pkgConfig: "gobject-2.0",
+            providers: [.apt(["libvips-dev"]), .brew(["vips"])]
+        ),
+        // Bounded thumbnails with libvips: no app, no HTTP, no SQL.
+        .target(
+            name: "Thumbnails",
+            dependencies: ["CVips"]
         ),
         .target(
             name: "PasswordHashing",
@@ -92,7 +112,7 @@ let package = Package(
         // the server from the RecordsApp stores; no SQL here.
         .target(
             name: "RecordsWeb",
-            dependencies: ["RecordsApp", "PasswordHashing", "HTTPServer", "Replication"],
+            dependencies: ["RecordsApp", "PasswordHashing", "HTTPServer", "Replication", "Thumbnails"],
             resources: [.embedInCode("Resources/style.css"), .embedInCode("Resources/live.js")]
         ),
         .executableTarget(
@@ -145,6 +165,7 @@ let package = Package(
             name: "RecordsWebTests",
             dependencies: [
                 "RecordsWeb", "HTTPServer", "RecordsApp", "SQLiteStore", "PasswordHashing", "Replication", "TestSupport",
+                "Thumbnails", "CVips",
             ]
         ),
         .testTarget(

@@ -22,6 +22,11 @@ fi
 if ! pkg-config --exists gnutls 2>/dev/null || [ ! -f /usr/include/gnutls/gnutls.h ]; then
     missing+=(libgnutls28-dev)
 fi
+# libvips, with which RecordsWeb makes the coffee pictures' thumbnails
+# (the Thumbnails target).
+if ! pkg-config --exists 'vips >= 8.13' 2>/dev/null || [ ! -f /usr/include/vips/vips.h ]; then
+    missing+=(libvips-dev)
+fi
 # The sqlite3 shell, with which scripts/crash-test.sh inspects databases.
 command -v sqlite3 >/dev/null 2>&1 || missing+=(sqlite3)
 # The records tests check the man page with groff and man, identify

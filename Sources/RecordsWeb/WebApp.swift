@@ -53,12 +53,15 @@ public struct WebContext: Sendable {
     public let configuration: WebConfiguration
     /// Sessions, the log-in throttle and the registration policy.
     public let accounts: Accounts
+    /// The coffee pictures' thumbnails, made once per picture version.
+    let thumbnails: CoffeeThumbnails
 
     /// The context over `database`.
     public init(database: AppDatabase, configuration: WebConfiguration) {
         self.database = database
         self.configuration = configuration
         accounts = Accounts(database: database, configuration: configuration)
+        thumbnails = CoffeeThumbnails(log: configuration.log)
     }
 }
 

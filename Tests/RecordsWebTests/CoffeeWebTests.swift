@@ -417,6 +417,61 @@ struct CoffeeWebTests {
         #expect(openUploadFiles().isEmpty)
     }
 
+    @Test func removingThePictureAsksFirstAndAStaleAnswerRemovesNothing() async throws {
+        let coffee = try await store.add(CoffeeDraft(name: "Mocha", price: 3))
+        try await store.setPicture(id: coffee.id, from: .data(WebPictures.make(count: 100)))
+        let detail = try await client.get("/coffee/\(coffee.id)")
+        #expect(detail.body.contains("id=\"remove-picture\" href=\"/coffee/\(coffee.id)/picture/remove\""))
+        #expect(!detail.body.contains("action=\"/coffee/\(coffee.id)/picture/remove\""))
+        let question = try await client.get("/coffee/\(coffee.id)/picture/remove")
+        #expect(question.status == 200)
+        #expect(question.body.contains("<h1>Remove the picture of <bdi>Mocha</bdi>?</h1>"))
+        #expect(question.body.contains("action=\"/coffee/\(coffee.id)/picture/remove\""))
+        let version = try #require(
+            question.body.firstMatch(of: /name="version" value="([0-9a-f]{16})"/).map { String($0.1) })
+        #expect(try await store.coffee(id: coffee.id)?.version?.description == version)
+
+        // Replaced in another tab meanwhile: the stale answer removes nothing.
+        let replacement = WebPictures.make(count: 200)
+        try await store.setPicture(id: coffee.id, from: .data(replacement))
+        let stale = try await client.post("/coffee/\(coffee.id)/picture/remove", [("version", version)])
+        #expect(stale.status == 409)
+        #expect(stale.body.contains("id=\"conflict\""))
+        #expect(try await storedPicture(coffee.id) == replacement)
+        let current = try #require(
+            stale.body.firstMatch(of: /name="version" value="([0-9a-f]{16})"/).map { String($0.1) })
+        #expect(current != version)
+        let removed = try await client.post("/coffee/\(coffee.id)/picture/remove", [("version", current)])
+        #expect(removed.status == 303)
+        #expect(try await storedPicture(coffee.id) == nil)
+        // Nothing left to confirm.
+        let again = try await client.get("/coffee/\(coffee.id)/picture/remove")
+        #expect(again.status == 303 && again.location == "/coffee/\(coffee.id)")
+    }
+
+    @Test func aStalePictureUploadIsNotSaved() async throws {
+        let coffee = try await store.add(CoffeeDraft(name: "Mocha", price: 3))
+        let detail = try await client.get("/coffee/\(coffee.id)")
+        let version = try #require(
+            detail.body.firstMatch(of: /name="version" value="([0-9a-f]{16})"/).map { String($0.1) })
+        // Renamed in another tab after the page was opened.
+        _ = try await store.update(id: coffee.id, with: CoffeeChanges(name: "Latte"))
+        let stale = try await client.postMultipart(
+            "/coffee/\(coffee.id)/picture", fields: [("version", version)],
+            file: ("picture", "a.png", "image/png", WebPictures.make(count: 100)))
+        #expect(stale.status == 409)
+        #expect(stale.body.contains("Someone else changed this coffee after you opened this page"))
+        #expect(stale.body.contains("<h1 id=\"coffee-name\">Latte</h1>"))
+        #expect(try await storedPicture(coffee.id) == nil)
+        let current = try #require(
+            stale.body.firstMatch(of: /name="version" value="([0-9a-f]{16})"/).map { String($0.1) })
+        let saved = try await client.postMultipart(
+            "/coffee/\(coffee.id)/picture", fields: [("version", current)],
+            file: ("picture", "a.png", "image/png", WebPictures.make(count: 100)))
+        #expect(saved.status == 303)
+        #expect(try await storedPicture(coffee.id) == WebPictures.make(count: 100))
+    }
+
     @Test func removingThePictureRedirectsAndItIsGone() async throws {
         let coffee = try await store.add(CoffeeDraft(name: "Mocha", price: 3))
         try await store.setPicture(id: coffee.id, from: .data(WebPictures.make(count: 100)))

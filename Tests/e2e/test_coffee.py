@@ -75,15 +75,25 @@ def test_add_a_coffee_and_upload_a_picture_that_is_displayed(signed_in, files):
     assert browser.driver.execute_script("return arguments[0].naturalHeight", image) == 120
     browser.screenshot("coffee-detail", phone=True)
 
+    # Its thumbnail, made by the server and decoded by the browser: 96 x 72.
+    size = browser.driver.execute_async_script(
+        "const done = arguments[arguments.length - 1]; const image = new Image();"
+        "image.onload = () => done([image.naturalWidth, image.naturalHeight]);"
+        "image.onerror = () => done(null); image.src = location.pathname + '/thumbnail';"
+    )
+    assert size == [96, 72]
+
     # Found by the list's search box.
     browser.get("/coffee")
     browser.fill({"q": name.split()[-1]})
     browser.submit('#coffee-search button[type="submit"]')
     assert [a.text for a in browser.find_all("#coffee-list tbody a.title")] == [name]
 
-    # Remove the picture, then delete the coffee after confirming.
+    # Remove the picture, then delete the coffee, each after confirming.
     browser.get(coffee_path)
-    browser.submit("#remove-picture button")
+    browser.click_link("#remove-picture")
+    browser.screenshot("coffee-remove-picture")
+    browser.submit('#remove-picture-form button[type="submit"]')
     browser.get(coffee_path)
     assert browser.text_of("#picture-summary") == "none"
     assert not browser.exists("img#picture")

@@ -14,8 +14,9 @@ import RecordsApp
 /// | `GET /coffee/:id/edit`, `POST /coffee/:id/edit` | the edit form |
 /// | `GET /coffee/:id/delete`, `POST /coffee/:id/delete` | the confirmation, the deletion |
 /// | `GET /coffee/:id/picture` | the picture's bytes (`HEAD`, `If-None-Match` answered without reading them) |
+/// | `GET /coffee/:id/thumbnail` | the picture's thumbnail (``CoffeeThumbnails``); `v`, the coffee's version, makes it cacheable for good |
 /// | `POST /coffee/:id/picture` | upload or replace (multipart, field `picture`) |
-/// | `POST /coffee/:id/picture/remove` | remove the picture |
+/// | `GET /coffee/:id/picture/remove`, `POST /coffee/:id/picture/remove` | the confirmation, the removal |
 enum CoffeePages {
     static func routes(_ context: WebContext) -> [Route] {
         let store = context.coffee
@@ -51,6 +52,9 @@ enum CoffeePages {
                     to: "/coffee", flash: Layout.message(.deleted, displayName(deleted)), request: request)
             },
             Route.get("/coffee/:id/picture") { request in try await picture(request, store: store) },
+            Route.get("/coffee/:id/thumbnail") { request in
+                try await thumbnail(request, store: store, thumbnails: context.thumbnails)
+            },
             Route(
                 "POST", "/coffee/:id/picture",
                 body: .upload(field: "picture", limit: store.pictureSizeLimit) { start in
@@ -64,13 +68,30 @@ enum CoffeePages {
                     return try await pictureRefused(request, refusal, store: store)
                 }
             ) { request in try await storePicture(request, store: store) },
+            Route.get("/coffee/:id/picture/remove") { request in
+                let coffee = try await coffee(request, store: store)
+                guard coffee.picture != nil else {
+                    // Removed already (another tab): nothing to confirm.
+                    return Layout.redirect(
+                        to: "/coffee/\(coffee.id)", flash: "\(displayName(coffee)) has no picture", request: request)
+                }
+                return confirmPictureRemoval(request, coffee: coffee)
+            },
             Route.post("/coffee/:id/picture/remove") { request in
                 let id = try request.id()
                 do {
-                    try await store.removePicture(id: id)
+                    try await store.removePicture(id: id, ifVersion: try EditConflict.submittedVersion(request.form))
                 } catch let error as PictureError {
                     // Removed already (another tab): nothing to do.
                     return Layout.redirect(to: "/coffee/\(id)", flash: error.description, request: request)
+                } catch is VersionConflictError {
+                    // Changed since the confirmation was shown: ask again, showing it as it is now.
+                    let coffee = try await coffee(request, store: store)
+                    guard coffee.picture != nil else {
+                        return Layout.redirect(
+                            to: "/coffee/\(id)", flash: "\(displayName(coffee)) has no picture", request: request)
+                    }
+                    return confirmPictureRemoval(request, coffee: coffee, changed: true)
                 }
                 return Layout.redirect(to: "/coffee/\(id)", flash: "Removed the picture.", request: request)
             },
@@ -172,10 +193,9 @@ enum CoffeePages {
                 </dl>
                 <p><img class="picture" id="picture" src="/coffee/\(coffee.id)/picture" alt="Picture of \(displayName(coffee))"></p>
                 """
+            // Asks first, as deleting the coffee does.
             removeForm = """
-                <form method="post" action="/coffee/\(coffee.id)/picture/remove" class="inline" id="remove-picture">
-                \(Layout.csrfField(request))<button type="submit" class="secondary">Remove the picture</button>
-                </form>
+                <p class="actions"><a class="button secondary" id="remove-picture" href="/coffee/\(coffee.id)/picture/remove">Remove the picture</a></p>
                 """
         } else {
             picture = "<dt>Picture</dt><dd id=\"picture-summary\">none</dd>\n</dl>"
@@ -200,7 +220,7 @@ enum CoffeePages {
                 </section>
                 <h2>\(coffee.picture == nil ? "Add a picture" : "Replace the picture")</h2>
                 <form method="post" action="/coffee/\(coffee.id)/picture" enctype="multipart/form-data" class="card" id="picture-form">
-                \(Layout.csrfField(request))
+                \(Layout.csrfField(request))\(versionField(coffee))
                 <div class="field\(pictureError == nil ? "" : " invalid")">
                 <label for="field-picture">Picture</label>
                 <p class="hint" id="field-picture-hint">PNG, JPEG, GIF or WebP, up to \(limit)</p>
@@ -343,6 +363,38 @@ enum CoffeePages {
             consequence: coffee.picture == nil ? nil : "This deletes the coffee and its picture.")
     }
 
+    /// The hidden field carrying the version of the coffee a form was
+    /// opened at (nothing for a coffee read without its version): saving
+    /// over a newer version is refused (``VersionConflictError``).
+    static func versionField(_ coffee: Coffee) -> HTML? {
+        coffee.version.map { "<input type=\"hidden\" name=\"version\" value=\"\($0.description)\">" }
+    }
+
+    /// Asks before removing the picture, as ``confirmDeletion(_:coffee:changed:)``
+    /// asks before deleting the coffee; 409 after the coffee changed
+    /// since the question was shown.
+    static func confirmPictureRemoval(_ request: Request, coffee: Coffee, changed: Bool = false) -> Response {
+        let conflict: HTML? =
+            changed
+            ? "<p class=\"form-error\" role=\"alert\" id=\"conflict\">Someone else changed this coffee after you asked to remove its picture, so it was not removed. Check it below, and remove it again if you still want to.</p>"
+            : nil
+        let summary: HTML = coffee.picture.map { "<p id=\"picture-summary\">\($0.summary)</p>" } ?? ""
+        return Layout.page(
+            request, title: "Remove the picture of \(Layout.isolated(displayName(coffee)))?", section: "/coffee",
+            status: changed ? 409 : 200,
+            content: """
+                <h1>Remove the picture of <bdi>\(displayName(coffee))</bdi>?</h1>
+                \(conflict)
+                \(summary)
+                <p>This removes the picture from the coffee. It cannot be undone.</p>
+                <form method="post" action="/coffee/\(coffee.id)/picture/remove" class="card" id="remove-picture-form">
+                \(Layout.csrfField(request))\(versionField(coffee))
+                <p class="actions"><button type="submit" class="danger">Remove</button>
+                <a href="/coffee/\(coffee.id)">Keep it</a></p>
+                </form>
+                """)
+    }
+
     // MARK: - The picture
 
     /// The picture's bytes, streamed from the row. `HEAD` and a matching
@@ -368,6 +420,50 @@ enum CoffeePages {
             status: 200, headers: headers, body: .stream(length: UInt64(picture.size), PictureResponseStream(picture)))
     }
 
+    /// The picture's thumbnail, made once per picture version
+    /// (``CoffeeThumbnails``): a small JPEG or PNG, or a placeholder SVG
+    /// for a picture that cannot be decoded. Its `ETag` is the picture's
+    /// version's. With `v` naming the coffee's current version (the
+    /// address the pages write, which changes with the picture), the
+    /// browser keeps it for good; without, or with another `v`, it asks
+    /// again each time (answered 304 while the picture is the same).
+    /// 404 for a coffee without a picture.
+    static func thumbnail(
+        _ request: Request, store: CoffeeStore, thumbnails: CoffeeThumbnails, retried: Bool = false
+    ) async throws -> Response {
+        let id = try request.id()
+        // The coffee's version first, then the picture: the picture served
+        // is never older than the version `v` is compared with.
+        let current = request.query["v"] == nil ? nil : try await store.coffee(id: id)?.version
+        let picture: PictureReader
+        do {
+            picture = try await store.openPicture(id: id)
+        } catch is PictureError {
+            throw HTTPError.notFound
+        }
+        let lasting = current != nil && request.query["v"] == current?.description
+        var headers: [(name: String, value: String)] = [
+            ("Cache-Control", lasting ? "private, max-age=31536000, immutable" : "private, no-cache")
+        ]
+        let tag = picture.version.map { "\"thumbnail-\($0)\"" }
+        if let tag {
+            headers.append(("ETag", tag))
+            if EntityTags.ifNoneMatch(request.headers["if-none-match"], matches: tag) {
+                return Response(status: 304, headers: headers)
+            }
+        }
+        let image: CoffeeThumbnails.Image
+        do {
+            image = try await thumbnails.thumbnail(of: picture)
+        } catch let error as PictureError {
+            guard case .changed = error.reason, !retried else { throw error }
+            // Replaced or removed while it was read: the current one, once.
+            return try await thumbnail(request, store: store, thumbnails: thumbnails, retried: true)
+        }
+        headers.append(("Content-Type", image.mimeType))
+        return Response(status: 200, headers: headers, body: .bytes(Array(image.data)))
+    }
+
     static func storePicture(_ request: Request, store: CoffeeStore) async throws -> Response {
         let id = try request.id()
         if let refusal = request.uploadError { return try await pictureRefused(request, refusal, store: store) }
@@ -376,9 +472,18 @@ enum CoffeePages {
                 request, HTTPError.badRequest("Choose a picture to upload."), store: store)
         }
         do {
-            try await store.setPicture(id: id, from: .upload(upload))
+            try await store.setPicture(
+                id: id, from: .upload(upload), ifVersion: try EditConflict.submittedVersion(request.form))
         } catch let error as PictureError {
             return try await pictureRefused(request, error, store: store)
+        } catch is VersionConflictError {
+            // Changed since the page was opened: show it as it is now.
+            return try await detail(
+                request, coffee: try await coffee(request, store: store), store: store,
+                pictureError:
+                    "Someone else changed this coffee after you opened this page, so the picture was not saved. "
+                    + "Check the coffee above, and upload the picture again if you still want to.",
+                status: 409)
         }
         return Layout.redirect(to: "/coffee/\(id)", flash: "Saved the picture.", request: request)
     }
