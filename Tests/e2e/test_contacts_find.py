@@ -56,7 +56,7 @@ def test_find_then_edit_changes_the_contact_and_adds_none(signed_in):
 
     browser.fill({"q": name.split()[-1]})
     browser.submit('#contacts-search button[type="submit"]')
-    assert len(browser.find_all("#contacts-list li")) == 1
+    assert len(browser.find_all("#contacts-list tbody tr")) == 1
 
 
 def test_a_name_with_no_contact_says_no_match_and_offers_to_add_it(signed_in):
