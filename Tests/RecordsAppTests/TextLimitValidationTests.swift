@@ -72,7 +72,7 @@ struct TextLimitValidationTests {
             try ContactDraft(name: blownUpLetter, address: blownUpLetter, contact: blownUpLetter).validated()
         }
         #expect(error.message(for: "name") == codePointMessage("name", limit: 400, count: 65_001))
-        #expect(error.message(for: "address") == codePointMessage("Address", limit: 800, count: 65_001) + ".")
+        #expect(error.message(for: "address") == codePointMessage("address", limit: 800, count: 65_001))
         #expect(error.message(for: "contact") == codePointMessage("contact", limit: 800, count: 65_001))
         let changes = try #require(throws: ValidationError.self) {
             try ContactChanges(name: nil, address: blownUpLetter, contact: nil).validated()
