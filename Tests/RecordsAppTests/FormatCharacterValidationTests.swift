@@ -87,7 +87,8 @@ struct FormatCharacterValidationTests {
             form.lastName = "Lovelace"
             form.email = "ada@example.com"
             let profile = try form.validated(today: testToday)
-            #expect([profile.mobile, profile.state, profile.city, profile.pincode, profile.address] == ["", "", "", "", ""])
+            #expect(
+                [profile.mobile, profile.state, profile.city, profile.pincode, profile.address] == ["", "", "", "", ""])
             #expect(profile.imageName.isEmpty)
             let changes = try #require(throws: ValidationError.self) {
                 try ProfileChanges(firstName: value, city: value).validated(today: testToday)

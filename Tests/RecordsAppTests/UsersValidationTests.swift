@@ -104,7 +104,8 @@ struct UsersValidationTests {
             FieldValue(\.email, "", .email, "Email must not be empty."),
             FieldValue(\.email, "ada", .email, "Email must be a well-formed address such as name@example.com."),
             FieldValue(\.email, "ada@", .email, "Email must be a well-formed address such as name@example.com."),
-            FieldValue(\.email, "@example.com", .email, "Email must be a well-formed address such as name@example.com."),
+            FieldValue(
+                \.email, "@example.com", .email, "Email must be a well-formed address such as name@example.com."),
             FieldValue(\.email, "ada@example", .email, "Email must be a well-formed address such as name@example.com."),
             FieldValue(
                 \.email, "ada@@example.com", .email, "Email must be a well-formed address such as name@example.com."),
@@ -154,7 +155,8 @@ struct UsersValidationTests {
             FieldValue(\.mobile, "123456", .mobile, "Mobile must be 7 to 15 digits, optionally after a leading +."),
             FieldValue(
                 \.mobile, "1234567890123456", .mobile, "Mobile must be 7 to 15 digits, optionally after a leading +."),
-            FieldValue(\.mobile, "98765-43210", .mobile, "Mobile must be 7 to 15 digits, optionally after a leading +."),
+            FieldValue(
+                \.mobile, "98765-43210", .mobile, "Mobile must be 7 to 15 digits, optionally after a leading +."),
             FieldValue(\.mobile, "+", .mobile, "Mobile must be 7 to 15 digits, optionally after a leading +."),
             FieldValue(\.mobile, "++98765432", .mobile, "Mobile must be 7 to 15 digits, optionally after a leading +."),
             FieldValue(\.mobile, "98765432+", .mobile, "Mobile must be 7 to 15 digits, optionally after a leading +."),
@@ -166,7 +168,8 @@ struct UsersValidationTests {
             FieldValue(\.pincode, "110 001", .pincode, "Postal code must be 3 to 10 digits."),
             FieldValue(\.pincode, "-110001", .pincode, "Postal code must be 3 to 10 digits."),
             FieldValue(
-                \.state, String(repeating: "s", count: 101), .state, "State must be at most 100 characters (it has 101)."
+                \.state, String(repeating: "s", count: 101), .state,
+                "State must be at most 100 characters (it has 101)."
             ),
             FieldValue(\.city, "Pune\nMumbai", .city, "City must be a single line without control characters."),
             FieldValue(
@@ -175,22 +178,32 @@ struct UsersValidationTests {
             FieldValue(\.gender, "f", .gender, "Gender must be one of unspecified, male, female, other."),
             FieldValue(\.gender, "2", .gender, "Gender must be one of unspecified, male, female, other."),
             FieldValue(
-                \.dateOfBirth, "1990-13-01", .dateOfBirth, "Date of birth must be a real date written YYYY-MM-DD, such as 1990-12-31."),
+                \.dateOfBirth, "1990-13-01", .dateOfBirth,
+                "Date of birth must be a real date written YYYY-MM-DD, such as 1990-12-31."),
             FieldValue(
-                \.dateOfBirth, "1990-04-31", .dateOfBirth, "Date of birth must be a real date written YYYY-MM-DD, such as 1990-12-31."),
+                \.dateOfBirth, "1990-04-31", .dateOfBirth,
+                "Date of birth must be a real date written YYYY-MM-DD, such as 1990-12-31."),
             FieldValue(
-                \.dateOfBirth, "2023-02-29", .dateOfBirth, "Date of birth must be a real date written YYYY-MM-DD, such as 1990-12-31."),
+                \.dateOfBirth, "2023-02-29", .dateOfBirth,
+                "Date of birth must be a real date written YYYY-MM-DD, such as 1990-12-31."),
             FieldValue(
-                \.dateOfBirth, "1900-02-29", .dateOfBirth, "Date of birth must be a real date written YYYY-MM-DD, such as 1990-12-31."),
-            FieldValue(\.dateOfBirth, "1990-1-1", .dateOfBirth, "Date of birth must be a real date written YYYY-MM-DD, such as 1990-12-31."),
+                \.dateOfBirth, "1900-02-29", .dateOfBirth,
+                "Date of birth must be a real date written YYYY-MM-DD, such as 1990-12-31."),
             FieldValue(
-                \.dateOfBirth, "10/12/1990", .dateOfBirth, "Date of birth must be a real date written YYYY-MM-DD, such as 1990-12-31."),
+                \.dateOfBirth, "1990-1-1", .dateOfBirth,
+                "Date of birth must be a real date written YYYY-MM-DD, such as 1990-12-31."),
             FieldValue(
-                \.dateOfBirth, "1990-12-10T00:00", .dateOfBirth, "Date of birth must be a real date written YYYY-MM-DD, such as 1990-12-31."),
+                \.dateOfBirth, "10/12/1990", .dateOfBirth,
+                "Date of birth must be a real date written YYYY-MM-DD, such as 1990-12-31."),
             FieldValue(
-                \.dateOfBirth, "+990-12-10", .dateOfBirth, "Date of birth must be a real date written YYYY-MM-DD, such as 1990-12-31."),
+                \.dateOfBirth, "1990-12-10T00:00", .dateOfBirth,
+                "Date of birth must be a real date written YYYY-MM-DD, such as 1990-12-31."),
             FieldValue(
-                \.dateOfBirth, "0000-01-01", .dateOfBirth, "Date of birth must be a real date written YYYY-MM-DD, such as 1990-12-31."),
+                \.dateOfBirth, "+990-12-10", .dateOfBirth,
+                "Date of birth must be a real date written YYYY-MM-DD, such as 1990-12-31."),
+            FieldValue(
+                \.dateOfBirth, "0000-01-01", .dateOfBirth,
+                "Date of birth must be a real date written YYYY-MM-DD, such as 1990-12-31."),
             FieldValue(\.dateOfBirth, "2026-03-15", .dateOfBirth, "Date of birth must be in the past."),
             FieldValue(\.dateOfBirth, "2026-03-16", .dateOfBirth, "Date of birth must be in the past."),
             FieldValue(\.dateOfBirth, "9999-12-31", .dateOfBirth, "Date of birth must be in the past."),

@@ -224,13 +224,13 @@ struct ContactsWebTests {
         let form = try await client.get("/contacts/\(jane.id)/edit")
         #expect(form.status == 200)
         #expect(ListsWeb.value(of: "field-address", in: form.body) == "12 Main St")
-        let refused = try await client.post(
+        let refused = try await client.postEdit(
             "/contacts/\(jane.id)/edit", [("name", ""), ("address", "1 High St"), ("contact", "555")])
         #expect(refused.status == 422)
         #expect(refused.body.contains("id=\"field-name-error\">name must not be empty</p>"))
         #expect(ListsWeb.value(of: "field-address", in: refused.body) == "1 High St")
         #expect(try await store.contact(id: jane.id) == jane)
-        let saved = try await client.post(
+        let saved = try await client.postEdit(
             "/contacts/\(jane.id)/edit", [("name", "Jane Roe"), ("address", "1 High St"), ("contact", "555")])
         #expect(saved.status == 303)
         #expect(saved.location == "/contacts")

@@ -4,7 +4,8 @@ extension AppDescriptor {
     /// The Users app: the original tutorial's `User_Master`, and the
     /// sessions, tokens for programs and profile pictures of its accounts.
     static let users = AppDescriptor(
-        app: .users, table: User.tableName, otherTables: [SessionSchema.tableName, APITokenSchema.tableName, UserPictureSchema.tableName],
+        app: .users, table: User.tableName,
+        otherTables: [SessionSchema.tableName, APITokenSchema.tableName, UserPictureSchema.tableName],
         migrations: UsersSchema.migrations)
 }
 

@@ -192,7 +192,8 @@ struct APIInput: Sendable {
         }
         if creating {
             for field in fields where field.required && !field.readOnly && object[field.name] == nil {
-                errors.append((field.name, "\(Problem.sentence(field.displayLabel ?? field.label).dropLast()) is required."))
+                errors.append(
+                    (field.name, "\(Problem.sentence(field.displayLabel ?? field.label).dropLast()) is required."))
             }
         } else if object.members.isEmpty {
             let names = fields.filter { !$0.readOnly }.map(\.name).joined(separator: ", ")

@@ -235,7 +235,15 @@ struct AccountPageHandlers: Sendable {
         _ request: Request, values: [String: String], errors: [String: String], summary: String? = nil,
         status: Int = 200
     ) -> Response {
-        let fields = UserFormField.registration
+        // An optional field posted with a value (an older form, a script)
+        // is shown too, so that its error and its text are not lost.
+        let posted = UserFormField.profile.filter { field in
+            !UserFormField.registration.contains(field)
+                && (errors[field.rawValue] != nil
+                    || (field != .gender
+                        && !(values[field.rawValue] ?? "").trimmingCharacters(in: .whitespaces).isEmpty))
+        }
+        let fields = UserFormField.registration + posted
         return Layout.page(
             request, title: "Register", status: status,
             content: """

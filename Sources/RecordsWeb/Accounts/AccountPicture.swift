@@ -67,7 +67,9 @@ extension AccountPageHandlers {
     /// its field (413 over the limit, 400 not a picture).
     private func pictureRefused(_ request: Request, _ error: any Error) async throws -> Response {
         let (status, message) = try CoffeePages.pictureRefusal(error)
-        return try await account(request, status: status, pictureError: Problem.sentence(message))
+        // The app's message starts with the file's name, kept as it was sent.
+        let sentence = error is PictureError ? "The picture was refused: \(message)." : Problem.sentence(message)
+        return try await account(request, status: status, pictureError: sentence)
     }
 
     /// The picture section of the account page: the picture (if any)
@@ -78,11 +80,11 @@ extension AccountPageHandlers {
         let current: HTML =
             hasPicture
             ? """
-                <p><img class="picture" id="profile-picture" src="/account/picture" alt="Your profile picture"></p>
-                <form method="post" action="/account/picture/remove" class="inline" id="remove-picture">
-                \(Layout.csrfField(request))<button type="submit" class="secondary">Remove the picture</button>
-                </form>
-                """
+            <p><img class="picture" id="profile-picture" src="/account/picture" alt="Your profile picture"></p>
+            <form method="post" action="/account/picture/remove" class="inline" id="remove-picture">
+            \(Layout.csrfField(request))<button type="submit" class="secondary">Remove the picture</button>
+            </form>
+            """
             : "<p id=\"no-picture\">You have no picture.</p>"
         let fileError: HTML? = error.map { "<p class=\"error\" id=\"field-picture-error\">\($0)</p>" }
         let invalid: HTML = error == nil ? "" : " aria-invalid=\"true\" aria-describedby=\"field-picture-error\""

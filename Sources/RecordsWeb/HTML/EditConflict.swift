@@ -136,8 +136,8 @@ enum EditConflict {
             (request.form["version"] ?? "").isEmpty
             ? "This form was sent without the version of the \(kind) it was opened at, so it cannot tell whether someone else saved it since. Nothing was saved: check your values against the saved ones below, then save again, or reload the form."
             : conflicts.isEmpty
-            ? "Someone else saved this \(kind) after you opened the form, but not in the fields you see. Nothing was saved: save again to keep your values."
-            : "Someone else saved this \(kind) after you opened the form. Nothing was saved. For each field below, choose their value (saved now) or yours, then save; or keep all of yours, or take the saved values."
+                ? "Someone else saved this \(kind) after you opened the form, but not in the fields you see. Nothing was saved: save again to keep your values."
+                : "Someone else saved this \(kind) after you opened the form. Nothing was saved. For each field below, choose their value (saved now) or yours, then save; or keep all of yours, or take the saved values."
         let rows = values.map { value -> HTML in
             guard value.isConflict else { return field(value, value.yours) }
             return choice(value)

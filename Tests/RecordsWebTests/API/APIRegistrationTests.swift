@@ -100,7 +100,7 @@ import Testing
         #expect(answer.json["code"] as? String == "validation")
         #expect(Set(answer.errors.keys) == ["firstName", "email", "passwordConfirmation", "pincode"])
         #expect(answer.errors["firstName"] == "First name must not be empty.")
-        #expect(answer.errors["passwordConfirmation"] == "Password confirmation does not match the password.")
+        #expect(answer.errors["passwordConfirmation"] == "Password again does not match the password.")
         #expect(try await Self.user(site, email: "not an address") == nil)
     }
 
