@@ -60,6 +60,33 @@ public struct RecordNotFoundError: Error, Sendable, Equatable, CustomStringConve
     public var description: String { "no \(kind) with ID \(id)" }
 }
 
+/// Records were asked for by IDs that no row has; with several IDs, none
+/// of them was acted on (``RecordStore/delete(ids:)`` deletes all or none).
+public struct RecordsNotFoundError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What kind of record ("person", "contact").
+    public let kind: String
+    /// The IDs no row has, in the order given.
+    public let missing: [Int64]
+    /// How many IDs were given in all.
+    public let given: Int
+
+    /// Creates an error.
+    public init(kind: String, missing: [Int64], given: Int) {
+        self.kind = kind
+        self.missing = missing
+        self.given = given
+    }
+
+    /// "no person with ID 9", or, for several IDs given, "no person with
+    /// ID 8 or 9; nothing was deleted".
+    public var description: String {
+        let ids = missing.map(String.init)
+        let list = ids.count <= 1 ? ids.joined() : ids.dropLast().joined(separator: ", ") + " or " + ids[ids.count - 1]
+        let base = "no \(kind) with ID \(list)"
+        return given == 1 ? base : "\(base); nothing was deleted"
+    }
+}
+
 /// The rule every free-text field shares, besides its own length limit.
 ///
 /// Limits are in characters (grapheme clusters, what people count), but one
