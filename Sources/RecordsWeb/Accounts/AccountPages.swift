@@ -700,7 +700,7 @@ struct AccountPageHandlers: Sendable {
         }
         return """
             <tr id="session-\(item.id)"><td data-label="Browser">\(browser)\(current ? " (this browser)" as HTML : "")</td>
-            <td data-label="Address" class="long-value">\(item.clientAddress ?? "unknown")</td>\
+            <td data-label="Address">\(item.clientAddress ?? "unknown")</td>\
             <td data-label="Logged in">\(moment(item.createdAt))</td><td data-label="Last used">\(moment(item.lastSeenAt))</td>
             <td><form method="post" action="\(HTML.path(["account", "sessions", String(item.id), "revoke"]))" class="inline">\
             \(csrf)<button type="submit" class="secondary">\(current ? "Log out" : "End")</button></form></td></tr>
