@@ -272,6 +272,28 @@ struct RecordTable<Record: AppRecord>: Sendable {
             return record
         }
     }
+
+    /// Deletes the records with `ids` in one transaction: all of them, or,
+    /// when any is not there, none.
+    ///
+    /// - Throws: ``RecordsNotFoundError`` naming every ID not there
+    ///   (nothing was deleted), or a database error.
+    func delete(ids: [Int64]) async throws -> [Record] {
+        try await database.write(for: Record.app) { db in
+            var records: [Record] = []
+            var missing: [Int64] = []
+            for id in ids {
+                if let record = try Self.record(db, id: id, strict: false) {
+                    records.append(record)
+                } else {
+                    missing.append(id)
+                }
+            }
+            if !missing.isEmpty { throw RecordsNotFoundError(kind: Record.kind, missing: missing, given: ids.count) }
+            for id in ids { try Record.deleteOne(db, id: id) }
+            return records
+        }
+    }
 }
 
 /// What the four apps' stores share: a list in a chosen order, whole, by
@@ -310,6 +332,7 @@ public struct RecordStoreAccess<Record: Sendable, Sort: Sendable>: Sendable {
         ) async throws -> Int
     let count: @Sendable () async throws -> Int
     let delete: @Sendable (_ id: Int64, _ ifVersion: RecordVersion?) async throws -> Record
+    let deleteAll: @Sendable (_ ids: [Int64]) async throws -> [Record]
     let changes: @Sendable () -> ObservedValues<Bool>
 }
 
@@ -321,6 +344,7 @@ extension RecordStoreAccess where Record: AppRecord {
         }
         count = { try await table.count() }
         delete = { id, ifVersion in try await table.delete(id: id, ifVersion: ifVersion) }
+        deleteAll = { ids in try await table.delete(ids: ids) }
         changes = { table.changes }
     }
 }
@@ -375,5 +399,21 @@ extension RecordStore {
     @discardableResult
     public func delete(id: Int64, ifVersion: RecordVersion? = nil) async throws -> Record {
         try await access.delete(id, ifVersion)
+    }
+
+    /// Deletes several records in one transaction, all or none, and
+    /// returns them as they were, in the order of `ids` (each ID once).
+    ///
+    /// ```swift
+    /// try await store.delete(ids: [3, 4, 9])   // none deleted if 9 is not there
+    /// ```
+    ///
+    /// - Throws: ``RecordsNotFoundError`` naming every ID that is not there
+    ///   (nothing was deleted), or a database error.
+    @discardableResult
+    public func delete(ids: [Int64]) async throws -> [Record] {
+        var unique: [Int64] = []
+        for id in ids where !unique.contains(id) { unique.append(id) }
+        return try await access.deleteAll(unique)
     }
 }

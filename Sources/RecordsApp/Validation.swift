@@ -35,7 +35,13 @@ public struct ValidationError: Error, Sendable, Equatable, CustomStringConvertib
         problems.first { $0.field == field }?.message
     }
 
-    public var description: String { problems.map(\.message).joined(separator: "; ") }
+    /// The messages together: sentences (ending with a period) one after
+    /// the other, others separated by semicolons.
+    public var description: String {
+        problems.map(\.message).reduce("") { text, message in
+            text.isEmpty ? message : text + (text.hasSuffix(".") ? " " : "; ") + message
+        }
+    }
 }
 
 /// A record was asked for by an ID that no row has.
@@ -52,6 +58,33 @@ public struct RecordNotFoundError: Error, Sendable, Equatable, CustomStringConve
     }
 
     public var description: String { "no \(kind) with ID \(id)" }
+}
+
+/// Records were asked for by IDs that no row has; with several IDs, none
+/// of them was acted on (``RecordStore/delete(ids:)`` deletes all or none).
+public struct RecordsNotFoundError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What kind of record ("person", "contact").
+    public let kind: String
+    /// The IDs no row has, in the order given.
+    public let missing: [Int64]
+    /// How many IDs were given in all.
+    public let given: Int
+
+    /// Creates an error.
+    public init(kind: String, missing: [Int64], given: Int) {
+        self.kind = kind
+        self.missing = missing
+        self.given = given
+    }
+
+    /// "no person with ID 9", or, for several IDs given, "no person with
+    /// ID 8 or 9; nothing was deleted".
+    public var description: String {
+        let ids = missing.map(String.init)
+        let list = ids.count <= 1 ? ids.joined() : ids.dropLast().joined(separator: ", ") + " or " + ids[ids.count - 1]
+        let base = "no \(kind) with ID \(list)"
+        return given == 1 ? base : "\(base); nothing was deleted"
+    }
 }
 
 /// The rule every free-text field shares, besides its own length limit.
@@ -84,16 +117,20 @@ struct Validator {
     /// ``TextRules`` code points.
     mutating func text(_ value: String, field: String, maxLength: Int) -> String {
         let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
-        if Self.isBlank(trimmed) {
-            fail(field, "\(field) must not be empty")
-        } else if trimmed.count > maxLength {
-            fail(field, "\(field) must be at most \(maxLength) characters (it has \(trimmed.count))")
-        } else if let message = Self.codePointProblem(trimmed, maxLength: maxLength) {
-            fail(field, "\(field) \(message)")
-        } else if trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
-            fail(field, "\(field) must be a single line without control characters")
-        }
+        if let problem = Self.textProblem(trimmed, maxLength: maxLength) { fail(field, "\(field) \(problem)") }
         return trimmed
+    }
+
+    /// What is wrong with the trimmed text of a required single-line
+    /// field, to follow the field's name ("must not be empty"), or nil.
+    static func textProblem(_ trimmed: String, maxLength: Int) -> String? {
+        if isBlank(trimmed) { return "must not be empty" }
+        if trimmed.count > maxLength { return "must be at most \(maxLength) characters (it has \(trimmed.count))" }
+        if let message = codePointProblem(trimmed, maxLength: maxLength) { return message }
+        if trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            return "must be a single line without control characters"
+        }
+        return nil
     }
 
     /// Whether `text` shows nothing: it is empty or holds only whitespace

@@ -162,7 +162,7 @@ let coffeeCommands = CommandFamily(
                 let store = try CoffeeStore(database: invocation.database())
                 try await invocation.deleteRecords(
                     kind: "coffee", noun: "coffees", find: { try await store.coffee(id: $0) },
-                    delete: { try await store.delete(id: $0) }, describe: describe,
+                    delete: { try await store.delete(ids: $0) }, describe: describe,
                     deleted: { "Deleted \(describe($0))\($0.picture == nil ? "" : " and its picture")." })
             }),
         Command(

@@ -158,7 +158,7 @@ let contactsCommands = CommandFamily(
                 let store = try ContactsStore(database: invocation.database())
                 try await invocation.deleteRecords(
                     kind: "contact", noun: "contacts", find: { try await store.contact(id: $0) },
-                    delete: { try await store.delete(id: $0) }, describe: describe)
+                    delete: { try await store.delete(ids: $0) }, describe: describe)
             }),
     ])
 

@@ -20,22 +20,6 @@ extension Command.Positional {
     }
 }
 
-/// What `delete` says about records that are not there: it deletes none
-/// of those given, so that a typo in a list of IDs changes nothing.
-struct MissingRecordsError: Error, CustomStringConvertible {
-    let kind: String
-    let missing: [Int64]
-    /// How many IDs were given in all.
-    let given: Int
-
-    var description: String {
-        let ids = missing.map(String.init)
-        let list = ids.count == 1 ? ids[0] : ids.dropLast().joined(separator: ", ") + " or " + ids[ids.count - 1]
-        let base = "no \(kind) with ID \(list)"
-        return given == 1 ? base : "\(base); nothing was deleted"
-    }
-}
-
 extension Invocation {
     /// The IDs given to `delete`, each a positive whole number, in order,
     /// each once.
@@ -75,20 +59,23 @@ extension Invocation {
     }
 
     /// The whole `delete` of an app: the IDs, the records they name (none
-    /// is deleted if any is missing), the question, then each deletion,
-    /// said as it is done ("Deleted Ada Lovelace (ID 1)."). JSON is the
-    /// deleted record for one ID, an array of them for several.
+    /// is deleted if any is missing), the question, then the deletion of
+    /// them all in one transaction (all or none, even if another program
+    /// deletes one meanwhile), then each said ("Deleted Ada Lovelace (ID
+    /// 1)."). JSON is the deleted record for one ID, an array of them for
+    /// several.
     ///
     /// - Parameters:
     ///   - kind: "person", for messages.
     ///   - noun: "people", for the question.
     ///   - find: The record with an ID, if there is one.
-    ///   - delete: Deletes it and returns it as it was.
+    ///   - delete: Deletes the records with these IDs in one transaction
+    ///     (all or none) and returns them as they were.
     ///   - describe: "Ada Lovelace (ID 1)".
     ///   - deleted: The confirmation's text, "Deleted Ada Lovelace (ID 1)."
     func deleteRecords<Record: Encodable>(
         kind: String, noun: String, find: (Int64) async throws -> Record?,
-        delete: (Int64) async throws -> Record, describe: (Record) -> String,
+        delete: ([Int64]) async throws -> [Record], describe: (Record) -> String,
         deleted: ((Record) -> String)? = nil
     ) async throws {
         let ids = try recordIDs()
@@ -106,23 +93,22 @@ extension Invocation {
         }
         if !missing.isEmpty {
             if ids.count == 1 { throw RecordNotFoundError(kind: kind, id: ids[0]) }
-            throw MissingRecordsError(kind: kind, missing: missing, given: ids.count)
+            throw RecordsNotFoundError(kind: kind, missing: missing, given: ids.count)
         }
         try confirmDeletion(of: found, noun: noun)
-        var done: [Record] = []
-        for id in ids {
-            let record = try await delete(id)
-            done.append(record)
-            if !wantsJSON {
-                try afterChange("\(kind) \(id) was deleted") {
-                    try Console.out(deleted?(record) ?? "Deleted \(describe(record)).")
-                }
-            }
+        let done: [Record]
+        do {
+            done = try await delete(ids)
+        } catch let error as RecordsNotFoundError where ids.count == 1 {
+            throw RecordNotFoundError(kind: kind, id: error.missing.first ?? ids[0])
         }
-        guard wantsJSON else { return }
         let change = "\(ids.count == 1 ? "\(kind) \(ids[0]) was" : "\(ids.count) \(noun) were") deleted"
         try afterChange(change) {
-            if done.count == 1 { try Console.json(done[0]) } else { try Console.json(done) }
+            if wantsJSON {
+                if done.count == 1 { try Console.json(done[0]) } else { try Console.json(done) }
+            } else {
+                for record in done { try Console.out(deleted?(record) ?? "Deleted \(describe(record)).") }
+            }
         }
     }
 }

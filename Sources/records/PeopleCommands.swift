@@ -95,7 +95,7 @@ let peopleCommands = CommandFamily(
                 let store = try PeopleStore(database: invocation.database())
                 try await invocation.deleteRecords(
                     kind: "person", noun: "people", find: { try await store.person(id: $0) },
-                    delete: { try await store.delete(id: $0) }, describe: describe)
+                    delete: { try await store.delete(ids: $0) }, describe: describe)
             }),
         Command(
             name: "search", summary: "Find people by the start of their first and last names, best matches first",

@@ -1,25 +1,27 @@
 import RecordsApp
 
-/// A profile option of `register` (all required) and `edit` (any): where
-/// its value goes in each form.
+/// A profile option of `register` (the names and the email required, the
+/// rest optional) and `edit` (any): where its value goes in each form.
 private struct ProfileOption: Sendable {
     let name: String
     let registration: WritableKeyPath<RegistrationForm, String> & Sendable
     let change: WritableKeyPath<ProfileChanges, String?> & Sendable
     let valueName: String
     let help: String
+    /// Whether `register` needs it: what an account needs.
+    var isRequired = false
 }
 
 private let profileOptions: [ProfileOption] = [
     ProfileOption(
         name: "first", registration: \.firstName, change: \.firstName, valueName: "NAME",
-        help: "first name (1-\(UserRules.maxNameLength) characters)"),
+        help: "first name (1-\(UserRules.maxNameLength) characters)", isRequired: true),
     ProfileOption(
         name: "last", registration: \.lastName, change: \.lastName, valueName: "NAME",
-        help: "last name (1-\(UserRules.maxNameLength) characters)"),
+        help: "last name (1-\(UserRules.maxNameLength) characters)", isRequired: true),
     ProfileOption(
         name: "email", registration: \.email, change: \.email, valueName: "EMAIL",
-        help: "email address, unique ignoring case"),
+        help: "email address, unique ignoring case", isRequired: true),
     ProfileOption(
         name: "mobile", registration: \.mobile, change: \.mobile, valueName: "NUMBER",
         help: "mobile number: 7-15 digits, optionally after a +"),
@@ -40,7 +42,7 @@ private let profileOptions: [ProfileOption] = [
         help: "gender"),
     ProfileOption(
         name: "dob", registration: \.dateOfBirth, change: \.dateOfBirth, valueName: "YYYY-MM-DD",
-        help: "date of birth, in the past"),
+        help: "date of birth (ISO: YYYY-MM-DD), in the past"),
     ProfileOption(
         name: "image", registration: \.imageName, change: \.imageName, valueName: "NAME",
         help: "profile picture's file name"),
@@ -58,16 +60,19 @@ let usersCommands = CommandFamily(
             name: "register", summary: "Register a user",
             options: profileOptions.map {
                 Command.Option(
-                    name: $0.name, valueName: $0.valueName, help: $0.help.prefix(1).uppercased() + $0.help.dropFirst(),
-                    isRequired: true)
+                    name: $0.name, valueName: $0.valueName,
+                    help: $0.help.prefix(1).uppercased() + $0.help.dropFirst() + ($0.isRequired ? "" : " (optional)"),
+                    isRequired: $0.isRequired)
             } + [registerPasswordStdin, .json],
             discussion: """
                 The password (8-\(UserRules.maxPasswordLength) characters, no control characters) is never an \
                 argument: it is asked for twice on the terminal, without echo, or read with --password-stdin \
-                from the first two lines of standard input (password, then confirmation). Every invalid field \
-                is reported; nothing is saved unless all are valid.
+                from the first two lines of standard input (password, then confirmation). An account needs \
+                the names and the email; the other fields are optional and can be given later with \
+                `records users edit`. Every invalid field is reported; nothing is saved unless all are valid.
                 """,
             examples: [
+                "records users register --first Grace --last Hopper --email grace@example.com",
                 "records users register --first Ada --last Lovelace --email ada@example.com --mobile 9876543210 "
                     + "--state Surrey --city London --pincode 110001 --address \"12 St James's Sq\" "
                     + "--gender female --dob 1990-12-10 --image ada.png",
@@ -78,7 +83,9 @@ let usersCommands = CommandFamily(
             ],
             run: { invocation in
                 var form = RegistrationForm()
-                for option in profileOptions { form[keyPath: option.registration] = invocation.required(option.name) }
+                for option in profileOptions {
+                    form[keyPath: option.registration] = invocation.arguments.value(option.name) ?? ""
+                }
                 let today = CalendarDate.today()
                 let fromStandardInput = invocation.arguments.flag("password-stdin")
                 // Asking for a password only to reject the form would waste
@@ -169,7 +176,8 @@ let usersCommands = CommandFamily(
                     .ifVersion, .json,
                 ],
             discussion: """
-                Fields not given are left as they are; give at least one, or --change-password. As a logged-in \
+                Fields not given are left as they are; give at least one, or --change-password. An empty value \
+                clears an optional field (--mobile ''); the names and the email cannot be cleared. As a logged-in \
                 session would, the user's current password is needed, asked for on the terminal (with \
                 --change-password, then the new one, twice) or read with --password-stdin. Every field is checked before anything is saved; the password is changed \
                 first, so a wrong current password changes nothing.
@@ -278,7 +286,7 @@ private func userFields(_ user: User) -> String {
     fieldList([
         ("ID", String(user.id)), ("First name", user.firstName), ("Last name", user.lastName), ("Email", user.email),
         ("Mobile", user.mobile), ("Address", user.address), ("City", user.city), ("State", user.state),
-        ("Pincode", user.pincode), ("Gender", user.gender.name), ("Date of birth", user.dateOfBirth),
+        ("Postal code", user.pincode), ("Gender", user.gender.name), ("Date of birth", user.dateOfBirth),
         ("Image", user.imageName), ("Version", user.version.description),
     ])
 }

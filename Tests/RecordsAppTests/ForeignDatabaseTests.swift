@@ -189,7 +189,10 @@ struct ForeignDatabaseTests {
         #expect(unavailable.description.contains("users with IDs (1, 4) share an email address"))
         #expect(unavailable.description.hasSuffix("(People, Contacts and Coffee work as usual)"))
         let pending = try database.read { db in try AppDatabase.migrator.pendingIdentifiers(in: db) }
-        #expect(pending == ["users.createTable", "users.sessions", "users.apiTokens", "users.changeLog"])
+        #expect(
+            pending == [
+                "users.createTable", "users.sessions", "users.apiTokens", "users.changeLog", "users.pictures",
+            ])
         database.close()
         let usersAfter = try contentDump(url.path).filter { $0.hasPrefix("User_Master") }
         #expect(usersAfter == usersBefore.filter { $0.hasPrefix("User_Master") })

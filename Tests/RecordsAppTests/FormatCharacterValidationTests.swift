@@ -65,7 +65,9 @@ struct FormatCharacterValidationTests {
         }
     }
 
-    @Test("Users: every text field of format characters is refused as empty", arguments: invisibleCharacters)
+    @Test(
+        "Users: a required field of format characters is refused as empty; an optional one is blank",
+        arguments: invisibleCharacters)
     func users(character: Character) throws {
         for value in invisibleValues(character) {
             var form = validForm(email: value)
@@ -78,15 +80,21 @@ struct FormatCharacterValidationTests {
             form.address = value
             form.imageName = value
             let error = try #require(throws: ValidationError.self) { try form.validated(today: testToday) }
-            for field in ["first name", "last name", "email", "mobile", "state", "city", "pincode", "address"] {
-                #expect(error.message(for: field) == "\(field) must not be empty", "\(field)")
-            }
-            #expect(error.message(for: "image name") == "image name must not be empty")
+            #expect(error.problems.map(\.field) == ["first name", "last name", "email"])
+            #expect(error.message(for: "first name") == "First name must not be empty.")
+            #expect(error.message(for: "email") == "Email must not be empty.")
+            form.firstName = "Ada"
+            form.lastName = "Lovelace"
+            form.email = "ada@example.com"
+            let profile = try form.validated(today: testToday)
+            #expect(
+                [profile.mobile, profile.state, profile.city, profile.pincode, profile.address] == ["", "", "", "", ""])
+            #expect(profile.imageName.isEmpty)
             let changes = try #require(throws: ValidationError.self) {
                 try ProfileChanges(firstName: value, city: value).validated(today: testToday)
             }
-            #expect(changes.message(for: "first name") == "first name must not be empty")
-            #expect(changes.message(for: "city") == "city must not be empty")
+            #expect(changes.problems.map(\.field) == ["first name"])
+            #expect(changes.message(for: "first name") == "First name must not be empty.")
         }
     }
 

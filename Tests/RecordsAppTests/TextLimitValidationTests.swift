@@ -103,12 +103,12 @@ struct TextLimitValidationTests {
         form.address = blownUpLetter
         form.imageName = blownUpLetter
         let error = try #require(throws: ValidationError.self) { try form.validated(today: testToday) }
-        #expect(error.message(for: "first name") == codePointMessage("first name", limit: 120, count: 65_001))
-        #expect(error.message(for: "last name") == codePointMessage("last name", limit: 120, count: 65_001))
-        #expect(error.message(for: "state") == codePointMessage("state", limit: 400, count: 65_001))
-        #expect(error.message(for: "city") == codePointMessage("city", limit: 400, count: 65_001))
-        #expect(error.message(for: "address") == codePointMessage("address", limit: 800, count: 65_001))
-        #expect(error.message(for: "image name") == codePointMessage("image name", limit: 1020, count: 65_001))
+        #expect(error.message(for: "first name") == codePointMessage("First name", limit: 120, count: 65_001) + ".")
+        #expect(error.message(for: "last name") == codePointMessage("Last name", limit: 120, count: 65_001) + ".")
+        #expect(error.message(for: "state") == codePointMessage("State", limit: 400, count: 65_001) + ".")
+        #expect(error.message(for: "city") == codePointMessage("City", limit: 400, count: 65_001) + ".")
+        #expect(error.message(for: "address") == codePointMessage("Address", limit: 800, count: 65_001) + ".")
+        #expect(error.message(for: "image name") == codePointMessage("Picture", limit: 1020, count: 65_001) + ".")
         let changes = try #require(throws: ValidationError.self) {
             try ProfileChanges(city: blownUpLetter).validated(today: testToday)
         }
@@ -121,6 +121,6 @@ struct TextLimitValidationTests {
         let password = markedText(characters: 8, marks: 127) + "\u{301}"
         let form = validForm(password: password)
         let error = try #require(throws: ValidationError.self) { try form.validated(today: testToday) }
-        #expect(error.message(for: "password") == codePointMessage("password", limit: 1024, count: 1025))
+        #expect(error.message(for: "password") == codePointMessage("Password", limit: 1024, count: 1025) + ".")
     }
 }

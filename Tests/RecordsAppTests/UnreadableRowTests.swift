@@ -347,7 +347,7 @@ struct UsersUnreadableRowTests {
             try db.execute("UPDATE User_Master SET USER_STATE = X'00' WHERE UID = ?", arguments: [ada.id])
         }
         let error = try await #require(throws: ValidationError.self) { try await store.register(validForm()) }
-        #expect(error.description == "email is already registered")
+        #expect(error.description == "Email is already registered.")
     }
 
     @Test("A user imported from the original tutorial with a value that is not text is listed by ID, not lost")

@@ -108,7 +108,7 @@ struct UsersImportTests {
         let taken = try await #require(throws: ValidationError.self) {
             try await store.register(validForm(email: "ASHA@example.in"))
         }
-        #expect(taken.description == "email is already registered")
+        #expect(taken.description == "Email is already registered.")
     }
 
     @Test("Opening a seed database with the app imports it with the default cost")

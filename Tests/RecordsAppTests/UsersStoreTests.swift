@@ -85,7 +85,7 @@ struct UsersStoreTests {
         let error = try await #require(throws: ValidationError.self) {
             try await store.register(validForm(email: email))
         }
-        #expect(error.problems == [ValidationError.Problem(field: "email", message: "email is already registered")])
+        #expect(error.problems == [ValidationError.Problem(field: "email", message: "Email is already registered.")])
         #expect(try await store.count() == 1)
         #expect(hasher.calls == [.hash], "a taken email costs the hash a free one does")
     }
@@ -155,7 +155,7 @@ struct UsersStoreTests {
         let earlier = UsersStore(
             database: database, hasher: cheapHasher, today: { CalendarDate(year: 2026, month: 3, day: 14)! })
         let error = try await #require(throws: ValidationError.self) { try await earlier.register(form) }
-        #expect(error.message(for: "date of birth") == "date of birth must be in the past")
+        #expect(error.message(for: "date of birth") == "Date of birth must be in the past.")
     }
 
     // MARK: - Logging in
@@ -338,7 +338,7 @@ struct UsersStoreTests {
         let error = try await #require(throws: ValidationError.self) {
             try await store.updateProfile(id: bob.id, with: ProfileChanges(email: "ada@EXAMPLE.com"))
         }
-        #expect(error.description == "email is already registered")
+        #expect(error.description == "Email is already registered.")
         #expect(try await store.user(id: bob.id)?.email == "bob@example.com")
     }
 

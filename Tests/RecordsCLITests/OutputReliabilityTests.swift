@@ -348,7 +348,7 @@ struct OutputReliabilityTests {
             "--pincode", "110001", "--address", "12 St James's Sq", "--gender", "female", "--dob", "1990-02-30",
             "--image", "ada.png", "--password-stdin")
         #expect(users.status == 2, "\(users)")
-        #expect(users.stderr.contains("date of birth must be a real date"))
+        #expect(users.stderr.contains("Date of birth must be a real date"))
     }
 
     @Test("A database locked by another program is named in the message, with status 1")

@@ -110,14 +110,59 @@ struct UsersCLITests {
         #expect(
             run.stderr
                 == "records: error: 8 values are not valid:\n"
-                + "  - first name must not be empty\n"
-                + "  - email must be a well-formed address such as name@example.com\n"
-                + "  - mobile must be 7 to 15 digits, optionally after a leading +\n"
-                + "  - pincode must be 3 to 10 digits\n"
-                + "  - gender must be one of unspecified, male, female, other\n"
-                + "  - date of birth must be a real date written YYYY-MM-DD\n"
-                + "  - password must be at least 8 characters (it has 5)\n"
-                + "  - password confirmation does not match the password\n")
+                + "  - First name must not be empty.\n"
+                + "  - Email must be a well-formed address such as name@example.com.\n"
+                + "  - Mobile must be 7 to 15 digits, optionally after a leading +.\n"
+                + "  - Postal code must be 3 to 10 digits.\n"
+                + "  - Gender must be one of unspecified, male, female, other.\n"
+                + "  - Date of birth must be a real date written YYYY-MM-DD, such as 1990-12-31.\n"
+                + "  - Password must be at least 8 characters (it has 5).\n"
+                + "  - Password again does not match the password.\n")
+        #expect(!FileManager.default.fileExists(atPath: sandbox.database))
+    }
+
+    @Test("register needs only the names and the email; the rest is optional and shown as not given")
+    func minimalRegistration() async throws {
+        let sandbox = try Sandbox()
+        let run = try await sandbox.runRaw(
+            [
+                "--database", sandbox.database, "users", "register", "--first", "Grace", "--last", "Hopper", "--email",
+                "grace@example.com", "--password-stdin",
+            ], input: Data("correct horse\ncorrect horse\n".utf8))
+        #expect(run.status == 0, "\(run)")
+        let shown = try #require(try await sandbox.run("users", "show", "1", "--json").json() as? [String: Any])
+        #expect(shown["mobile"] as? String == "" && shown["dateOfBirth"] as? String == "")
+        #expect(shown["gender"] as? String == "unspecified")
+        // An ISO date is accepted and printed as it was given.
+        let dated = try await sandbox.run(
+            input: "correct horse\n", "users", "edit", "1", "--dob", "1906-12-09", "--password-stdin")
+        #expect(dated.status == 0, "\(dated)")
+        #expect(try await sandbox.run("users", "show", "1").stdout.contains("1906-12-09"))
+        // A blank value clears an optional field.
+        let cleared = try await sandbox.run(
+            input: "correct horse\n", "users", "edit", "1", "--dob", "", "--password-stdin")
+        #expect(cleared.status == 0, "\(cleared)")
+        #expect(try sandbox.userRows()[0]["USER_DOB"] as String == "")
+    }
+
+    @Test("register without a name or email says which option is missing, and writes nothing")
+    func missingRequiredOption() async throws {
+        let sandbox = try Sandbox()
+        let run = try await sandbox.runRaw(
+            ["--database", sandbox.database, "users", "register", "--first", "Grace", "--password-stdin"],
+            input: Data("correct horse\ncorrect horse\n".utf8))
+        #expect(run.status == 2)
+        #expect(run.stderr.contains("--last") && run.stderr.contains("--email"), "\(run.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: sandbox.database))
+    }
+
+    @Test("A date not written YYYY-MM-DD is refused by its label", arguments: ["10/12/1990", "1990-12-1", "19901210"])
+    func nonISODate(_ date: String) async throws {
+        let sandbox = try Sandbox()
+        let run = try await sandbox.register(["dob": date])
+        #expect(run.status == 2)
+        #expect(
+            run.stderr == "records: error: Date of birth must be a real date written YYYY-MM-DD, such as 1990-12-31.\n")
         #expect(!FileManager.default.fileExists(atPath: sandbox.database))
     }
 
@@ -128,10 +173,10 @@ struct UsersCLITests {
             ["--database", sandbox.database] + registration() + ["--password-stdin"],
             input: Data("correct horse\ncorrect horsE\n".utf8))
         #expect(mismatch.status == 2)
-        #expect(mismatch.stderr == "records: error: password confirmation does not match the password\n")
+        #expect(mismatch.stderr == "records: error: Password again does not match the password.\n")
         let tab = try await sandbox.register(password: "correct\thorse")
         #expect(tab.status == 2)
-        #expect(tab.stderr.contains("password must not contain control characters"))
+        #expect(tab.stderr.contains("Password must not contain control characters"))
         #expect(!FileManager.default.fileExists(atPath: sandbox.database))
     }
 
@@ -173,7 +218,7 @@ struct UsersCLITests {
         try await sandbox.register(email: "Ada@Example.com")
         let run = try await sandbox.register(email: "ADA@EXAMPLE.COM")
         #expect(run.status == 2)
-        #expect(run.stderr == "records: error: email is already registered\n")
+        #expect(run.stderr == "records: error: Email is already registered.\n")
         #expect(try sandbox.userRows().count == 1)
     }
 
@@ -250,11 +295,11 @@ struct UsersCLITests {
             input: "correct horse\n", "users", "edit", "1", "--city", "Oxford", "--dob", "2999-01-01",
             "--password-stdin")
         #expect(bad.status == 2)
-        #expect(bad.stderr == "records: error: date of birth must be in the past\n")
+        #expect(bad.stderr == "records: error: Date of birth must be in the past.\n")
         let taken = try await sandbox.run(
             input: "correct horse\n", "users", "edit", "2", "--email", "ADA@example.com", "--password-stdin")
         #expect(taken.status == 2)
-        #expect(taken.stderr == "records: error: email is already registered\n")
+        #expect(taken.stderr == "records: error: Email is already registered.\n")
         let nothing = try await sandbox.run("users", "edit", "1")
         #expect(nothing.status == 2)
         #expect(nothing.stderr.contains("nothing to change"))
@@ -280,7 +325,7 @@ struct UsersCLITests {
         let short = try await sandbox.run(
             input: "correct horse\nshort\nshort\n", "users", "edit", "1", "--change-password", "--password-stdin")
         #expect(short.status == 2)
-        #expect(short.stderr.contains("password must be at least 8 characters"))
+        #expect(short.stderr.contains("Password must be at least 8 characters"))
 
         let two = try await sandbox.run(
             input: "correct horse\nbattery staple\n", "users", "edit", "1", "--change-password", "--password-stdin")

@@ -28,7 +28,7 @@ struct AccountsProfilePasswordTests {
         let server = try accountsServer()
         defer { server.stop() }
         let (owner, attacker) = try await Self.ownerAndAttacker(server)
-        let refused = try await attacker.post("/account/edit", Self.profileFields(["email": "mallory@example.com"]))
+        let refused = try await attacker.postEdit("/account/edit", Self.profileFields(["email": "mallory@example.com"]))
         #expect(refused.status == 422)
         #expect(
             refused.body.contains(
@@ -43,7 +43,7 @@ struct AccountsProfilePasswordTests {
         let server = try accountsServer()
         defer { server.stop() }
         let (owner, attacker) = try await Self.ownerAndAttacker(server)
-        let refused = try await attacker.post("/account/edit", Self.profileFields(["mobile": "5550001111"]))
+        let refused = try await attacker.postEdit("/account/edit", Self.profileFields(["mobile": "5550001111"]))
         #expect(refused.status == 422)
         #expect(refused.body.contains("id=\"field-currentPassword-error\""))
         #expect(try await owner.get("/account").body.contains("<dd>9876543210</dd>"))
@@ -55,7 +55,7 @@ struct AccountsProfilePasswordTests {
         let (owner, attacker) = try await Self.ownerAndAttacker(server)
         let change = Self.profileFields(["email": "mallory@example.com"])
         for _ in 0..<5 {
-            let wrong = try await attacker.post("/account/edit", change + [("currentPassword", "guess-pw")])
+            let wrong = try await attacker.postEdit("/account/edit", change + [("currentPassword", "guess-pw")])
             #expect(wrong.status == 422)
             #expect(
                 wrong.body.contains(
@@ -63,7 +63,7 @@ struct AccountsProfilePasswordTests {
             #expect(!wrong.body.contains("guess-pw"))
         }
         // Locked, as after five failed log-ins: even the right password is not checked now.
-        let locked = try await attacker.post("/account/edit", change + [("currentPassword", "correct horse")])
+        let locked = try await attacker.postEdit("/account/edit", change + [("currentPassword", "correct horse")])
         #expect(locked.status == 429)
         #expect(locked.header("retry-after") == "30")
         #expect(try await server.client().logIn().status == 429)
@@ -76,7 +76,7 @@ struct AccountsProfilePasswordTests {
         let owner = server.client()
         try await owner.register()
         _ = try await owner.get("/account/edit")
-        let saved = try await owner.post(
+        let saved = try await owner.postEdit(
             "/account/edit",
             Self.profileFields(["email": "ada@lovelace.example", "mobile": "5550001111"])
                 + [("currentPassword", "correct horse")])
@@ -90,7 +90,7 @@ struct AccountsProfilePasswordTests {
         let server = try accountsServer()
         defer { server.stop() }
         let (owner, attacker) = try await Self.ownerAndAttacker(server)
-        let saved = try await attacker.post("/account/edit", Self.profileFields(["city": "Cambridge"]))
+        let saved = try await attacker.postEdit("/account/edit", Self.profileFields(["city": "Cambridge"]))
         #expect(saved.status == 303)
         #expect(try await owner.get("/account").body.contains("<dd>Cambridge</dd>"))
     }

@@ -15,7 +15,7 @@ struct AccountsRegistrationOracleTests {
         for _ in 0..<5 {
             let taken = try await prober.register()
             #expect(taken.status == 422)
-            #expect(taken.body.contains("email is already registered"))
+            #expect(taken.body.contains("Email is already registered."))
         }
         let locked = try await prober.register()
         #expect(locked.status == 429)

@@ -52,7 +52,7 @@ struct AccountsThrottleMiddlewareTests {
         for _ in 0..<6 { _ = try await server.client().logIn(password: "wrong horse") }
         #expect(try await server.client().logIn().status == 429)
         _ = try await owner.get("/account/edit")
-        let saved = try await owner.post(
+        let saved = try await owner.postEdit(
             "/account/edit", AccountsProfilePasswordTests.profileFields(["city": "Cambridge"]))
         #expect(saved.status == 303)
         #expect(try await owner.get("/account").body.contains("<dd>Cambridge</dd>"))

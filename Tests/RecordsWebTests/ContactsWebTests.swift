@@ -354,13 +354,13 @@ struct ContactsWebTests {
         #expect(form.body.contains("<title>Edit \u{2068}Jane Doe\u{2069} · Records</title>"))
         #expect(form.body.contains("<h1>Edit <bdi>Jane Doe</bdi></h1>"))
         #expect(ListsWeb.value(of: "field-address", in: form.body) == "12 Main St")
-        let refused = try await client.post(
+        let refused = try await client.postEdit(
             "/contacts/\(jane.id)/edit", [("name", ""), ("address", "1 High St"), ("contact", "555")])
         #expect(refused.status == 422)
         #expect(refused.body.contains("id=\"field-name-error\">name must not be empty</p>"))
         #expect(ListsWeb.value(of: "field-address", in: refused.body) == "1 High St")
         #expect(try await store.contact(id: jane.id) == jane)
-        let saved = try await client.post(
+        let saved = try await client.postEdit(
             "/contacts/\(jane.id)/edit", [("name", "Jane Roe"), ("address", "1 High St"), ("contact", "555")])
         #expect(saved.status == 303)
         #expect(saved.location == "/contacts")

@@ -192,6 +192,59 @@ struct EditConflictWebTests {
         #expect(try await people.person(id: ada.id) == nil)
     }
 
+    // MARK: - A form without its version
+
+    @Test(
+        "An edit form sent without its version saves nothing in any app: a conflict, with the version to save over",
+        arguments: ["people", "contacts", "coffee"])
+    func editWithoutVersionSavesNothing(app: String) async throws {
+        defer { server.stop() }
+        let context = server.app.context
+        let path: String
+        let typed: [(String, String)]
+        let stored: @Sendable () async throws -> String?
+        switch app {
+        case "people":
+            let ada = try await addAda()
+            path = "/people/\(ada.id)/edit"
+            typed = [("firstName", "Ada"), ("lastName", "Byron"), ("age", "37")]
+            stored = { try await context.people.person(id: ada.id)?.lastName }
+        case "contacts":
+            let jane = try await context.contacts.add(
+                ContactDraft(name: "Jane Doe", address: "1 Main St", contact: "555-0100"))
+            path = "/contacts/\(jane.id)/edit"
+            typed = [("name", "Jane Doe"), ("address", "2 High St"), ("contact", "555-0100")]
+            stored = { try await context.contacts.contact(id: jane.id)?.address }
+        default:
+            let cortado = try await context.coffee.add(CoffeeDraft(name: "Cortado", price: 3))
+            path = "/coffee/\(cortado.id)/edit"
+            typed = [("name", "Cortado Doble"), ("price", "3")]
+            stored = { try await context.coffee.coffee(id: cortado.id)?.name }
+        }
+        let before = try await stored()
+        _ = try await client.get(path)
+        let response = try await client.post(path, typed)
+        #expect(response.status == 409, "\(app)")
+        #expect(response.body.contains("This form was sent without the version"), "\(app)")
+        #expect(try await stored() == before, "\(app): nothing saved")
+        // Saving from the conflict's form, which carries the version, works.
+        let version = try #require(Self.version(in: response.body))
+        let again = try await client.post(path, typed + [("version", version)])
+        #expect(again.status == 303, "\(app)")
+        #expect(try await stored() != before, "\(app): saved with the version")
+    }
+
+    @Test("An empty version is a form without one, not a malformed one")
+    func emptyVersionIsMissing() async throws {
+        defer { server.stop() }
+        let ada = try await addAda()
+        _ = try await client.get("/people/\(ada.id)/edit")
+        let response = try await client.post(
+            "/people/\(ada.id)/edit", [("version", ""), ("firstName", "Ada"), ("lastName", "Byron"), ("age", "37")])
+        #expect(response.status == 409)
+        #expect(try await people.person(id: ada.id) == ada)
+    }
+
     // MARK: - The other apps
 
     @Test("A stale contact save writes nothing and shows theirs beside yours")

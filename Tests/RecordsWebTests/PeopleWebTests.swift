@@ -339,7 +339,7 @@ struct PeopleWebTests {
         #expect(form.status == 200)
         #expect(ListsWeb.value(of: "field-firstName", in: form.body) == "Ada")
         #expect(ListsWeb.value(of: "field-age", in: form.body) == "36")
-        let response = try await client.post(
+        let response = try await client.postEdit(
             "/people/\(ada.id)/edit", [("firstName", "Augusta Ada"), ("lastName", "King"), ("age", "")])
         #expect(response.status == 303)
         #expect(response.location == "/people/\(ada.id)")
@@ -355,7 +355,7 @@ struct PeopleWebTests {
         defer { server.stop() }
         let ada = try await add("Ada", "Lovelace", 36)
         _ = try await client.get("/people/\(ada.id)/edit")
-        let response = try await client.post(
+        let response = try await client.postEdit(
             "/people/\(ada.id)/edit", [("firstName", "Ada"), ("lastName", "   "), ("age", "old")])
         #expect(response.status == 422)
         #expect(response.body.contains("id=\"field-lastName-error\">last name must not be empty</p>"))

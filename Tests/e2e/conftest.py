@@ -301,11 +301,18 @@ PASSWORD = "correct horse battery staple"
 
 
 def profile(first="Grace", last="Hopper", email=None):
-    """A valid registration: every field of the Users app's form."""
+    """A valid registration: what an account needs, the password aside
+    (the rest of the profile is optional: ``optional_profile``)."""
     return {
         "firstName": first,
         "lastName": last,
         "email": email or f"{unique('user')}@example.com",
+    }
+
+
+def optional_profile():
+    """The profile's optional fields, as the profile page takes them."""
+    return {
         "mobile": "+15550100",
         "state": "Virginia",
         "city": "Arlington",
@@ -313,7 +320,6 @@ def profile(first="Grace", last="Hopper", email=None):
         "address": "1 Navy Yard",
         "gender": "female",
         "dateOfBirth": "1906-12-09",
-        "imageName": "grace.png",
     }
 
 

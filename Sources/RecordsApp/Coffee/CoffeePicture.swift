@@ -191,8 +191,9 @@ public struct PictureError: Error, Sendable, Equatable, CustomStringConvertible,
 
     /// What went wrong.
     public let reason: Reason
-    /// The file or stream concerned, as the user named it; nil for
-    /// ``Reason/noPicture(coffeeID:)`` and ``Reason/changed(coffeeID:)``.
+    /// The file or stream concerned, as the user named it; for
+    /// ``Reason/noPicture(coffeeID:)`` and ``Reason/changed(coffeeID:)``,
+    /// nil for a coffee, or what else has the picture ("user 3").
     public let subject: String?
 
     /// Creates an error.
@@ -218,11 +219,11 @@ public struct PictureError: Error, Sendable, Equatable, CustomStringConvertible,
             return "\(subject) holds more than the picture limit of \(CoffeePicture.sizeText(limit)); "
                 + "nothing was stored"
         case .noPicture(let id):
-            return "coffee \(id) has no picture"
+            return self.subject.map { "\($0) has no picture" } ?? "coffee \(id) has no picture"
         case .unwritable(let why):
             return "cannot write \(subject): \(why)"
         case .changed(let id):
-            return "the picture of coffee \(id) changed while it was being read"
+            return "\(self.subject ?? "the picture of coffee \(id)") changed while it was being read"
         }
     }
 

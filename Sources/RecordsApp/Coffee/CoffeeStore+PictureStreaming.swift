@@ -84,7 +84,8 @@ public struct PictureReader: Sendable {
     /// A good number of bytes to read at a time: 256 KiB.
     public static let chunkSize = BlobHandle.defaultChunkSize
 
-    /// The coffee whose picture it is.
+    /// The coffee whose picture it is (for a user's picture, opened by
+    /// ``UsersStore/openPicture(userID:)``, the user).
     public let coffeeID: Int64
     /// The picture's size in bytes.
     public let size: Int
@@ -95,6 +96,18 @@ public struct PictureReader: Sendable {
     /// when another program deleted it.
     public let version: Int64?
     let database: AppDatabase
+    /// Where the bytes are: a coffee's row, or a user's picture row.
+    var owner: Owner = .coffee
+
+    /// Whose picture a reader reads.
+    enum Owner: Sendable {
+        /// The `picture` column of the coffee's row; the version in
+        /// `coffee_picture_version`.
+        case coffee
+        /// The row of `user_picture` whose ID is the version (see
+        /// ``UserPictureSchema``).
+        case user
+    }
 
     /// The `Content-Type` to serve it with: its format's MIME type, or
     /// `application/octet-stream` for a type the app does not know.
@@ -116,13 +129,25 @@ public struct PictureReader: Sendable {
         guard offset >= 0, count > 0, offset < size else { return Data() }
         let length = min(count, size - offset)
         let (id, size, version) = (coffeeID, self.size, self.version)
-        return try await database.read(for: .coffee) { db in
-            let changed = PictureError(.changed(coffeeID: id), subject: nil)
-            let current = try db.fetchOne(
-                Int64.self, "SELECT version FROM coffee_picture_version WHERE coffeeID = ?", arguments: [id])
+        let owner = self.owner
+        return try await database.read(for: owner == .coffee ? .coffee : .users) { db in
+            let changed: PictureError
+            let current: Int64?
+            let location: (table: String, column: String, rowID: Int64)
+            switch owner {
+            case .coffee:
+                changed = PictureError(.changed(coffeeID: id), subject: nil)
+                current = try db.fetchOne(
+                    Int64.self, "SELECT version FROM coffee_picture_version WHERE coffeeID = ?", arguments: [id])
+                location = (Coffee.tableName, Coffee.Columns.picture.rawValue, id)
+            case .user:
+                changed = PictureError(.changed(coffeeID: id), subject: "the picture of user \(id)")
+                current = try UserPictureSchema.pictureID(db, userID: id)
+                location = (UserPictureSchema.tableName, UserPictureSchema.pictureColumn, version ?? 0)
+            }
             guard current == version else { throw changed }
             do {
-                return try db.withBlob(table: Coffee.tableName, column: Coffee.Columns.picture.rawValue, rowID: id) {
+                return try db.withBlob(table: location.table, column: location.column, rowID: location.rowID) {
                     blob in
                     guard blob.size == size else { throw changed }
                     return try blob.read(count: length, at: offset)

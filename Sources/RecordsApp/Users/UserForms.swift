@@ -34,6 +34,27 @@ public enum UserField: String, Sendable, CaseIterable {
 }
 
 extension UserField {
+    /// The field's name as forms show it, which messages start with:
+    /// "Postal code", "Password again".
+    public var label: String {
+        switch self {
+        case .firstName: "First name"
+        case .lastName: "Last name"
+        case .email: "Email"
+        case .password: "Password"
+        case .passwordConfirmation: "Password again"
+        case .currentPassword: "Current password"
+        case .mobile: "Mobile"
+        case .state: "State"
+        case .city: "City"
+        case .pincode: "Postal code"
+        case .address: "Address"
+        case .gender: "Gender"
+        case .dateOfBirth: "Date of birth"
+        case .imageName: "Picture"
+        }
+    }
+
     /// The profile fields that identify the account or reach its owner:
     /// the email, which is the log-in name, and the mobile number. A
     /// signed-in session changes them only with the user's password (see
@@ -90,13 +111,18 @@ public struct UserProfile: Sendable, Equatable {
     public var address: String
     /// The gender.
     public var gender: Gender
-    /// The date of birth, in the past.
-    public var dateOfBirth: CalendarDate
-    /// The profile picture's file name.
+    /// The date of birth, in the past; nil when not given.
+    public var dateOfBirth: CalendarDate?
+    /// The profile picture's file name; empty when not given.
     public var imageName: String
 }
 
-/// The registration form's fields, as typed: the original tutorial's form.
+/// The registration form's fields, as typed.
+///
+/// An account needs a name, an email and a password (typed twice); the
+/// original tutorial's other fields (mobile, place, gender, date of birth,
+/// picture) are optional: a blank one is stored empty, and they are
+/// usually given later on the profile.
 ///
 /// ```swift
 /// var form = RegistrationForm()
@@ -116,21 +142,21 @@ public struct RegistrationForm: Sendable, Equatable {
     public var password: String
     /// The password typed again.
     public var passwordConfirmation: String
-    /// The mobile number: 7-15 digits, perhaps after a `+`.
+    /// The mobile number: 7-15 digits, perhaps after a `+`. Optional.
     public var mobile: String
-    /// The state.
+    /// The state. Optional.
     public var state: String
-    /// The city.
+    /// The city. Optional.
     public var city: String
-    /// The postal code: 3-10 digits.
+    /// The postal code: 3-10 digits. Optional.
     public var pincode: String
-    /// The address.
+    /// The address. Optional.
     public var address: String
-    /// One of ``Gender/names``.
+    /// One of ``Gender/names``; blank is unspecified.
     public var gender: String
-    /// `YYYY-MM-DD`, a real day in the past.
+    /// `YYYY-MM-DD`, a real day in the past. Optional.
     public var dateOfBirth: String
-    /// The profile picture's file name.
+    /// The profile picture's file name. Optional.
     public var imageName: String
 
     /// Creates a form; every field is empty unless given.
@@ -184,7 +210,8 @@ public struct RegistrationForm: Sendable, Equatable {
     }
 }
 
-/// Changes to a user's profile, as typed; nil leaves a field as it is. The
+/// Changes to a user's profile, as typed; nil leaves a field as it is, and
+/// blank text clears an optional field (all but the names and the email). The
 /// password is changed separately, with the current one
 /// (``UsersStore/changePassword(id:current:new:confirmation:)``).
 public struct ProfileChanges: Sendable, Equatable {
@@ -240,29 +267,30 @@ public struct ProfileChanges: Sendable, Equatable {
     /// at once; an empty change set is a problem too.
     public func validated(today: CalendarDate) throws -> ValidProfileChanges {
         if isEmpty {
-            throw ValidationError(field: "changes", message: "nothing to change: give at least one profile field")
+            throw ValidationError(field: "changes", message: "Nothing to change: give at least one profile field.")
         }
         var v = Validator()
         let changes = ValidProfileChanges(
             firstName: firstName.map { v.userName($0, field: .firstName) },
             lastName: lastName.map { v.userName($0, field: .lastName) },
             email: email.map { v.email($0) },
-            mobile: mobile.map { v.mobile($0) },
-            state: state.map { v.text($0, field: UserField.state.rawValue, maxLength: UserRules.maxPlaceLength) },
-            city: city.map { v.text($0, field: UserField.city.rawValue, maxLength: UserRules.maxPlaceLength) },
-            pincode: pincode.map { v.pincode($0) },
-            address: address.map {
-                v.text($0, field: UserField.address.rawValue, maxLength: UserRules.maxAddressLength)
+            mobile: mobile.map { v.optional($0) { $0.mobile($1) } },
+            state: state.map { v.optional($0) { $0.place($1, field: .state) } },
+            city: city.map { v.optional($0) { $0.place($1, field: .city) } },
+            pincode: pincode.map { v.optional($0) { $0.pincode($1) } },
+            address: address.map { v.optional($0) { $0.address($1) } },
+            gender: gender.map { Validator.isBlank($0) ? .unspecified : v.gender($0) },
+            dateOfBirth: dateOfBirth.map {
+                Validator.isBlank($0) ? "" : v.dateOfBirth($0, today: today).description
             },
-            gender: gender.map { v.gender($0) },
-            dateOfBirth: dateOfBirth.map { v.dateOfBirth($0, today: today) },
-            imageName: imageName.map { v.imageName($0) })
+            imageName: imageName.map { v.optional($0) { $0.imageName($1) } })
         try v.check()
         return changes
     }
 }
 
-/// ``ProfileChanges`` once validated: typed, trimmed, at least one given.
+/// ``ProfileChanges`` once validated: typed, trimmed, at least one given;
+/// an optional field given blank is empty (cleared).
 public struct ValidProfileChanges: Sendable, Equatable {
     /// A new first name, trimmed.
     public internal(set) var firstName: String?
@@ -282,8 +310,8 @@ public struct ValidProfileChanges: Sendable, Equatable {
     public internal(set) var address: String?
     /// A new gender.
     public internal(set) var gender: Gender?
-    /// A new date of birth, in the past.
-    public internal(set) var dateOfBirth: CalendarDate?
+    /// A new date of birth, in the past, as `YYYY-MM-DD`; empty to clear it.
+    public internal(set) var dateOfBirth: String?
     /// A new image file name.
     public internal(set) var imageName: String?
 }
@@ -303,22 +331,49 @@ extension Validator {
             firstName: userName(form.firstName, field: .firstName),
             lastName: userName(form.lastName, field: .lastName),
             email: email(form.email),
-            mobile: mobile(form.mobile),
-            state: text(form.state, field: UserField.state.rawValue, maxLength: UserRules.maxPlaceLength),
-            city: text(form.city, field: UserField.city.rawValue, maxLength: UserRules.maxPlaceLength),
-            pincode: pincode(form.pincode),
-            address: text(form.address, field: UserField.address.rawValue, maxLength: UserRules.maxAddressLength),
-            gender: gender(form.gender),
-            dateOfBirth: dateOfBirth(form.dateOfBirth, today: today),
-            imageName: imageName(form.imageName))
+            mobile: optional(form.mobile) { $0.mobile($1) },
+            state: optional(form.state) { $0.place($1, field: .state) },
+            city: optional(form.city) { $0.place($1, field: .city) },
+            pincode: optional(form.pincode) { $0.pincode($1) },
+            address: optional(form.address) { $0.address($1) },
+            gender: Self.isBlank(form.gender) ? .unspecified : gender(form.gender),
+            dateOfBirth: Self.isBlank(form.dateOfBirth) ? nil : dateOfBirth(form.dateOfBirth, today: today),
+            imageName: optional(form.imageName) { $0.imageName($1) })
+    }
+
+    /// An optional field: empty when `value` is blank, else `check`'s
+    /// result.
+    mutating func optional(_ value: String, _ check: (inout Validator, String) -> String) -> String {
+        if Self.isBlank(value) { return "" }
+        return check(&self, value)
+    }
+
+    mutating func place(_ value: String, field: UserField) -> String {
+        text(value, field: field, maxLength: UserRules.maxPlaceLength)
+    }
+
+    mutating func address(_ value: String) -> String {
+        text(value, field: UserField.address, maxLength: UserRules.maxAddressLength)
     }
 
     mutating func userName(_ value: String, field: UserField) -> String {
-        text(value, field: field.rawValue, maxLength: UserRules.maxNameLength)
+        text(value, field: field, maxLength: UserRules.maxNameLength)
     }
 
+    /// A required single-line field of a user, checked as
+    /// ``text(_:field:maxLength:)`` checks one, its message a sentence
+    /// with the field's label.
+    mutating func text(_ value: String, field: UserField, maxLength: Int) -> String {
+        let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
+        if let problem = Self.textProblem(trimmed, maxLength: maxLength) { fail(field, problem) }
+        return trimmed
+    }
+
+    /// Records `field`'s problem as a sentence that starts with its label:
+    /// "Postal code must be 3 to 10 digits." (the problem's field stays
+    /// the ``UserField``'s name, which forms and the API map to inputs).
     mutating func fail(_ field: UserField, _ message: String) {
-        fail(field.rawValue, "\(field.rawValue) \(message)")
+        fail(field.rawValue, "\(field.label) \(message).")
     }
 
     /// A well-formed address: RFC 5322's dot-atom local part, `@`, and a
@@ -381,7 +436,7 @@ extension Validator {
             fail(.password, message)
         }
         if confirmation != password {
-            fail(UserField.passwordConfirmation.rawValue, "password confirmation does not match the password")
+            fail(.passwordConfirmation, "does not match the password")
         }
     }
 
@@ -423,7 +478,7 @@ extension Validator {
     /// years before it; `today` when it has a problem.
     mutating func dateOfBirth(_ value: String, today: CalendarDate) -> CalendarDate {
         guard let date = CalendarDate(iso: value.trimmingCharacters(in: .whitespaces)) else {
-            fail(.dateOfBirth, "must be a real date written YYYY-MM-DD")
+            fail(.dateOfBirth, "must be a real date written YYYY-MM-DD, such as 1990-12-31")
             return today
         }
         if date >= today {
@@ -441,6 +496,6 @@ extension Validator {
             fail(.imageName, "must be a file name, without / or \\")
             return name
         }
-        return text(value, field: UserField.imageName.rawValue, maxLength: UserRules.maxImageNameLength)
+        return text(value, field: UserField.imageName, maxLength: UserRules.maxImageNameLength)
     }
 }

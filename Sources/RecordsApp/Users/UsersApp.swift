@@ -2,9 +2,10 @@ import SQLiteStore
 
 extension AppDescriptor {
     /// The Users app: the original tutorial's `User_Master`, and the
-    /// sessions and tokens for programs of its accounts.
+    /// sessions, tokens for programs and profile pictures of its accounts.
     static let users = AppDescriptor(
-        app: .users, table: User.tableName, otherTables: [SessionSchema.tableName, APITokenSchema.tableName],
+        app: .users, table: User.tableName,
+        otherTables: [SessionSchema.tableName, APITokenSchema.tableName, UserPictureSchema.tableName],
         migrations: UsersSchema.migrations)
 }
 

@@ -47,7 +47,12 @@ enum UsersSchema {
             // shared change log (a password change too: it updates the row).
             Migrator.migration("users.changeLog") { db in
                 try RecordChangeLog.createTriggers(app: "users", table: "User_Master", key: "UID", in: db)
-            }
+            },
+            // Profile pictures, uploaded on the profile page. The profile's
+            // other fields became optional without a change of the table:
+            // a field not given is stored as empty text, as the original
+            // tutorial's NOT NULL columns allow.
+            UserPictureSchema.migration,
         ]
     }
 

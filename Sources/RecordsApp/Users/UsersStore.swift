@@ -20,7 +20,7 @@ import SQLiteStore
 /// concurrency thread, and outside any database access (hash, then write;
 /// read, then verify).
 public struct UsersStore: RecordStore {
-    private let database: AppDatabase
+    let database: AppDatabase
     let table: RecordTable<User>
     /// How the shared methods reach the table.
     public var access: RecordStoreAccess<User, UserSort> { RecordStoreAccess(table, orderBy: Self.orderBy) }
@@ -34,10 +34,14 @@ public struct UsersStore: RecordStore {
     ///     OWASP's minimum cost. Tests pass cheaper parameters.
     ///   - today: The day dates of birth must be before; the local date by
     ///     default.
+    ///   - pictureSizeLimit: The largest profile picture accepted, in
+    ///     bytes; a negative limit accepts none.
     public init(
         database: AppDatabase, hasher: any PasswordHashingService = PasswordHasher(),
-        today: @escaping @Sendable () -> CalendarDate = { CalendarDate.today() }
+        today: @escaping @Sendable () -> CalendarDate = { CalendarDate.today() },
+        pictureSizeLimit: Int = CoffeeRules.defaultPictureSizeLimit
     ) {
+        self.pictureSizeLimit = max(pictureSizeLimit, 0)
         self.database = database
         self.table = RecordTable(database: database)
         self.hasher = hasher
@@ -46,6 +50,10 @@ public struct UsersStore: RecordStore {
 
     /// The day dates of birth are checked against.
     public var currentDate: CalendarDate { today() }
+
+    /// The largest profile picture accepted, in bytes: a coffee's limit
+    /// (64 MiB) unless given.
+    public let pictureSizeLimit: Int
 
     // MARK: - Reading
 
@@ -332,7 +340,7 @@ public struct UsersStore: RecordStore {
                     (.firstName, valid.firstName), (.lastName, valid.lastName), (.email, valid.email),
                     (.mobile, valid.mobile), (.state, valid.state), (.city, valid.city), (.pincode, valid.pincode),
                     (.address, valid.address), (.gender, valid.gender?.rawValue),
-                    (.dateOfBirth, valid.dateOfBirth?.description), (.imageName, valid.imageName),
+                    (.dateOfBirth, valid.dateOfBirth), (.imageName, valid.imageName),
                 ],
                 ifVersion: ifVersion,
                 check: { db in
@@ -397,7 +405,7 @@ public struct UsersStore: RecordStore {
     // MARK: - Rows
 
     private static let emailTaken = ValidationError(
-        field: UserField.email.rawValue, message: "email is already registered")
+        field: UserField.email.rawValue, message: "Email is already registered.")
 
     /// Runs `body`, reporting the unique index's refusal as the same
     /// validation error as the check before it (another process may have
@@ -434,7 +442,7 @@ extension User {
         self.init(
             id: id, firstName: profile.firstName, lastName: profile.lastName, email: profile.email,
             mobile: profile.mobile, state: profile.state, city: profile.city, pincode: profile.pincode,
-            address: profile.address, gender: profile.gender, dateOfBirth: profile.dateOfBirth.description,
+            address: profile.address, gender: profile.gender, dateOfBirth: profile.dateOfBirth?.description ?? "",
             imageName: profile.imageName)
     }
 
@@ -448,7 +456,7 @@ extension User {
         pincode = changes.pincode ?? pincode
         address = changes.address ?? address
         gender = changes.gender ?? gender
-        dateOfBirth = changes.dateOfBirth?.description ?? dateOfBirth
+        dateOfBirth = changes.dateOfBirth ?? dateOfBirth
         imageName = changes.imageName ?? imageName
     }
 }

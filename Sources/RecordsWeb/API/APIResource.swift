@@ -70,6 +70,9 @@ struct APIField: Sendable {
     let name: String
     /// The field as the app's messages name it: "first name".
     let label: String
+    /// The field as forms show it, when messages should use that rather
+    /// than ``label``: "Postal code" for the label "pincode".
+    var displayLabel: String?
     let kind: Kind
     /// Whether it may be `null` (an age that is not known).
     var nullable = false
@@ -189,7 +192,8 @@ struct APIInput: Sendable {
         }
         if creating {
             for field in fields where field.required && !field.readOnly && object[field.name] == nil {
-                errors.append((field.name, "\(Problem.sentence(field.label).dropLast()) is required."))
+                errors.append(
+                    (field.name, "\(Problem.sentence(field.displayLabel ?? field.label).dropLast()) is required."))
             }
         } else if object.members.isEmpty {
             let names = fields.filter { !$0.readOnly }.map(\.name).joined(separator: ", ")
@@ -204,7 +208,7 @@ struct APIInput: Sendable {
 
     /// What is wrong with `value` for `field`'s kind, or nil.
     private static func typeProblem(_ value: JSONValue, field: APIField) -> String? {
-        let label = Problem.sentence(field.label).dropLast()
+        let label = Problem.sentence(field.displayLabel ?? field.label).dropLast()
         if value == .null {
             return field.nullable ? nil : "\(label) must not be null."
         }

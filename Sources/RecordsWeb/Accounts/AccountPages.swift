@@ -13,6 +13,8 @@ import RecordsApp
 /// | `GET /account` | signed in | the profile and the sessions |
 /// | `GET /account/edit`, `POST /account/edit` | signed in | edit the profile (email, mobile: with the password, throttled) |
 /// | `GET /account/password`, `POST /account/password` | signed in | change the password; throttled |
+/// | `GET /account/picture` | signed in | one's profile picture, shown on `/account` (`ETag`, `If-None-Match` answered without reading it) |
+/// | `POST /account/picture`, `POST /account/picture/remove` | signed in | upload (multipart, field `picture`) or remove it |
 /// | `POST /account/sessions/:id/revoke` | signed in | end one of one's sessions |
 /// | `/account/tokens...` | signed in | tokens for programs (``AccountTokenPages``) |
 ///
@@ -82,6 +84,7 @@ enum AccountPages {
                 handler: { request in try await pages.changePassword(request) })
         ])
         routes += [Route.post("/account/sessions/:id/revoke") { request in try await pages.revokeSession(request) }]
+        routes += pages.pictureRoutes()
         routes += AccountTokenPages.routes(pages)
         return routes
     }
@@ -112,30 +115,26 @@ enum UserFormField: String, CaseIterable {
         }
     }
 
-    var label: String {
+    /// The label the form shows, which the field's messages start with.
+    var label: String { userField.label }
+
+    /// Whether the field must be filled: what an account needs. The rest
+    /// of the profile is optional.
+    var isRequired: Bool {
         switch self {
-        case .firstName: "First name"
-        case .lastName: "Last name"
-        case .email: "Email"
-        case .password: "Password"
-        case .passwordConfirmation: "Password again"
-        case .currentPassword: "Current password"
-        case .mobile: "Mobile"
-        case .state: "State"
-        case .city: "City"
-        case .pincode: "Postal code"
-        case .address: "Address"
-        case .gender: "Gender"
-        case .dateOfBirth: "Date of birth"
-        case .imageName: "Picture file name"
+        case .firstName, .lastName, .email, .password, .passwordConfirmation: true
+        default: false
         }
     }
 
-    /// The profile's fields, in form order.
+    /// The profile's fields, in form order (the picture is uploaded by a
+    /// form of its own).
     static let profile: [UserFormField] = [
         .firstName, .lastName, .email, .mobile, .state, .city, .pincode, .address, .gender, .dateOfBirth,
-        .imageName,
     ]
+
+    /// The registration form's fields: what an account needs.
+    static let registration: [UserFormField] = [.firstName, .lastName, .email, .password, .passwordConfirmation]
 
     /// Each field's message, by form field name.
     static func errors(_ error: ValidationError) -> [String: String] {
@@ -236,8 +235,15 @@ struct AccountPageHandlers: Sendable {
         _ request: Request, values: [String: String], errors: [String: String], summary: String? = nil,
         status: Int = 200
     ) -> Response {
-        let fields: [UserFormField] =
-            [.firstName, .lastName, .email, .password, .passwordConfirmation] + UserFormField.profile.dropFirst(3)
+        // An optional field posted with a value (an older form, a script)
+        // is shown too, so that its error and its text are not lost.
+        let posted = UserFormField.profile.filter { field in
+            !UserFormField.registration.contains(field)
+                && (errors[field.rawValue] != nil
+                    || (field != .gender
+                        && !(values[field.rawValue] ?? "").trimmingCharacters(in: .whitespaces).isEmpty))
+        }
+        let fields = UserFormField.registration + posted
         return Layout.page(
             request, title: "Register", status: status,
             content: """
@@ -246,6 +252,8 @@ struct AccountPageHandlers: Sendable {
                 <form method="post" action="/register" class="card" id="register-form">
                 \(Layout.csrfField(request))
                 \(fields.map { field($0, values: values, errors: errors) })
+                <p class="hint">Your address, date of birth, picture and the rest of your profile are optional: \
+                add them later on your account page.</p>
                 <div class="actions"><button type="submit" id="register-submit">Register</button>
                 <a href="/login">Log in instead</a></div>
                 </form>
@@ -339,15 +347,21 @@ struct AccountPageHandlers: Sendable {
 
     /// The account page; `tokenForm` is the state of its token form (a
     /// token just made, or a mistake), answered with `status`.
-    func account(_ request: Request, tokenForm: TokenForm = TokenForm(), status: Int = 200) async throws -> Response {
+    func account(
+        _ request: Request, tokenForm: TokenForm = TokenForm(), status: Int = 200, pictureError: String? = nil
+    ) async throws -> Response {
         let (user, session) = try await signedInUser(request)
+        let picture = try await pictureSection(request, userID: user.id, error: pictureError)
         let sessions = try await accounts.sessions.sessions(userID: user.id)
         let tokens = try await accounts.tokens.list(userID: user.id)
-        let details: [(String, String)] = [
-            ("Name", user.fullName), ("Email", user.email), ("Mobile", user.mobile), ("State", user.state),
-            ("City", user.city), ("Postal code", user.pincode), ("Address", user.address),
-            ("Gender", user.gender.name), ("Date of birth", user.dateOfBirth), ("Picture file name", user.imageName),
-        ]
+        // The optional fields not given say so, rather than show nothing.
+        let details: [(String, String)] =
+            [("Name", user.fullName), ("Email", user.email)]
+            + [
+                (.mobile, user.mobile), (.state, user.state), (.city, user.city), (.pincode, user.pincode),
+                (.address, user.address), (.gender, user.gender == .unspecified ? "" : user.gender.name),
+                (.dateOfBirth, user.dateOfBirth),
+            ].map { (field: UserField, value: String) in (field.label, value.isEmpty ? "Not given" : value) }
         let now = context.configuration.now()
         let rows = sessions.map { item in
             Self.sessionRow(item, current: item.id == session.sessionID, now: now, csrf: Layout.csrfField(request))
@@ -361,6 +375,7 @@ struct AccountPageHandlers: Sendable {
                 </dl>
                 <div class="actions"><a class="button" href="/account/edit" id="edit-profile">Edit profile</a>
                 <a class="button secondary" href="/account/password" id="change-password">Change password</a></div>
+                \(picture)
                 <h2>Your sessions</h2>
                 <table id="sessions" class="stacked"><thead><tr><th>Browser</th><th>Address</th><th>Logged in</th>\
                 <th>Last used</th><th><span class="visually-hidden">End</span></th></tr></thead>
@@ -370,7 +385,7 @@ struct AccountPageHandlers: Sendable {
     }
 
     /// The profile form's fields as `user` has them, by field name.
-    private static func profileValues(_ user: User) -> [String: String] {
+    static func profileValues(_ user: User) -> [String: String] {
         [
             "firstName": user.firstName, "lastName": user.lastName, "email": user.email, "mobile": user.mobile,
             "state": user.state, "city": user.city, "pincode": user.pincode, "address": user.address,
@@ -441,7 +456,12 @@ struct AccountPageHandlers: Sendable {
     func saveProfile(_ request: Request) async throws -> Response {
         guard let session = request.session else { throw HTTPError.notFound }
         let form = EditConflict.resolved(request.form)
-        let version = try EditConflict.submittedVersion(form)
+        guard let version = try EditConflict.submittedVersion(form) else {
+            // No version: nothing saved over changes it may not have seen,
+            // and no password was checked.
+            request.settleLoginAttempt(.notAnAttempt)
+            return try await profileConflict(request, form: form)
+        }
         let changes = Self.profileChanges(form)
         let password = form.text("currentPassword")
         let users = self.users
@@ -615,12 +635,14 @@ struct AccountPageHandlers: Sendable {
                 name, label: field.label, value: value, error: error, type: "email", required: true,
                 autocomplete: "email")
         case .dateOfBirth:
+            // The picker shows and sends the ISO form (YYYY-MM-DD); a hint
+            // naming a format could contradict what the browser displays.
             return Field.input(
-                name, label: field.label, value: value, error: error, type: "date", required: true,
-                autocomplete: "bday", hint: "YYYY-MM-DD")
+                name, label: field.label, value: value, error: error, type: "date", required: false,
+                autocomplete: "bday")
         case .mobile:
             return Field.input(
-                name, label: field.label, value: value, error: error, type: "tel", required: true,
+                name, label: field.label, value: value, error: error, type: "tel", required: false,
                 autocomplete: "tel")
         default:
             let autocomplete: String? =
@@ -634,7 +656,8 @@ struct AccountPageHandlers: Sendable {
                 default: nil
                 }
             return Field.input(
-                name, label: field.label, value: value, error: error, required: true, autocomplete: autocomplete)
+                name, label: field.label, value: value, error: error, required: field.isRequired,
+                autocomplete: autocomplete)
         }
     }
 
@@ -677,7 +700,7 @@ struct AccountPageHandlers: Sendable {
         }
         return """
             <tr id="session-\(item.id)"><td data-label="Browser">\(browser)\(current ? " (this browser)" as HTML : "")</td>
-            <td data-label="Address" class="long-value">\(item.clientAddress ?? "unknown")</td>\
+            <td data-label="Address">\(item.clientAddress ?? "unknown")</td>\
             <td data-label="Logged in">\(moment(item.createdAt))</td><td data-label="Last used">\(moment(item.lastSeenAt))</td>
             <td><form method="post" action="\(HTML.path(["account", "sessions", String(item.id), "revoke"]))" class="inline">\
             \(csrf)<button type="submit" class="secondary">\(current ? "Log out" : "End")</button></form></td></tr>

@@ -11,11 +11,13 @@ extension AppPages {
 
 extension WebContext {
     /// The Users app's store, hashing with
-    /// ``WebConfiguration/passwordHasher`` and dating by
-    /// ``WebConfiguration/now``.
+    /// ``WebConfiguration/passwordHasher``, dating by
+    /// ``WebConfiguration/now``, and taking profile pictures up to
+    /// ``WebConfiguration/pictureSizeLimit``, as coffee pictures.
     public var users: UsersStore {
         let now = configuration.now
         return UsersStore(
-            database: database, hasher: configuration.passwordHasher, today: { CalendarDate.today(now: now()) })
+            database: database, hasher: configuration.passwordHasher, today: { CalendarDate.today(now: now()) },
+            pictureSizeLimit: configuration.pictureSizeLimit)
     }
 }

@@ -21,30 +21,36 @@ enum UsersAPI {
         field("pincode", .pincode, .text(maxLength: 10), "The postal code: 3-10 digits."),
         field("address", .address, .text(maxLength: UserRules.maxAddressLength), "The address."),
         field("gender", .gender, .choice(Gender.names), "The gender."),
-        field("dateOfBirth", .dateOfBirth, .date, "The date of birth, YYYY-MM-DD."),
+        field("dateOfBirth", .dateOfBirth, .date, "The date of birth, ISO YYYY-MM-DD; empty to clear it."),
         field("imageName", .imageName, .text(maxLength: 255), "The profile picture's file name."),
         APIField(
-            name: "currentPassword", label: UserField.currentPassword.rawValue, kind: .text(maxLength: 1024),
-            required: false,
+            name: "currentPassword", label: UserField.currentPassword.rawValue,
+            displayLabel: UserField.currentPassword.label, kind: .text(maxLength: 1024), required: false,
             summary: "The user's password: needed to change the email or the mobile number; never sent back."),
     ]
 
-    /// The members of a registration: every profile member, required, and
-    /// the password typed twice, as on the registration page.
+    /// The members a registration must give, as on the registration page:
+    /// what an account needs.
+    static let registrationRequired: Set<String> = ["firstName", "lastName", "email"]
+
+    /// The members of a registration: every profile member (the names and
+    /// the email required, the rest optional), and the password typed
+    /// twice, as on the registration page.
     static let registrationFields: [APIField] =
         fields.filter { $0.name != "currentPassword" }.map { field in
             var field = field
-            field.required = true
+            field.required = registrationRequired.contains(field.name)
             return field
         } + [
             APIField(
-                name: "password", label: UserField.password.rawValue,
+                name: "password", label: UserField.password.rawValue, displayLabel: UserField.password.label,
                 kind: .text(maxLength: UserRules.maxPasswordLength), required: true,
                 summary:
                     "The password: \(UserRules.minPasswordLength) to \(UserRules.maxPasswordLength) characters; never sent back."
             ),
             APIField(
                 name: "passwordConfirmation", label: UserField.passwordConfirmation.rawValue,
+                displayLabel: UserField.passwordConfirmation.label,
                 kind: .text(maxLength: UserRules.maxPasswordLength), required: true,
                 summary: "The password again, to catch a typing mistake."),
         ]
@@ -60,7 +66,8 @@ enum UsersAPI {
 
     private static func field(_ name: String, _ label: UserField, _ kind: APIField.Kind, _ summary: String) -> APIField
     {
-        APIField(name: name, label: label.rawValue, kind: kind, required: false, summary: summary)
+        APIField(
+            name: name, label: label.rawValue, displayLabel: label.label, kind: kind, required: false, summary: summary)
     }
 
     static func operations(_ context: WebContext) -> [APIOperation] {

@@ -335,7 +335,10 @@ enum CoffeePages {
     static func edit(_ request: Request, store: CoffeeStore) async throws -> Response {
         let coffee = try await coffee(request, store: store)
         let form = EditConflict.resolved(request.form)
-        let version = try EditConflict.submittedVersion(form)
+        guard let version = try EditConflict.submittedVersion(form) else {
+            // No version: nothing saved over changes it may not have seen.
+            return conflict(request, coffee: coffee, form: form)
+        }
         let values = (name: form.text("name"), price: form.text("price"))
         do {
             let draft = try CoffeeDraft.parse(name: values.name, price: values.price)
@@ -407,6 +410,13 @@ enum CoffeePages {
         } catch is PictureError {
             throw HTTPError.notFound
         }
+        return pictureResponse(request, picture)
+    }
+
+    /// A stored picture as a response: its bytes streamed in chunks, its
+    /// version as a strong `ETag`, and 304 for a matching
+    /// `If-None-Match` (no byte read). Coffee and profile pictures alike.
+    static func pictureResponse(_ request: Request, _ picture: PictureReader) -> Response {
         var headers: [(name: String, value: String)] = [
             ("Content-Type", picture.mimeType), ("Cache-Control", "private, no-cache"),
         ]
@@ -488,29 +498,28 @@ enum CoffeePages {
         return Layout.redirect(to: "/coffee/\(id)", flash: "Saved the picture.", request: request)
     }
 
+    /// The status and message for a picture refused: 413 for one over the
+    /// limit, 400 for one that is not a picture or a form at fault; any
+    /// other error is thrown again (the server's: 500).
+    static func pictureRefusal(_ error: any Error) throws -> (status: Int, message: String) {
+        switch error {
+        case let error as PictureError:
+            switch error.reason {
+            case .tooLarge: return (413, error.description)
+            case .empty, .unrecognizedFormat: return (400, error.description)
+            default: throw error
+            }
+        case let error as HTTPError: return (error.status, error.message)
+        case let error as FormProblem: return (error.status, error.description)
+        default: throw error
+        }
+    }
+
     /// The detail again, with why the picture was refused beside its field:
     /// 413 for one over the limit, 400 for one that is not a picture (the
     /// command's messages); any other failure is the server's (500).
     static func pictureRefused(_ request: Request, _ error: any Error, store: CoffeeStore) async throws -> Response {
-        let status: Int
-        let message: String
-        switch error {
-        case let error as PictureError:
-            switch error.reason {
-            case .tooLarge: status = 413
-            case .empty, .unrecognizedFormat: status = 400
-            default: throw error
-            }
-            message = error.description
-        case let error as HTTPError:
-            status = error.status
-            message = error.message
-        case let error as FormProblem:
-            status = error.status
-            message = error.description
-        default:
-            throw error
-        }
+        let (status, message) = try pictureRefusal(error)
         return try await detail(
             request, coffee: try await coffee(request, store: store), store: store, pictureError: message,
             status: status)

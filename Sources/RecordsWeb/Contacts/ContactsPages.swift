@@ -72,7 +72,11 @@ enum ContactsPages {
             ) { request in
                 let id = try request.id()
                 let form = EditConflict.resolved(request.form)
-                let version = try EditConflict.submittedVersion(form)
+                guard let version = try EditConflict.submittedVersion(form) else {
+                    // No version: nothing saved over changes it may not have seen.
+                    return ContactsViews.conflict(
+                        request, contact: try await contact(request, store: store), form: form)
+                }
                 let values = ContactFormValues(form)
                 do {
                     let contact = try await store.update(

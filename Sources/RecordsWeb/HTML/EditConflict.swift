@@ -18,9 +18,11 @@ import RecordsApp
 /// | `was-NAME` | the value field `NAME` was opened with: a field only someone else changed defaults to their value |
 /// | `take=yours` (a button) | save every typed value (`yours-NAME`), whatever the choices |
 ///
-/// A form sent without `version` saves unconditionally, as forms did
-/// before versions (a script posting the form); a malformed one is refused
-/// (400) before anything is read.
+/// A form sent without `version` (a page saved before versions, a script
+/// posting the form) saves nothing: it cannot tell what the person saw, so
+/// it is answered as a conflict (409), the stored values beside the typed
+/// ones, with the current version to save over. A malformed version is
+/// refused (400) before anything is read.
 enum EditConflict {
     /// One field of an edit form, as the conflict shows it.
     struct Value: Sendable, Equatable {
@@ -73,7 +75,9 @@ enum EditConflict {
         " data-live-form=\"\(topic)\" data-live-source=\"\(source)\""
     }
 
-    /// The version the form was opened at; nil when it sent none.
+    /// The version the form was opened at; nil when it sent none, which an
+    /// edit answers as a conflict (``form(_:kind:formID:action:reload:topic:values:version:field:extra:)``
+    /// says why), never by saving unconditionally.
     ///
     /// - Throws: ``HTTPError`` 400 when it is not a version this site
     ///   writes.
@@ -129,9 +133,11 @@ enum EditConflict {
     ) -> HTML {
         let conflicts = values.filter(\.isConflict)
         let message: HTML =
-            conflicts.isEmpty
-            ? "Someone else saved this \(kind) after you opened the form, but not in the fields you see. Nothing was saved: save again to keep your values."
-            : "Someone else saved this \(kind) after you opened the form. Nothing was saved. For each field below, choose their value (saved now) or yours, then save; or keep all of yours, or take the saved values."
+            (request.form["version"] ?? "").isEmpty
+            ? "This form was sent without the version of the \(kind) it was opened at, so it cannot tell whether someone else saved it since. Nothing was saved: check your values against the saved ones below, then save again, or reload the form."
+            : conflicts.isEmpty
+                ? "Someone else saved this \(kind) after you opened the form, but not in the fields you see. Nothing was saved: save again to keep your values."
+                : "Someone else saved this \(kind) after you opened the form. Nothing was saved. For each field below, choose their value (saved now) or yours, then save; or keep all of yours, or take the saved values."
         let rows = values.map { value -> HTML in
             guard value.isConflict else { return field(value, value.yours) }
             return choice(value)

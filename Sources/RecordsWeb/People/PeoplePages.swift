@@ -61,7 +61,10 @@ enum PeoplePages {
             ) { request in
                 let id = try request.id()
                 let form = EditConflict.resolved(request.form)
-                let version = try EditConflict.submittedVersion(form)
+                guard let version = try EditConflict.submittedVersion(form) else {
+                    // No version: nothing saved over changes it may not have seen.
+                    return PeopleViews.conflict(request, person: try await person(request, store: store), form: form)
+                }
                 let values = PersonFormValues(form)
                 do {
                     // An empty age makes it unknown, as on the add form.

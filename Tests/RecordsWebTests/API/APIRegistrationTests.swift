@@ -89,6 +89,22 @@ import Testing
         #expect(answer.errors.isEmpty)
     }
 
+    @Test func theNamesEmailAndPasswordAreEnoughAndTheRestIsOptional() async throws {
+        let site = try await Self.openSite()
+        let minimal = """
+            {"firstName":"Grace","lastName":"Hopper","email":"grace@example.com",
+             "password":"correct horse","passwordConfirmation":"correct horse"}
+            """
+        let answer = await Self.register(site, minimal)
+        #expect(answer.status == 201)
+        let stored = try #require(try await Self.user(site, email: "grace@example.com"))
+        #expect(stored.mobile == "" && stored.pincode == "" && stored.dateOfBirth == "")
+        let missing = await Self.register(
+            site, "{\"firstName\":\"Alan\",\"password\":\"correct horse\",\"passwordConfirmation\":\"correct horse\"}")
+        #expect(missing.status == 422)
+        #expect(missing.errors == ["lastName": "Last name is required.", "email": "Email is required."])
+    }
+
     @Test func invalidFieldsAreEachNamedWithThePagesMessages() async throws {
         let site = try await Self.openSite()
         let answer = await Self.register(
@@ -100,7 +116,8 @@ import Testing
         #expect(answer.json["code"] as? String == "validation")
         #expect(Set(answer.errors.keys) == ["firstName", "email", "passwordConfirmation", "pincode"])
         #expect(answer.errors["firstName"] == "First name must not be empty.")
-        #expect(answer.errors["passwordConfirmation"] == "Password confirmation does not match the password.")
+        #expect(answer.errors["pincode"] == "Postal code must be 3 to 10 digits.")
+        #expect(answer.errors["passwordConfirmation"] == "Password again does not match the password.")
         #expect(try await Self.user(site, email: "not an address") == nil)
     }
 

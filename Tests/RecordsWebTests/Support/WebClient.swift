@@ -71,6 +71,15 @@ final class WebClient: @unchecked Sendable {
             body: Data(body.utf8))
     }
 
+    /// POSTs an edit form as a browser would: with the `version` the form
+    /// (the page at `path`, unless `form` names another) carries when it
+    /// is opened just before, which every edit form needs to save.
+    func postEdit(_ path: String, _ fields: [(String, String)], form: String? = nil) async throws -> WebResponse {
+        let page = try await get(form ?? path)
+        let version = page.body.firstMatch(of: /name="version" value="([0-9a-f]+)"/).map { String($0.1) }
+        return try await post(path, fields + (version.map { [("version", $0)] } ?? []))
+    }
+
     /// POSTs a raw body.
     func post(_ path: String, body: Data, contentType: String) async throws -> WebResponse {
         try await send(method: "POST", path: path, headers: ["Content-Type": contentType], body: body)
