@@ -119,8 +119,7 @@ struct PageFrameWebTests {
         #expect(
             try await ListsWeb.follow(contact, with: client).body.contains(">Added “\u{2068}Jane Doe\u{2069}”.</p>"))
         let cortado = try #require(try await server.app.context.coffee.all().first)
-        _ = try await client.get("/coffee/\(cortado.id)/edit")
-        let edited = try await client.post("/coffee/\(cortado.id)/edit", [("name", "Cortado"), ("price", "3.5")])
+        let edited = try await client.postEdit("/coffee/\(cortado.id)/edit", [("name", "Cortado"), ("price", "3.5")])
         #expect(
             try await ListsWeb.follow(edited, with: client).body.contains(">Updated “\u{2068}Cortado\u{2069}”.</p>"))
         let deleted = try await client.post("/coffee/\(cortado.id)/delete", [])
