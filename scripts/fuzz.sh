@@ -82,14 +82,20 @@ build_libraries() {
 library_objects() {
     find "$scratch/debug/SQLiteStore.build" "$scratch/debug/SQLiteStoreAppSupport.build" \
         "$scratch/debug/PasswordHashing.build" "$scratch/debug/RecordsApp.build" \
-        "$scratch/debug/HTTPServer.build" "$scratch/debug/RecordsWeb.build" -name '*.o' | sort
+        "$scratch/debug/HTTPServer.build" "$scratch/debug/Replication.build" "$scratch/debug/Thumbnails.build" \
+        "$scratch/debug/RecordsWeb.build" -name '*.o' | sort
 }
 
 build_target() {
     local name=$1
     local output=$bin/$name
-    local sources objects libraries
-    mapfile -t libraries < <(pkg-config --libs sqlite3 libcrypto libmicrohttpd | tr ' ' '\n' | grep .)
+    local sources objects libraries c_flags
+    # libvips' own flags add -pthread, which swiftc does not take.
+    mapfile -t libraries < <(pkg-config --libs sqlite3 libcrypto libmicrohttpd vips | tr ' ' '\n' | grep . |
+        grep -vx -- -pthread)
+    # The thumbnails' C module (RecordsWeb imports it through Thumbnails)
+    # needs GLib's headers.
+    mapfile -t c_flags < <(pkg-config --cflags-only-I gobject-2.0 | tr ' ' '\n' | grep . | sed 's/^/-Xcc\n/')
     mapfile -t sources < <(printf '%s\n' Fuzz/Support/*.swift "Fuzz/Targets/$name.swift"; extra_sources "$name")
     mapfile -t objects < <(library_objects)
     if [ -x "$output" ] && [ -z "$(find "${sources[@]}" "${objects[@]}" -newer "$output" -print -quit)" ]; then
@@ -101,8 +107,8 @@ build_target() {
     # provides main. The C modules' maps come from the package's folders.
     swiftc -sanitize=fuzzer,address -parse-as-library -swift-version 6 -g -Onone -use-ld=lld \
         -module-name "fuzz_$name" \
-        -I "$scratch/debug/Modules" -I Sources/CSQLite -I Sources/COpenSSL -I Sources/CMicroHTTPD \
-        "${sources[@]}" "${objects[@]}" \
+        -I "$scratch/debug/Modules" -I Sources/CSQLite -I Sources/COpenSSL -I Sources/CMicroHTTPD -I Sources/CVips \
+        "${c_flags[@]}" "${sources[@]}" "${objects[@]}" \
         "${libraries[@]}" \
         -o "$output"
 }

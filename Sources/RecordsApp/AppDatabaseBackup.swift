@@ -24,3 +24,16 @@ extension AppDatabase {
         try writer.backup(toPath: url.path, replace: replace, options: options, progress: progress)
     }
 }
+
+extension AppDatabase {
+    /// SQLite's quick integrity check of the database file at `path`,
+    /// opened read-only and immutable: no lock is taken and no file is made
+    /// beside it. For a copy made elsewhere (a restore) before it replaces
+    /// anything.
+    ///
+    /// - Returns: the check's rows (`["ok"]` for a sound database), or the
+    ///   error SQLite reported opening or reading the file.
+    public static func quickCheck(fileAt path: String) -> Result<[String], SQLiteError> {
+        QuickCheck.run(onFileAt: path)
+    }
+}

@@ -134,7 +134,7 @@ func restoreDatabase(
     if outcome == .replicaEmpty { return false }
     // Litestream checked it; checked again here as SQLite sees the file
     // that will be used, before anything is replaced.
-    switch QuickCheck.run(onFileAt: staging) {
+    switch AppDatabase.quickCheck(fileAt: staging) {
     case .success(let rows) where rows == ["ok"]:
         break
     case .success(let rows):

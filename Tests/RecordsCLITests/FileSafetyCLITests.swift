@@ -227,7 +227,7 @@ private func fileSize(_ path: String) -> Int {
     ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? -1
 }
 
-@Suite("records: a database file it may not write", .disabled(if: isRoot, "root writes any file"))
+@Suite("records: a database file it may not write", .disabled(if: isRoot, "root writes any file"), .tags(.unprivileged))
 struct UnwritableDatabaseCLITests {
     /// The sandbox's database, made by a first run, then made read-only.
     private func readOnlyDatabase() async throws -> Sandbox {

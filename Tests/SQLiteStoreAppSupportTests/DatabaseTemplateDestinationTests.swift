@@ -167,7 +167,7 @@ struct DatabaseTemplateDestinationTests {
 
     @Test(
         "An empty file that may not be written is refused and left as it is",
-        .disabled(if: isRoot, "root writes any file"))
+        .disabled(if: isRoot, "root writes any file"), .tags(.unprivileged))
     func emptyReadOnlyFile() throws {
         let dir = try TemporaryDirectory()
         try makeTemplate(at: dir.path("template.sqlite"))

@@ -172,7 +172,8 @@ struct DatabaseTemplateTests {
     }
 
     @Test(
-        "A read-only directory is refused and nothing is written", .enabled(if: !isRoot, "root ignores permissions"))
+        "A read-only directory is refused and nothing is written", .enabled(if: !isRoot, "root ignores permissions"),
+        .tags(.unprivileged))
     func readOnlyDirectory() throws {
         let dir = try TemporaryDirectory()
         let template = URL(fileURLWithPath: dir.path("template.sqlite"))

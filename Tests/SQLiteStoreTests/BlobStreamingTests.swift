@@ -357,7 +357,9 @@ struct BlobStreamingErrorTests {
         #expect(try storedPicture(db) == original)
     }
 
-    @Test("A file without read permission is an unreadable source", .disabled(if: isRoot, "root reads any file"))
+    @Test(
+        "A file without read permission is an unreadable source", .disabled(if: isRoot, "root reads any file"),
+        .tags(.unprivileged))
     func unreadableInput() throws {
         let dir = try TemporaryDirectory()
         let (db, original) = try makeDatabase(dir)
@@ -619,7 +621,9 @@ struct BlobStreamingErrorTests {
             ])
     }
 
-    @Test("A read-only file or directory is not a writable destination", .disabled(if: isRoot, "root writes anywhere"))
+    @Test(
+        "A read-only file or directory is not a writable destination", .disabled(if: isRoot, "root writes anywhere"),
+        .tags(.unprivileged))
     func permissionDenied() throws {
         let dir = try TemporaryDirectory()
         let (db, _) = try makeDatabase(dir)

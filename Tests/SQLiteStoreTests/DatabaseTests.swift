@@ -89,7 +89,9 @@ struct OpeningTests {
         #expect(try db.fetchAll(Int.self, "SELECT a FROM t") == [1])
     }
 
-    @Test("A read-only file opened for writing refuses writes", .enabled(if: !isRoot, "root ignores file permissions"))
+    @Test(
+        "A read-only file opened for writing refuses writes", .enabled(if: !isRoot, "root ignores file permissions"),
+        .tags(.unprivileged))
     func readOnlyFile() throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("locked.sqlite")

@@ -133,7 +133,7 @@ struct UnwritableDatabaseFileTests {
 
     @Test(
         "A database file that is not writable opens read-only: reads work, a write names the file, nothing is left",
-        .disabled(if: isRoot, "root writes any file"))
+        .disabled(if: isRoot, "root writes any file"), .tags(.unprivileged))
     func unwritableFileOpensReadOnly() throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("db.sqlite")
@@ -156,7 +156,7 @@ struct UnwritableDatabaseFileTests {
 
     @Test(
         "A pool opens a database file that is not writable, in either journal mode, and reads it",
-        .disabled(if: isRoot, "root writes any file"), arguments: ["wal", "delete"])
+        .disabled(if: isRoot, "root writes any file"), .tags(.unprivileged), arguments: ["wal", "delete"])
     func poolReadsUnwritableFile(journalMode: String) throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("db.sqlite")
@@ -174,7 +174,7 @@ struct UnwritableDatabaseFileTests {
 
     @Test(
         "A write refused because the -wal or -shm file is not writable names that file",
-        .disabled(if: isRoot, "root writes any file"), arguments: ["-wal", "-shm"])
+        .disabled(if: isRoot, "root writes any file"), .tags(.unprivileged), arguments: ["-wal", "-shm"])
     func unwritableCompanionIsNamed(suffix: String) throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("db.sqlite")

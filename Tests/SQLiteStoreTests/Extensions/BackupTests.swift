@@ -465,7 +465,9 @@ struct BackupTests {
         #expect(error?.message.hasSuffix("it is a directory") == true)
     }
 
-    @Test("A directory without write permission is a clear error", .disabled(if: isRoot, "root writes anywhere"))
+    @Test(
+        "A directory without write permission is a clear error", .disabled(if: isRoot, "root writes anywhere"),
+        .tags(.unprivileged))
     func readOnlyDirectory() throws {
         let directory = try TemporaryDirectory()
         let source = try makeSource(at: directory.path("source.sqlite"), rows: 2)
