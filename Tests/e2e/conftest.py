@@ -13,7 +13,7 @@ import uuid
 
 import pytest
 from selenium import webdriver
-from selenium.common.exceptions import NoAlertPresentException
+from selenium.common.exceptions import NoAlertPresentException, StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
@@ -182,10 +182,18 @@ class Browser:
                 element.send_keys(value)
 
     def submit(self, css):
-        """Clicks the button and waits for the next page."""
-        button = self.find(css)
+        """Clicks the button and waits for the next page. The page's live
+        script may swap a list (and the links in it) for a fresh copy
+        between finding the element and clicking it; the fresh copy's
+        element is then found and clicked instead."""
         old = self.find("html")
-        button.click()
+        for attempt in range(3):
+            try:
+                self.find(css).click()
+                break
+            except StaleElementReferenceException:
+                if attempt == 2:
+                    raise
         self.wait.until(lambda _: self._stale(old))
         self.wait.until(lambda d: d.execute_script("return document.readyState") == "complete")
         self.check_no_script_ran()
