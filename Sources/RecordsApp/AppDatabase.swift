@@ -93,6 +93,12 @@ public final class AppDatabase: Sendable {
     /// The apps whose migration refused the tables it found, and why.
     let unavailableApps: [App: AppUnavailableError]
 
+    /// Whether this is a read replica (``init(readReplicaAt:vfs:debugLog:)``):
+    /// every write fails, and the stores leave out the bookkeeping writes
+    /// they would make while reading (a session's last use, an expired
+    /// session's removal).
+    public let isReadOnly: Bool
+
     /// Receives every statement and error, when a log was asked for.
     let debugLog: (@Sendable (String) -> Void)?
 
@@ -196,8 +202,69 @@ public final class AppDatabase: Sendable {
         self.writer = writer
         self.path = path
         self.debugLog = debugLog
+        isReadOnly = false
         do {
-            unavailableApps = try writer.writeWithoutTransaction { db in try Self.migrate(db, log: debugLog) }
+            let unavailable = try writer.writeWithoutTransaction { db in try Self.migrate(db, log: debugLog) }
+            unavailableApps = unavailable
+            // Rows another program wrote (the sample's, a foreign tool's)
+            // are folded now rather than at the first read, so that read
+            // replicas see them too. Not fatal: a read folds them later.
+            let apps = Self.apps.filter { unavailable[$0.app] == nil }
+            let pending = try? writer.read { db in try apps.contains { try !$0.isFolded(db) } }
+            if pending == true {
+                _ = try? writer.write { db in for app in apps { try app.foldPending(db) } }
+            }
+        } catch {
+            try? writer.close()
+            throw error
+        }
+    }
+
+    /// Opens a read replica of a records database through a registered
+    /// SQLite VFS that serves another machine's database, such as
+    /// Litestream's read-replica VFS (registered with SQLiteStore's
+    /// `LoadableExtension.loadForProcess(at:entryPoint:)`).
+    ///
+    /// The replica is opened read-only and never migrated: its schema is
+    /// the primary's, which must be the one this version of the app
+    /// expects. Reads see the primary's commits as the VFS brings them in;
+    /// every write fails with SQLite's read-only error.
+    ///
+    /// - Parameters:
+    ///   - path: The name the VFS opens (Litestream's ignores it and reads
+    ///     the replica it was configured with).
+    ///   - vfs: The VFS's registered name.
+    ///   - debugLog: Receives every statement and error.
+    /// - Throws: `SQLiteError` (no such VFS, the replica cannot be read),
+    ///   ``ReadReplicaError`` when the replica's schema is not this
+    ///   version's.
+    public convenience init(readReplicaAt path: String, vfs: String, debugLog: (@Sendable (String) -> Void)? = nil)
+        throws
+    {
+        var configuration = Self.configuration(debugLog: debugLog)
+        configuration.vfs = vfs
+        configuration.isReadOnly = true
+        configuration.createsMissingFile = false
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        try self.init(readOnly: queue, path: path, debugLog: debugLog)
+    }
+
+    /// Takes a read-only connection and checks that its schema is this
+    /// version's; closes it on failure.
+    private init(readOnly writer: any DatabaseWriter, path: String, debugLog: (@Sendable (String) -> Void)?) throws {
+        self.writer = writer
+        self.path = path
+        self.debugLog = debugLog
+        isReadOnly = true
+        unavailableApps = [:]
+        do {
+            let pending = try writer.read { db in try Self.migrator.pendingIdentifiers(in: db) }
+            guard pending.isEmpty else {
+                throw ReadReplicaError(
+                    message: "the replica's database lacks \(pending.count) migration(s) this version of records "
+                        + "applies (\(pending.prefix(3).joined(separator: ", "))\(pending.count > 3 ? ", …" : "")): "
+                        + "upgrade and start the primary first, so that it migrates the database, then the replicas")
+            }
         } catch {
             try? writer.close()
             throw error
@@ -313,8 +380,17 @@ public final class AppDatabase: Sendable {
     ///   its table.
     func write<T: Sendable>(for app: App, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         if let reason = unavailableApps[app] { throw reason }
+        let descriptor = Self.apps.first { $0.app == app }
         do {
-            return try await writer.write(body)
+            return try await writer.write { db in
+                let result = try body(db)
+                // The rows this write added or changed get their folded
+                // search text and sort keys in the same transaction, so
+                // that a read replica, which cannot fold them, finds them
+                // (a read here would fold them anyway).
+                try descriptor?.foldPending(db)
+                return result
+            }
         } catch {
             debugLog?("error: \(error)")
             throw error
@@ -484,4 +560,12 @@ extension AppDatabase {
         try db.execute("VACUUM INTO ?", arguments: [destination.path])
         db.close()
     }
+}
+
+/// Why a read replica cannot be served: its schema is not the one this
+/// version of the app expects.
+public struct ReadReplicaError: Error, Sendable, CustomStringConvertible {
+    /// What is wrong and what to do.
+    public let message: String
+    public var description: String { message }
 }

@@ -68,3 +68,17 @@ extension AppDatabase {
     /// module outside its folder.
     public static let apps: [AppDescriptor] = [.people, .contacts, .coffee, .users]
 }
+
+extension AppDescriptor {
+    /// Folds the search text and sort keys of the rows not folded yet, in
+    /// the write running: a seek in each partial index when there are none.
+    /// Whether every row's search text and sort keys are folded.
+    func isFolded(_ db: Database) throws -> Bool {
+        try (sortKeys?.isComplete(db) ?? true) && (searchIndex?.isComplete(db) ?? true)
+    }
+
+    func foldPending(_ db: Database) throws {
+        if let sortKeys, try !sortKeys.isComplete(db) { try sortKeys.fill(db) }
+        if let searchIndex, try !searchIndex.isComplete(db) { try searchIndex.fill(db) }
+    }
+}

@@ -180,6 +180,8 @@ extension RecordTable {
     ) async throws -> T {
         let found = try await database.read(for: Record.app) { db in try index.isComplete(db) ? read(db) : nil }
         if let found { return found }
+        // A read replica cannot fold: it reads what the primary folded.
+        if database.isReadOnly { return try await database.read(for: Record.app, read) }
         return try await database.write(for: Record.app) { db in
             try index.fill(db)
             return try read(db)

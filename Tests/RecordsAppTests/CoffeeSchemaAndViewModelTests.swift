@@ -217,7 +217,7 @@ struct CoffeeViewModelTests {
         let saved = try await tracedStatements(database) { try await detail.save() }
         #expect(saved.result)
         #expect(
-            saved.sql.filter { $0.hasPrefix("UPDATE") } == [
+            saved.sql.filter { $0.hasPrefix("UPDATE \"coffee\" ") } == [
                 "UPDATE \"coffee\" SET \"coffeeName\" = ?, \"priceMicros\" = ?\nWHERE \"coffeeID\" = ?"
             ])
         #expect(!detail.isDirty)

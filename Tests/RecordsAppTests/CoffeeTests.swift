@@ -134,9 +134,12 @@ struct CoffeeStoreTests {
         let traced = try await tracedStatements(database) { try await store.save(&coffee) }
         #expect(traced.result)
         #expect(
-            traced.sql.filter { $0.hasPrefix("UPDATE") } == [
+            traced.sql.filter { $0.hasPrefix("UPDATE \"coffee\" ") } == [
                 "UPDATE \"coffee\" SET \"coffeeName\" = ?\nWHERE \"coffeeID\" = ?"
             ])
+        // The new name is folded for search in the same write (a read
+        // replica cannot fold it later).
+        #expect(traced.sql.contains { $0.hasPrefix("UPDATE \"coffee_searchText\" SET isFolded = 1") })
         // One row of coffee; the name's full-text index counts its own changes.
         #expect(try totalChanges(database) > changesBefore)
         #expect(coffee.name == "Doppio")
@@ -146,7 +149,7 @@ struct CoffeeStoreTests {
         coffee.price = decimal("2.75")
         let price = try await tracedStatements(database) { try await store.save(&coffee) }
         #expect(
-            price.sql.filter { $0.hasPrefix("UPDATE") } == [
+            price.sql.filter { $0.hasPrefix("UPDATE \"coffee\" ") } == [
                 "UPDATE \"coffee\" SET \"priceMicros\" = ?\nWHERE \"coffeeID\" = ?"
             ])
         #expect(try await store.coffee(id: 1)?.price == decimal("2.75"))
@@ -168,7 +171,7 @@ struct CoffeeStoreTests {
         coffee.name = "Latte"
         let traced = try await tracedStatements(database) { try await store.save(&coffee) }
         #expect(
-            traced.sql.filter { $0.hasPrefix("UPDATE") } == [
+            traced.sql.filter { $0.hasPrefix("UPDATE \"coffee\" ") } == [
                 "UPDATE \"coffee\" SET \"coffeeName\" = ?\nWHERE \"coffeeID\" = ?"
             ])
         #expect(try await store.coffee(id: 3)?.price == decimal("3.45"))

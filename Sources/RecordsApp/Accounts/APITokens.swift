@@ -190,6 +190,8 @@ public struct APITokenStore: Sendable {
         let lastUsed = found.token.lastUsedAt.map(Self.timestamp)
         // Written as a cutoff so that no stored value can overflow the arithmetic.
         if let lastUsed, lastUsed > time - Self.touchInterval.components.seconds { return found }
+        // A read replica keeps the primary's record of use.
+        if database.isReadOnly { return found }
         let id = found.token.id
         let stillActive = try await database.write(for: .users) { db in
             try db.execute(

@@ -233,6 +233,8 @@ public struct SessionStore: Sendable {
         let lastSeen = Self.timestamp(found.session.lastSeenAt)
         let created = Self.timestamp(found.session.createdAt)
         if lastSeen <= cutoffs.idle || created <= cutoffs.absolute {
+            // A read replica leaves the removal to the primary.
+            if database.isReadOnly { return nil }
             let id = found.session.id
             try await database.write(for: .users) { db in
                 try db.execute("DELETE FROM \(Self.table) WHERE \(Column.id) = \(id)")
@@ -240,7 +242,9 @@ public struct SessionStore: Sendable {
             return nil
         }
         // Written as a cutoff so that no stored value can overflow the arithmetic.
-        guard lastSeen <= time - policy.touchInterval.components.seconds else { return found }
+        // A read replica keeps the primary's record of use: a session used
+        // only on replicas expires after the idle timeout.
+        guard lastSeen <= time - policy.touchInterval.components.seconds, !database.isReadOnly else { return found }
         let id = found.session.id
         let stillThere = try await database.write(for: .users) { db in
             try db.execute("UPDATE \(Self.table) SET \(Column.lastSeen) = \(time) WHERE \(Column.id) = \(id)")
