@@ -19,9 +19,26 @@ enum ServerStatus {
         [
             Route.get("/status") { request in
                 let now = context.configuration.now()
-                return Layout.page(request, title: "Server status", content: page(replication(context), now: now))
+                let content =
+                    context.configuration.readReplica.map(replicaPage) ?? page(replication(context), now: now)
+                return Layout.page(request, title: "Server status", content: content)
             }
         ]
+    }
+
+    /// The status of a read replica (`records serve --read-replica`).
+    static func replicaPage(_ settings: ReadReplicaSettings) -> HTML {
+        let primary: HTML = settings.primary.map { "<dt>Primary</dt><dd id=\"replica-primary\">\($0)</dd>" } ?? ""
+        return """
+            <h1>Server status</h1>
+            <p id="replication-summary">This server serves a read-only copy of the database, which follows \
+            the primary's commits about a second or two behind. Signing in, registering and every change \
+            are made on the primary.</p>
+            <dl class="details">
+            <dt>Replica</dt><dd id="replica-source">\(settings.replica)</dd>
+            \(primary)
+            </dl>
+            """
     }
 
     static func page(_ status: ReplicationStatus?, now: Date) -> HTML {

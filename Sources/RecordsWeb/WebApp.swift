@@ -30,6 +30,10 @@ public struct WebConfiguration: Sendable {
     /// shown on `/status` and in `GET /api/v1/status`; nil when the server
     /// does not replicate.
     public var replicationStatus: (@Sendable () -> ReplicationStatus)? = nil
+    /// Set when the server serves a read replica (`records serve
+    /// --read-replica`): every request that could change something
+    /// answers 503 and names the primary.
+    public var readReplica: ReadReplicaSettings? = nil
     /// Who may register (`records serve --registration`).
     public var registration: RegistrationPolicy = .default
     /// How long sessions last.
@@ -152,13 +156,19 @@ public final class WebApp: HTTPApplication {
                 then: [
                     APIHeaders(), APIProblems(log: configuration.log),
                     BearerAuthentication(tokens: apiTokens, throttle: tokenThrottle, log: configuration.log),
-                ],
+                ] + replicaGate,
                 otherwise: [
                     SecurityHeaders(),
                     SessionMiddleware(authenticator: authenticator, secureCookies: configuration.secureCookies),
                     ErrorPages(log: configuration.log),
-                ])
+                ] + replicaGate)
         ]
+    }
+
+    /// On a read replica, the check that refuses changes (inside the
+    /// error pages and problems, which show its 503).
+    private var replicaGate: [any Middleware] {
+        configuration.readReplica.map { [ReadOnlyReplicaGate(settings: $0)] } ?? []
     }
 
     public func log(_ message: String) { configuration.log(message) }

@@ -54,7 +54,7 @@ let serveCommand = Command(
         .flag(
             "restore-if-missing",
             "With --replicate: when the database file is missing (a new disk), restore it from the replica first"),
-    ],
+    ] + readReplicaOptions,
     discussion: """
         Serves the \(listed(appNames)) apps as web pages, rendered on the
         server: every page works without JavaScript. The Users app's accounts are the way
@@ -95,6 +95,12 @@ let serveCommand = Command(
         AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL, its credentials from AWS_ACCESS_KEY_ID
         and AWS_SECRET_ACCESS_KEY; for a plain http:// endpoint AWS_CA_BUNDLE is left
         out of Litestream's environment (its S3 client refuses to start with it).
+
+        With --read-replica URL, on another machine that can read the replica, the server
+        serves a read-only copy that follows the primary's commits (a second or two
+        behind) through Litestream's read-replica VFS, with no local copy to manage. Pages
+        and the API's reads work with the primary's accounts and tokens; signing in,
+        registering and every change answer 503 and name the primary (--primary).
         """,
     examples: [
         "records serve",
@@ -147,14 +153,16 @@ let serveCommand = Command(
             }
             synchronous = mode
         }
+        let readReplica = try prepareReadReplica(invocation)
         let replication = try prepareReplication(invocation)
-        let database = try invocation.database(synchronous: synchronous)
+        let database = try readReplica?.database ?? invocation.database(synchronous: synchronous)
         let supervisor = try replication.map { try startReplication($0) }
         var configuration = WebConfiguration()
         configuration.registration = registration
         configuration.secureCookies = options.tls != nil
         configuration.log = { line in serveLog(line) }
         if let supervisor { configuration.replicationStatus = { supervisor.status() } }
+        configuration.readReplica = readReplica?.settings
         let app = WebApp(database: database, configuration: configuration)
         // Ctrl-C and SIGTERM stop the server rather than the process.
         let stop = try SignalWaiter(signals: [SIGINT, SIGTERM])

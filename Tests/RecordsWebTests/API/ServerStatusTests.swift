@@ -81,6 +81,31 @@ import Testing
         #expect(page.text.contains("records serve --replicate"))
     }
 
+    @Test func aReadReplicaSaysWhatItCopiesAndRefusesChanges() async throws {
+        let site = try await APISite { configuration in
+            configuration.readReplica = ReadReplicaSettings(
+                replica: "/replica/<b>x</b>", primary: "https://primary.example/<i>")
+        }
+        let page = try await Self.statusPage(site)
+        #expect(page.status == 200)
+        #expect(page.text.contains("read-only copy of the database"))
+        #expect(page.text.contains("/replica/&lt;b&gt;x&lt;/b&gt;"))
+        #expect(page.text.contains(#"<dd id="replica-primary">https://primary.example/&lt;i&gt;</dd>"#))
+        // A change, from the API or a page: 503 naming the primary, before
+        // the route runs (the database could not take it).
+        let created = await site.send(
+            "POST", "/api/v1/people", json: #"{"firstName":"Lise","lastName":"Meitner"}"#, token: site.writer)
+        #expect(created.status == 503)
+        #expect(created.isProblem)
+        #expect(created.text.contains("primary server (https://primary.example/<i>)"))
+        let form = await site.app.respond(to: Request(method: "POST", path: "/login"))
+        #expect(form.status == 503)
+        #expect(APIAnswer(form).text.contains("https://primary.example/&lt;i&gt;"))
+        // Reads go on.
+        let listed = await site.send("GET", "/api/v1/people", token: site.reader)
+        #expect(listed.status == 200)
+    }
+
     /// `/status` as a signed-in browser gets it.
     private static func statusPage(_ site: APISite) async throws -> APIAnswer {
         let session = try await site.app.context.accounts.sessions.create(

@@ -1,0 +1,40 @@
+import Foundation
+import HTTPServer
+
+/// A server that serves a read replica (`records serve --read-replica`):
+/// where changes are made instead.
+public struct ReadReplicaSettings: Sendable {
+    /// The primary server's address, shown to whoever tries to change
+    /// something here; nil when it was not given.
+    public var primary: String?
+    /// The replica, as shown on the status page.
+    public var replica: String
+
+    /// Settings for a replica of `replica`, whose changes are made at
+    /// `primary`.
+    public init(replica: String, primary: String?) {
+        self.replica = replica
+        self.primary = primary
+    }
+
+    /// What a refused change says.
+    var refusal: String {
+        "This server is a read-only copy of the database: signing in, registering and every change "
+            + "are made on the primary server" + (primary.map { " (\($0))" } ?? "") + "."
+    }
+}
+
+/// Refuses every request that could change something (any method but
+/// GET, HEAD and OPTIONS) with 503 on a read replica, before its route
+/// runs: the database cannot take the write, and the client learns where
+/// to send it rather than a 500.
+struct ReadOnlyReplicaGate: Middleware {
+    let settings: ReadReplicaSettings
+
+    func respond(to request: Request, next: Responder) async throws -> Response {
+        guard ["GET", "HEAD", "OPTIONS"].contains(request.method.uppercased()) else {
+            throw HTTPError(status: 503, message: settings.refusal)
+        }
+        return try await next(request)
+    }
+}

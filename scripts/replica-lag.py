@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""How far a read replica (records serve --read-replica) is behind its
+primary (records serve --replicate): starts both on a fresh database in a
+temporary directory, creates people one at a time through the primary's
+JSON API, and times how long each takes to be found on the replica's API.
+Prints p50, p99 and the largest lag, in seconds.
+
+    scripts/replica-lag.py [COUNT]      (default 50; RECORDS_BIN picks the
+                                         binary, default .build/release/records)
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+records = os.environ.get("RECORDS_BIN", os.path.join(root, ".build/release/records"))
+count = int(sys.argv[1]) if len(sys.argv) > 1 else 50
+work = tempfile.mkdtemp(prefix="replica-lag-")
+database = os.path.join(work, "primary.sqlite")
+replica = os.path.join(work, "replica")
+environment = dict(os.environ, RECORDS_DATABASE=database)
+environment.pop("LITESTREAM_REPLICA_URL", None)
+password = "correct horse battery staple"
+
+
+def run(*arguments, text=None):
+    return subprocess.run([records, *arguments], input=text, capture_output=True, text=True, check=True,
+                          env=environment).stdout
+
+
+def serve(*arguments, database_path=database):
+    process = subprocess.Popen([records, "--database", database_path, "serve", "--listen", "127.0.0.1:0",
+                                *arguments], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                               env=environment)
+    line = process.stdout.readline()
+    match = re.search(r"(http://\S+/)", line)
+    if not match:
+        process.kill()
+        sys.exit(f"replica-lag: records serve {' '.join(arguments)} did not start: {line!r}")
+    return process, match.group(1)
+
+
+def request(url, token, body=None):
+    data = json.dumps(body).encode() if body is not None else None
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    with urllib.request.urlopen(urllib.request.Request(url, data=data, headers=headers), timeout=10) as answer:
+        return json.loads(answer.read())
+
+
+run("users", "register", "--first", "Ada", "--last", "Lovelace", "--email", "ada@example.com",
+    "--password-stdin", text=f"{password}\n{password}\n")
+token = run("token", "create", "--email", "ada@example.com", "--name", "lag", "--password-stdin",
+            text=f"{password}\n").strip()
+primary, primary_url = serve("--replicate", replica)
+servers = [primary]
+try:
+    deadline = time.monotonic() + 30
+    while not any(name.endswith(".ltx") for _, _, names in os.walk(replica) for name in names):
+        if time.monotonic() > deadline:
+            sys.exit("replica-lag: Litestream made no first copy in 30 s")
+        time.sleep(0.1)
+    copy, copy_url = serve("--read-replica", replica, database_path=os.path.join(work, "unused.sqlite"))
+    servers.append(copy)
+    lags = []
+    for index in range(count):
+        name = f"Lag{index:05d}"
+        request(primary_url + "api/v1/people", token, {"firstName": "Replica", "lastName": name})
+        acknowledged = time.monotonic()
+        while True:
+            found = request(copy_url + f"api/v1/people?q={name}", token)
+            if found.get("total", len(found.get("items", []))) > 0:
+                break
+            if time.monotonic() - acknowledged > 30:
+                sys.exit(f"replica-lag: {name} did not reach the replica in 30 s")
+            time.sleep(0.02)
+        lags.append(time.monotonic() - acknowledged)
+    lags.sort()
+    p50 = lags[len(lags) // 2]
+    p99 = lags[min(len(lags) - 1, int(len(lags) * 0.99))]
+    print(f"replica lag over {count} creates: p50 {p50:.2f} s, p99 {p99:.2f} s, max {lags[-1]:.2f} s")
+finally:
+    for server in servers:
+        server.terminate()
+    for server in servers:
+        server.wait(timeout=30)
+    subprocess.run(["rm", "-rf", work])
