@@ -44,7 +44,7 @@ let peopleCommands = CommandFamily(
                     age: invocation.arguments.value("age"))
                 let person = try await PeopleStore(database: invocation.database()).add(draft)
                 try invocation.afterChange("person \(person.id) was added", lost: "its ID") {
-                    try invocation.emit(person, text: "Added \(describe(person)).")
+                    try invocation.emit(person, text: RecordOutcome.added.message(describe(person)))
                 }
             }),
         Command(
@@ -137,7 +137,8 @@ private func personFields(_ person: Person) -> String {
 }
 
 /// "Ada Lovelace (ID 1, age 36)"
-private func describe(_ person: Person) -> String {
+/// `“Ada Lovelace” (ID 1, age 36)`.
+private func describe(_ person: Person) -> RecordMention {
     let age = person.age.map { ", age \($0)" } ?? ""
-    return Terminal.clean(person.fullName) + " (ID \(person.id)\(age))"
+    return RecordMention(Terminal.clean(person.fullName), details: "ID \(person.id)\(age)")
 }

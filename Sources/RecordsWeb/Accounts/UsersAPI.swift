@@ -66,8 +66,7 @@ enum UsersAPI {
 
     private static func field(_ name: String, _ label: UserField, _ kind: APIField.Kind, _ summary: String) -> APIField
     {
-        APIField(
-            name: name, label: label.rawValue, displayLabel: label.label, kind: kind, required: false, summary: summary)
+        APIField(name: name, field: label, kind: kind, required: false, summary: summary)
     }
 
     static func operations(_ context: WebContext) -> [APIOperation] {
