@@ -310,8 +310,8 @@ private func coffeeFields(_ coffee: Coffee) -> String {
     let unreadable = Set(coffee.unreadable.map(\.field))
     func shown(_ field: String, _ text: String) -> String { unreadable.contains(field) ? "(cannot be read)" : text }
     return fieldList([
-        ("ID", String(coffee.id)), ("Name", shown("name", coffee.name)),
-        ("Price", shown("price", coffee.price.map(CoffeeRules.priceText) ?? "none")),
+        ("ID", String(coffee.id)), (CoffeeField.name.label, shown("name", coffee.name)),
+        (CoffeeField.price.label, shown("price", coffee.price.map(CoffeeRules.priceText) ?? "none")),
         ("Picture", coffee.picture?.summary ?? "none"), ("Version", coffee.version?.description ?? "unknown"),
     ])
 }

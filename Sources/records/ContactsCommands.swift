@@ -164,7 +164,8 @@ let contactsCommands = CommandFamily(
 
 private func contactFields(_ contact: Contact) -> String {
     fieldList([
-        ("ID", String(contact.id)), ("Name", contact.name), ("Address", contact.address), ("Contact", contact.contact),
+        ("ID", String(contact.id)), (ContactField.name.label, contact.name),
+        (ContactField.address.label, contact.address), (ContactField.contact.label, contact.contact),
         ("Version", contact.version.description),
     ])
 }

@@ -131,8 +131,10 @@ private func peopleList(_ invocation: Invocation) -> StreamingList<Person> {
 
 private func personFields(_ person: Person) -> String {
     fieldList([
-        ("ID", String(person.id)), ("First name", person.firstName), ("Last name", person.lastName),
-        ("Age", person.age.map(String.init) ?? "unknown"), ("Version", person.version.description),
+        ("ID", String(person.id)), (PersonField.firstName.label, person.firstName),
+        (PersonField.lastName.label, person.lastName),
+        (PersonField.age.label, person.age.map(String.init) ?? "unknown"),
+        ("Version", person.version.description),
     ])
 }
 
