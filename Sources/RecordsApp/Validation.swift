@@ -146,9 +146,9 @@ struct Validator {
         return trimmed
     }
 
-    /// A required single-line field of a form, checked as
-    /// ``text(_:field:maxLength:)-(_,String,_)`` checks one, its message a
-    /// sentence with the field's label.
+    /// A required single-line field of a form, checked as a field named
+    /// by text is, its message a sentence that starts with the field's
+    /// label.
     mutating func text(_ value: String, field: some FormField, maxLength: Int) -> String {
         let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
         if let problem = Self.textProblem(trimmed, maxLength: maxLength) { fail(field, problem) }
