@@ -6,14 +6,16 @@ import Foundation
 /// database, whichever front-end it comes from.
 ///
 /// ```text
-/// first name must not be empty; age must be a whole number from 0 to 150
+/// First name is required. Age must be a whole number from 0 to 150.
 /// ```
 public struct ValidationError: Error, Sendable, Equatable, CustomStringConvertible {
     /// One field's problem.
     public struct Problem: Sendable, Equatable {
-        /// The field, as people call it ("first name").
+        /// The field, as front ends map it to their inputs ("first name":
+        /// a ``FormField``'s raw value).
         public let field: String
-        /// What is wrong, as a sentence that starts with the field.
+        /// What is wrong, as a sentence that starts with the field's
+        /// label: "First name is required."
         public let message: String
     }
 
@@ -23,6 +25,13 @@ public struct ValidationError: Error, Sendable, Equatable, CustomStringConvertib
     /// Creates an error for one field.
     public init(field: String, message: String) {
         self.problems = [Problem(field: field, message: message)]
+    }
+
+    /// Creates an error for one field of a form: `problem` follows the
+    /// field's label, and the message is that sentence ("First name" and
+    /// "is required" make "First name is required.").
+    public init(_ field: some FormField, problem: String) {
+        self.problems = [Problem(field: field.rawValue, message: "\(field.label) \(problem).")]
     }
 
     init(problems: [Problem]) {
@@ -108,6 +117,22 @@ public enum TextRules {
     public static func maxCodePoints(characters: Int) -> Int { characters * codePointsPerCharacter }
 }
 
+/// A field of an app's form, declared once beside its record's rules:
+/// its raw value is the name its problems carry
+/// (``ValidationError/Problem/field``, which pages and the JSON API map to
+/// their inputs), and its ``label`` is the name the form shows, which its
+/// messages start with.
+///
+/// ```swift
+/// PersonField.firstName.rawValue   // "first name"
+/// PersonField.firstName.label      // "First name"
+/// // ValidationError: "First name is required."
+/// ```
+public protocol FormField: RawRepresentable<String>, Sendable, Hashable {
+    /// The field's name as forms show it: "First name".
+    var label: String { get }
+}
+
 /// Collects field problems, then throws them together.
 struct Validator {
     private var problems: [ValidationError.Problem] = []
@@ -121,10 +146,19 @@ struct Validator {
         return trimmed
     }
 
+    /// A required single-line field of a form, checked as a field named
+    /// by text is, its message a sentence that starts with the field's
+    /// label.
+    mutating func text(_ value: String, field: some FormField, maxLength: Int) -> String {
+        let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
+        if let problem = Self.textProblem(trimmed, maxLength: maxLength) { fail(field, problem) }
+        return trimmed
+    }
+
     /// What is wrong with the trimmed text of a required single-line
-    /// field, to follow the field's name ("must not be empty"), or nil.
+    /// field, to follow the field's name ("is required"), or nil.
     static func textProblem(_ trimmed: String, maxLength: Int) -> String? {
-        if isBlank(trimmed) { return "must not be empty" }
+        if isBlank(trimmed) { return "is required" }
         if trimmed.count > maxLength { return "must be at most \(maxLength) characters (it has \(trimmed.count))" }
         if let message = codePointProblem(trimmed, maxLength: maxLength) { return message }
         if trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
@@ -160,14 +194,28 @@ struct Validator {
     }
 
     /// Checks an integer range.
-    mutating func integer(_ value: Int, field: String, range: ClosedRange<Int>) {
-        if !range.contains(value) {
-            fail(field, "\(field) must be a whole number from \(range.lowerBound) to \(range.upperBound)")
-        }
+    mutating func integer(_ value: Int, field: some FormField, range: ClosedRange<Int>) {
+        if !range.contains(value) { fail(field, Self.rangeProblem(range)) }
     }
 
+    /// What is wrong with a number outside `range`, to follow the field's
+    /// name.
+    static func rangeProblem(_ range: ClosedRange<Int>) -> String {
+        "must be a whole number from \(range.lowerBound) to \(range.upperBound)"
+    }
+
+    /// Records a problem; the same one twice (two checks that catch the
+    /// same fault) is said once.
     mutating func fail(_ field: String, _ message: String) {
-        problems.append(ValidationError.Problem(field: field, message: message))
+        let problem = ValidationError.Problem(field: field, message: message)
+        if !problems.contains(problem) { problems.append(problem) }
+    }
+
+    /// Records `field`'s problem as a sentence that starts with its label:
+    /// "Postal code must be 3 to 10 digits." (the problem's field stays
+    /// the field's raw value, which forms and the API map to inputs).
+    mutating func fail(_ field: some FormField, _ problem: String) {
+        fail(field.rawValue, "\(field.label) \(problem).")
     }
 
     /// Throws the problems found, if any.

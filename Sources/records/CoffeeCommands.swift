@@ -80,7 +80,7 @@ let coffeeCommands = CommandFamily(
                 .json,
             ],
             discussion: """
-                Prints "Added NAME (ID N).", as every app's add does; scripts read the ID from
+                Prints "Added “NAME” (ID N).", as every app's add does; scripts read the ID from
                 the JSON (--json prints {"id":N,...}).
                 """,
             examples: [
@@ -92,7 +92,7 @@ let coffeeCommands = CommandFamily(
                     name: invocation.required("name"), price: invocation.required("price"))
                 let coffee = try await CoffeeStore(database: invocation.database()).add(draft)
                 try invocation.afterChange("coffee \(coffee.id) was added", lost: "its ID") {
-                    try invocation.emit(coffee, text: "Added \(describe(coffee)).")
+                    try invocation.emit(coffee, text: RecordOutcome.added.message(describe(coffee)))
                 }
             }),
         Command(
@@ -163,7 +163,9 @@ let coffeeCommands = CommandFamily(
                 try await invocation.deleteRecords(
                     kind: "coffee", noun: "coffees", find: { try await store.coffee(id: $0) },
                     delete: { try await store.delete(ids: $0) }, describe: describe,
-                    deleted: { "Deleted \(describe($0))\($0.picture == nil ? "" : " and its picture")." })
+                    deleted: {
+                        RecordOutcome.deleted.message(describe($0), more: $0.picture == nil ? "" : " and its picture")
+                    })
             }),
         Command(
             name: "search", summary: "Find coffees by the start of the words of their name, best matches first",
@@ -308,8 +310,8 @@ private func coffeeFields(_ coffee: Coffee) -> String {
     let unreadable = Set(coffee.unreadable.map(\.field))
     func shown(_ field: String, _ text: String) -> String { unreadable.contains(field) ? "(cannot be read)" : text }
     return fieldList([
-        ("ID", String(coffee.id)), ("Name", shown("name", coffee.name)),
-        ("Price", shown("price", coffee.price.map(CoffeeRules.priceText) ?? "none")),
+        ("ID", String(coffee.id)), (CoffeeField.name.label, shown("name", coffee.name)),
+        (CoffeeField.price.label, shown("price", coffee.price.map(CoffeeRules.priceText) ?? "none")),
         ("Picture", coffee.picture?.summary ?? "none"), ("Version", coffee.version?.description ?? "unknown"),
     ])
 }
@@ -324,7 +326,7 @@ private func editSummary(before: Coffee, after: Coffee, wrote: Bool) -> String {
     if before.price != after.price {
         changes.append("price \(priceText(before.price)) → \(priceText(after.price))")
     }
-    return "Updated \(describe(after)): \(changes.joined(separator: ", "))."
+    return RecordOutcome.updated.message(describe(after), more: ": " + changes.joined(separator: ", "))
 }
 
 /// "Total of 6 coffees: 19.50." and how many were not counted.
@@ -343,6 +345,7 @@ private func totalSummary(_ total: CoffeePriceTotal) -> String {
 private func priceText(_ price: Decimal?) -> String { price.map(CoffeeRules.priceText) ?? "none" }
 
 /// "Espresso (ID 1)"
-private func describe(_ coffee: Coffee) -> String {
-    "\(Terminal.clean(coffee.name)) (ID \(coffee.id))"
+/// `“Espresso” (ID 1)`.
+private func describe(_ coffee: Coffee) -> RecordMention {
+    RecordMention(Terminal.clean(coffee.name), details: "ID \(coffee.id)")
 }

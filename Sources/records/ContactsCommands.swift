@@ -61,7 +61,7 @@ let contactsCommands = CommandFamily(
                             + "To add a second one, run the command again with --allow-duplicate.")
                 }
                 try invocation.afterChange("contact \(contact.id) was added", lost: "its ID") {
-                    try invocation.emit(contact, text: "Added \(describe(contact)).")
+                    try invocation.emit(contact, text: RecordOutcome.added.message(describe(contact)))
                 }
             }),
         Command(
@@ -164,14 +164,16 @@ let contactsCommands = CommandFamily(
 
 private func contactFields(_ contact: Contact) -> String {
     fieldList([
-        ("ID", String(contact.id)), ("Name", contact.name), ("Address", contact.address), ("Contact", contact.contact),
+        ("ID", String(contact.id)), (ContactField.name.label, contact.name),
+        (ContactField.address.label, contact.address), (ContactField.contact.label, contact.contact),
         ("Version", contact.version.description),
     ])
 }
 
 /// "Jane Doe (ID 1)"
-private func describe(_ contact: Contact) -> String {
-    "\(Terminal.clean(contact.name)) (ID \(contact.id))"
+/// `“Jane Doe” (ID 3)`.
+private func describe(_ contact: Contact) -> RecordMention {
+    RecordMention(Terminal.clean(contact.name), details: "ID \(contact.id)")
 }
 
 /// The list of contacts, printed as it is read.

@@ -61,8 +61,8 @@ extension Invocation {
     /// The whole `delete` of an app: the IDs, the records they name (none
     /// is deleted if any is missing), the question, then the deletion of
     /// them all in one transaction (all or none, even if another program
-    /// deletes one meanwhile), then each said ("Deleted Ada Lovelace (ID
-    /// 1)."). JSON is the deleted record for one ID, an array of them for
+    /// deletes one meanwhile), then each said ("Deleted “Ada Lovelace” (ID
+    /// 1, age 36)."). JSON is the deleted record for one ID, an array of them for
     /// several.
     ///
     /// - Parameters:
@@ -71,11 +71,12 @@ extension Invocation {
     ///   - find: The record with an ID, if there is one.
     ///   - delete: Deletes the records with these IDs in one transaction
     ///     (all or none) and returns them as they were.
-    ///   - describe: "Ada Lovelace (ID 1)".
-    ///   - deleted: The confirmation's text, "Deleted Ada Lovelace (ID 1)."
+    ///   - describe: `“Ada Lovelace” (ID 1)`.
+    ///   - deleted: The confirmation's text, `Deleted “Ada Lovelace” (ID
+    ///     1).` unless given.
     func deleteRecords<Record: Encodable>(
         kind: String, noun: String, find: (Int64) async throws -> Record?,
-        delete: ([Int64]) async throws -> [Record], describe: (Record) -> String,
+        delete: ([Int64]) async throws -> [Record], describe: (Record) -> RecordMention,
         deleted: ((Record) -> String)? = nil
     ) async throws {
         let ids = try recordIDs()
@@ -84,7 +85,11 @@ extension Invocation {
         var missing: [Int64] = []
         for id in ids {
             do {
-                if let record = try await find(id) { found.append(describe(record)) } else { missing.append(id) }
+                if let record = try await find(id) {
+                    found.append(describe(record).description)
+                } else {
+                    missing.append(id)
+                }
             } catch is UnreadableRowError {
                 // A row with a value it cannot read is there, and delete
                 // is one way to be rid of it.
@@ -107,7 +112,9 @@ extension Invocation {
             if wantsJSON {
                 if done.count == 1 { try Console.json(done[0]) } else { try Console.json(done) }
             } else {
-                for record in done { try Console.out(deleted?(record) ?? "Deleted \(describe(record)).") }
+                for record in done {
+                    try Console.out(deleted?(record) ?? RecordOutcome.deleted.message(describe(record)))
+                }
             }
         }
     }

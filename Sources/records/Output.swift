@@ -399,11 +399,11 @@ enum Terminal {
     }
 }
 
-/// What every app's `edit` says: "Updated Ada Lovelace (ID 1).", or
-/// "Nothing changed: Ada Lovelace (ID 1) already has those values." when
-/// the values given were those it had.
-func updateMessage(_ description: String, changed: Bool) -> String {
-    changed ? "Updated \(description)." : "Nothing changed: \(description) already has those values."
+/// What every app's `edit` says: `Updated “Ada Lovelace” (ID 1).`, or
+/// `Nothing changed: “Ada Lovelace” (ID 1) already has those values.`
+/// when the values given were those it had.
+func updateMessage(_ record: RecordMention, changed: Bool) -> String {
+    changed ? RecordOutcome.updated.message(record) : RecordOutcome.unchanged(record)
 }
 
 /// A record as `show --json` prints it: its fields and its `version`, the

@@ -44,7 +44,7 @@ let peopleCommands = CommandFamily(
                     age: invocation.arguments.value("age"))
                 let person = try await PeopleStore(database: invocation.database()).add(draft)
                 try invocation.afterChange("person \(person.id) was added", lost: "its ID") {
-                    try invocation.emit(person, text: "Added \(describe(person)).")
+                    try invocation.emit(person, text: RecordOutcome.added.message(describe(person)))
                 }
             }),
         Command(
@@ -131,13 +131,16 @@ private func peopleList(_ invocation: Invocation) -> StreamingList<Person> {
 
 private func personFields(_ person: Person) -> String {
     fieldList([
-        ("ID", String(person.id)), ("First name", person.firstName), ("Last name", person.lastName),
-        ("Age", person.age.map(String.init) ?? "unknown"), ("Version", person.version.description),
+        ("ID", String(person.id)), (PersonField.firstName.label, person.firstName),
+        (PersonField.lastName.label, person.lastName),
+        (PersonField.age.label, person.age.map(String.init) ?? "unknown"),
+        ("Version", person.version.description),
     ])
 }
 
 /// "Ada Lovelace (ID 1, age 36)"
-private func describe(_ person: Person) -> String {
+/// `“Ada Lovelace” (ID 1, age 36)`.
+private func describe(_ person: Person) -> RecordMention {
     let age = person.age.map { ", age \($0)" } ?? ""
-    return Terminal.clean(person.fullName) + " (ID \(person.id)\(age))"
+    return RecordMention(Terminal.clean(person.fullName), details: "ID \(person.id)\(age)")
 }

@@ -216,7 +216,7 @@ let usersCommands = CommandFamily(
                 if changesPassword {
                     guard try await store.user(id: id) != nil else { throw RecordNotFoundError(kind: "user", id: id) }
                     if let email = changes.email, let owner = try await store.user(email: email), owner.id != id {
-                        throw ValidationError(field: UserField.email.rawValue, message: "email is already registered")
+                        throw UsersStore.emailTaken
                     }
                     let passwords = try PasswordInput.read(
                         ["current password", "new password", "new password confirmation"],
@@ -243,12 +243,13 @@ let usersCommands = CommandFamily(
                         : try await store.updateProfile(id: id, with: changes, password: password, ifVersion: version)
                 }
                 guard let user = updated else { throw RecordNotFoundError(kind: "user", id: id) }
-                let what = changes.isEmpty ? "Changed the password of" : "Updated"
+
                 let change = changes.isEmpty ? "the password of user \(id) was changed" : "user \(id) was updated"
                 try invocation.afterChange(change) {
                     let text =
-                        changesPassword || before != user
-                        ? "\(what) \(describe(user))." : updateMessage(describe(user), changed: false)
+                        changes.isEmpty
+                        ? "Changed the password of \(describe(user))."
+                        : updateMessage(describe(user), changed: changesPassword || before != user)
                     try invocation.emit(user, text: text)
                 }
             }),
@@ -271,13 +272,13 @@ let usersCommands = CommandFamily(
                 try invocation.requireConfirmationChannel()
                 let store = UsersStore(database: try invocation.database())
                 guard let stored = try await store.user(id: id) else { throw RecordNotFoundError(kind: "user", id: id) }
-                try invocation.confirmDeletion(of: [describe(stored)], noun: "users")
+                try invocation.confirmDeletion(of: [describe(stored).description], noun: "users")
                 let password = try PasswordInput.read(
                     ["password"], fromStandardInput: invocation.arguments.flag("password-stdin"), path: invocation.path)[
                         0]
                 let user = try await store.delete(id: id, password: password)
                 try invocation.afterChange("user \(id) was deleted") {
-                    try invocation.emit(user, text: "Deleted \(describe(user)).")
+                    try invocation.emit(user, text: RecordOutcome.deleted.message(describe(user)))
                 }
             }),
     ])
@@ -292,6 +293,7 @@ private func userFields(_ user: User) -> String {
 }
 
 /// "Ada Lovelace <ada@example.com> (ID 1)"
-private func describe(_ user: User) -> String {
-    Terminal.clean("\(user.fullName) <\(user.email)>") + " (ID \(user.id))"
+/// `“Ada Lovelace” (ID 1, ada@example.com)`.
+private func describe(_ user: User) -> RecordMention {
+    RecordMention(Terminal.clean(user.fullName), details: "ID \(user.id), \(Terminal.clean(user.email))")
 }

@@ -87,8 +87,8 @@ struct CoffeePriceTests {
         let error = try #require(throws: ValidationError.self) {
             try CoffeePriceRange.parse(minimum: "3,50", maximum: "x")
         }
-        #expect(error.description.contains("minimum price must be a number such as 3.50"))
-        #expect(error.description.contains("maximum price must be a number"))
+        #expect(error.description.contains("Minimum price must be a number such as 3.50"))
+        #expect(error.description.contains("Maximum price must be a number"))
     }
 
     @Test("The total is exact: 0.1 + 0.2 is 0.3")

@@ -234,11 +234,11 @@ struct CoffeeViewModelTests {
         let detail = list.detail(for: list.coffees[0])
         await detail.load()
         #expect(throws: ValidationError.self) { try detail.setPrice(text: "2,70") }
-        #expect(detail.errorMessage?.contains("price must be a number") == true)
+        #expect(detail.errorMessage?.contains("Price must be a number") == true)
         #expect(detail.coffee.price == decimal("2.5"))
         detail.coffee.name = ""
         await #expect(throws: ValidationError.self) { try await detail.save() }
-        #expect(detail.errorMessage == "name must not be empty")
+        #expect(detail.errorMessage == "Name is required.")
         #expect(detail.isDirty)
         detail.coffee.name = "Espresso"
         #expect(try await detail.save() == false)

@@ -200,7 +200,7 @@ struct CoffeeStoreTests {
         coffee.price = nil
         #expect(
             await thrown(ValidationError.self) { try await store.save(&coffee) }?.message(for: "price")
-                == "price must not be empty"
+                == "Price is required."
         )
         #expect(try totalChanges(database) == changesBefore)
         #expect(try await store.coffee(id: 1)?.name == "Espresso")
@@ -260,7 +260,7 @@ struct CoffeeStoreTests {
             ("1.2.3", "must be a number"),
             ("1e3", "must be a number"), ("$3", "must be a number"), ("+3", "must be a number"),
             (".", "must be a number"),
-            ("-1", "must not be negative"), ("-0.01", "must not be negative"), ("1000000000", "less than 1000000000"),
+            ("-1", "must be 0 or more"), ("-0.01", "must be 0 or more"), ("1000000000", "less than 1000000000"),
             ("0.0000001", "at most 6 digits"), ("NaN", "must be a number"), ("٣", "must be a number"),
         ])
     func badPrices(text: String, message: String) async throws {

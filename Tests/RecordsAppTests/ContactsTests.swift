@@ -99,8 +99,8 @@ struct ContactsViewModelTests {
     @Test("A failed add says \"Failed to add contact\" with the reason and writes nothing")
     func failedAdd() async throws {
         #expect(await model.add(ContactDraft(name: "", address: "a", contact: "c")) == nil)
-        #expect(model.status == .failedToAdd("name must not be empty"))
-        #expect(model.status?.description == "Failed to add contact: name must not be empty")
+        #expect(model.status == .failedToAdd("Name is required."))
+        #expect(model.status?.description == "Failed to add contact: Name is required.")
         #expect(model.contacts.isEmpty)
     }
 

@@ -22,12 +22,12 @@ struct FormatCharacterValidationTests {
             let draft = try #require(throws: ValidationError.self) {
                 try PersonDraft.parse(firstName: value, lastName: value, age: "36")
             }
-            #expect(draft.message(for: "first name") == "first name must not be empty")
-            #expect(draft.message(for: "last name") == "last name must not be empty")
+            #expect(draft.message(for: "first name") == "First name is required.")
+            #expect(draft.message(for: "last name") == "Last name is required.")
             let changes = try #require(throws: ValidationError.self) {
                 try PersonChanges(firstName: value).validated()
             }
-            #expect(changes.message(for: "first name") == "first name must not be empty")
+            #expect(changes.message(for: "first name") == "First name is required.")
         }
     }
 
@@ -43,13 +43,13 @@ struct FormatCharacterValidationTests {
             let error = try #require(throws: ValidationError.self) {
                 try ContactDraft(name: value, address: value, contact: value).validated()
             }
-            #expect(error.message(for: "name") == "name must not be empty")
-            #expect(error.message(for: "address") == "address must not be empty")
-            #expect(error.message(for: "contact") == "contact must not be empty")
+            #expect(error.message(for: "name") == "Name is required.")
+            #expect(error.message(for: "address") == "Address is required.")
+            #expect(error.message(for: "contact") == "Phone, email or web address is required.")
             let changes = try #require(throws: ValidationError.self) {
                 try ContactChanges(address: value).validated()
             }
-            #expect(changes.message(for: "address") == "address must not be empty")
+            #expect(changes.message(for: "address") == "Address is required.")
         }
     }
 
@@ -57,11 +57,11 @@ struct FormatCharacterValidationTests {
     func coffee(character: Character) throws {
         for value in invisibleValues(character) {
             let draft = try #require(throws: ValidationError.self) { try CoffeeDraft.parse(name: value, price: "3.50") }
-            #expect(draft.message(for: "name") == "name must not be empty")
+            #expect(draft.message(for: "name") == "Name is required.")
             let changes = try #require(throws: ValidationError.self) {
                 try CoffeeChanges.parse(name: value, price: nil)
             }
-            #expect(changes.message(for: "name") == "name must not be empty")
+            #expect(changes.message(for: "name") == "Name is required.")
         }
     }
 
@@ -81,8 +81,8 @@ struct FormatCharacterValidationTests {
             form.imageName = value
             let error = try #require(throws: ValidationError.self) { try form.validated(today: testToday) }
             #expect(error.problems.map(\.field) == ["first name", "last name", "email"])
-            #expect(error.message(for: "first name") == "First name must not be empty.")
-            #expect(error.message(for: "email") == "Email must not be empty.")
+            #expect(error.message(for: "first name") == "First name is required.")
+            #expect(error.message(for: "email") == "Email is required.")
             form.firstName = "Ada"
             form.lastName = "Lovelace"
             form.email = "ada@example.com"
@@ -94,7 +94,7 @@ struct FormatCharacterValidationTests {
                 try ProfileChanges(firstName: value, city: value).validated(today: testToday)
             }
             #expect(changes.problems.map(\.field) == ["first name"])
-            #expect(changes.message(for: "first name") == "First name must not be empty.")
+            #expect(changes.message(for: "first name") == "First name is required.")
         }
     }
 

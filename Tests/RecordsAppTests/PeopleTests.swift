@@ -115,7 +115,7 @@ struct PeopleStoreTests {
             Issue.record("expected a validation error")
         } catch let error as ValidationError {
             #expect(error.problems.map(\.field) == ["first name", "last name", "age"])
-            #expect(error.message(for: "age") == "age must be a whole number from 0 to 150")
+            #expect(error.message(for: "age") == "Age must be a whole number from 0 to 150.")
         }
         #expect(
             try PersonDraft.parse(firstName: "A", lastName: "B", age: " 7 ")
@@ -219,7 +219,7 @@ struct PeopleViewModelTests {
         await #expect(throws: ValidationError.self) {
             try await model.add(PersonDraft(firstName: "", lastName: "X", age: 1))
         }
-        #expect(model.errorMessage == "first name must not be empty")
+        #expect(model.errorMessage == "First name is required.")
         #expect(model.people.count == 2)
         await #expect(throws: RecordNotFoundError.self) { try await model.delete(id: 42) }
         #expect(model.errorMessage == "no person with ID 42")

@@ -37,7 +37,7 @@ struct TextLimitValidationTests {
         let error = try #require(throws: ValidationError.self) {
             try PersonDraft(firstName: over, lastName: "Lovelace", age: 36).validated()
         }
-        #expect(error.message(for: "first name") == codePointMessage("first name", limit: 400, count: 401))
+        #expect(error.message(for: "first name") == codePointMessage("First name", limit: 400, count: 401) + ".")
     }
 
     @Test("Real text that is not one code point per character fits: Devanagari, decomposed accents, emoji")
@@ -58,7 +58,7 @@ struct TextLimitValidationTests {
         let error = try await #require(throws: ValidationError.self) {
             try await store.add(PersonDraft.parse(firstName: "Ada", lastName: blownUpLetter, age: "36"))
         }
-        #expect(error.message(for: "last name") == codePointMessage("last name", limit: 400, count: 65_001))
+        #expect(error.message(for: "last name") == codePointMessage("Last name", limit: 400, count: 65_001) + ".")
         #expect(try await store.all().isEmpty)
         let changes = try #require(throws: ValidationError.self) {
             try PersonChanges(firstName: blownUpLetter).validated()
@@ -71,9 +71,11 @@ struct TextLimitValidationTests {
         let error = try #require(throws: ValidationError.self) {
             try ContactDraft(name: blownUpLetter, address: blownUpLetter, contact: blownUpLetter).validated()
         }
-        #expect(error.message(for: "name") == codePointMessage("name", limit: 400, count: 65_001))
-        #expect(error.message(for: "address") == codePointMessage("address", limit: 800, count: 65_001))
-        #expect(error.message(for: "contact") == codePointMessage("contact", limit: 800, count: 65_001))
+        #expect(error.message(for: "name") == codePointMessage("Name", limit: 400, count: 65_001) + ".")
+        #expect(error.message(for: "address") == codePointMessage("Address", limit: 800, count: 65_001) + ".")
+        #expect(
+            error.message(for: "contact") == codePointMessage("Phone, email or web address", limit: 800, count: 65_001)
+                + ".")
         let changes = try #require(throws: ValidationError.self) {
             try ContactChanges(name: nil, address: blownUpLetter, contact: nil).validated()
         }
@@ -85,7 +87,7 @@ struct TextLimitValidationTests {
         let error = try #require(throws: ValidationError.self) {
             try CoffeeDraft.parse(name: blownUpLetter, price: "3.50")
         }
-        #expect(error.message(for: "name") == codePointMessage("name", limit: 400, count: 65_001))
+        #expect(error.message(for: "name") == codePointMessage("Name", limit: 400, count: 65_001) + ".")
         let store = CoffeeStore(database: try emptyDatabase())
         var coffee = try await store.add(CoffeeDraft.parse(name: "Espresso", price: "2.50"))
         coffee.name = blownUpLetter

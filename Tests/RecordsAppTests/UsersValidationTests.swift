@@ -94,14 +94,14 @@ struct UsersValidationTests {
     @Test(
         "Each bad value gets its field's message, and only that one",
         arguments: [
-            FieldValue(\.firstName, "", .firstName, "First name must not be empty."),
-            FieldValue(\.firstName, "   ", .firstName, "First name must not be empty."),
+            FieldValue(\.firstName, "", .firstName, "First name is required."),
+            FieldValue(\.firstName, "   ", .firstName, "First name is required."),
             FieldValue(\.firstName, longName, .firstName, "First name must be at most 30 characters (it has 31)."),
             FieldValue(
                 \.firstName, "A\u{7}da", .firstName, "First name must be a single line without control characters."),
-            FieldValue(\.lastName, "", .lastName, "Last name must not be empty."),
+            FieldValue(\.lastName, "", .lastName, "Last name is required."),
             FieldValue(\.lastName, longName, .lastName, "Last name must be at most 30 characters (it has 31)."),
-            FieldValue(\.email, "", .email, "Email must not be empty."),
+            FieldValue(\.email, "", .email, "Email is required."),
             FieldValue(\.email, "ada", .email, "Email must be a well-formed address such as name@example.com."),
             FieldValue(\.email, "ada@", .email, "Email must be a well-formed address such as name@example.com."),
             FieldValue(
@@ -284,7 +284,7 @@ struct UsersValidationTests {
         #expect(missing.problems.map(\.field) == ["first name", "last name", "email"])
         #expect(
             missing.description
-                == "First name must not be empty. Last name must not be empty. Email must not be empty.")
+                == "First name is required. Last name is required. Email is required.")
     }
 
     @Test("Messages are sentences that name the field by its label, hostile text and all")

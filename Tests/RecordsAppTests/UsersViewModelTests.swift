@@ -20,7 +20,7 @@ struct UsersViewModelTests {
         model.form.passwordConfirmation = "different"
         #expect(await model.register() == nil)
         #expect(Set(model.fieldErrors.keys) == [.firstName, .email, .passwordConfirmation])
-        #expect(model.error(for: .firstName) == "First name must not be empty.")
+        #expect(model.error(for: .firstName) == "First name is required.")
         #expect(model.error(for: .passwordConfirmation) == "Password again does not match the password.")
         #expect(model.error(for: .city) == nil)
         #expect(model.errorMessage == nil)

@@ -194,7 +194,7 @@ struct CLITests {
         let sandbox = try Sandbox()
         let add = try await sandbox.run("people", "add", "--first", "Grace", "--last", "O'Hopper", "--age", "85")
         #expect(add.status == 0, "\(add)")
-        #expect(add.stdout == "Added Grace O'Hopper (ID 7, age 85).\n")
+        #expect(add.stdout == "Added “Grace O'Hopper” (ID 7, age 85).\n")
         let shown = try #require(try await sandbox.run("people", "show", "7", "--json").json() as? [String: Any])
         #expect(shown["lastName"] as? String == "O'Hopper")
         let text = try await sandbox.run("people", "show", "7")
@@ -203,7 +203,7 @@ struct CLITests {
         #expect(try (edit.json() as? [String: Any])?["age"] as? Int == 86)
         let delete = try await sandbox.run("people", "delete", "7", "--yes")
         #expect(delete.status == 0)
-        #expect(delete.stdout.contains("Deleted Grace O'Hopper"))
+        #expect(delete.stdout.contains("Deleted “Grace O'Hopper” (ID 7, age 86)."))
         let gone = try await sandbox.run("people", "show", "7")
         #expect(gone.status == 1)
         #expect(gone.stderr == "records: error: no person with ID 7\n")
@@ -216,8 +216,8 @@ struct CLITests {
         #expect(run.status == 2)
         #expect(
             run.stderr
-                == "records: error: 3 values are not valid:\n  - first name must not be empty\n"
-                + "  - last name must not be empty\n  - age must be a whole number from 0 to 150\n"
+                == "records: error: 3 values are not valid:\n  - First name is required.\n"
+                + "  - Last name is required.\n  - Age must be a whole number from 0 to 150.\n"
         )
         // Not even the database was created.
         #expect(!FileManager.default.fileExists(atPath: sandbox.defaultDatabase))
@@ -278,11 +278,11 @@ struct CLITests {
         let add = try await sandbox.run(
             "contacts", "add", "--name", "Bob O'Neil", "--address", "1 High St; Room 2", "--contact", url)
         #expect(add.status == 0, "\(add)")
-        #expect(add.stdout == "Added Bob O'Neil (ID 4).\n")
+        #expect(add.stdout == "Added “Bob O'Neil” (ID 4).\n")
         let find = try await sandbox.run("contacts", "find", "bob", "o'neil")
         #expect(find.status == 0)
         #expect(find.lines.first == "Match found")
-        #expect(find.stdout.contains("Contact:  \(url)"))
+        #expect(find.stdout.contains("\nPhone, email or web address:  \(url)\n"))
         let json = try #require(
             try await sandbox.run("contacts", "find", "BOB O'NEIL", "--json").json() as? [[String: Any]])
         #expect(json.first?["address"] as? String == "1 High St; Room 2")
@@ -303,11 +303,14 @@ struct CLITests {
     @Test("contacts show, edit and delete")
     func contactsShowEditDelete() async throws {
         let sandbox = try Sandbox()
-        #expect(try await sandbox.run("contacts", "show", "1").stdout.contains("Name:     Jane Doe"))
+        // Named as the form labels the fields, the values aligned after the longest label.
+        #expect(
+            try await sandbox.run("contacts", "show", "1").stdout.contains(
+                "\nName:\(String(repeating: " ", count: 25))Jane Doe\nAddress:\(String(repeating: " ", count: 22))"))
         let edit = try await sandbox.run("contacts", "edit", "1", "--address", "14 Main St", "--json")
         #expect((try edit.json() as? [String: Any])?["address"] as? String == "14 Main St")
         #expect(try await sandbox.run("contacts", "edit", "1").status == 2)
-        #expect(try await sandbox.run("contacts", "delete", "1", "--yes").stdout == "Deleted Jane Doe (ID 1).\n")
+        #expect(try await sandbox.run("contacts", "delete", "1", "--yes").stdout == "Deleted “Jane Doe” (ID 1).\n")
         #expect(try await sandbox.run("contacts", "show", "1").status == 1)
         #expect(try await sandbox.run("contacts", "delete", "1", "--yes").status == 1)
     }
@@ -317,7 +320,7 @@ struct CLITests {
         let sandbox = try Sandbox()
         let run = try await sandbox.run("contacts", "add", "--name", "", "--address", "a", "--contact", "c")
         #expect(run.status == 2)
-        #expect(run.stderr == "records: error: name must not be empty\n")
+        #expect(run.stderr == "records: error: Name is required.\n")
         let missing = try await sandbox.run("contacts", "add", "--name", "X", "--address", "a")
         #expect(missing.status == 2)
         #expect(missing.stderr.contains("missing required option '--contact CONTACT'"))

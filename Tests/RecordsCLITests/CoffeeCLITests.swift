@@ -85,14 +85,14 @@ struct CoffeeCLITests {
             (["coffee", "picture", "remove", "1", "2"], "unexpected argument '2'"),
             (["coffee", "add", "--name", "X"], "missing required option '--price PRICE'"),
             (["coffee", "add", "--name", "X", "--price", "3,50"], "with a point for the decimals, not a comma"),
-            (["coffee", "edit", "1"], "nothing to change"),
+            (["coffee", "edit", "1"], "Nothing to change: give a name or a price."),
             (["coffee", "search"], "missing TEXT"),
             (["coffee", "list", "--sort", "cost"], "choose name, newest, price"),
-            (["coffee", "list", "--min-price", "abc"], "minimum price must be a number such as 3.50"),
-            (["coffee", "total", "--max-price", "-1"], "maximum price must not be negative"),
+            (["coffee", "list", "--min-price", "abc"], "Minimum price must be a number such as 3.50"),
+            (["coffee", "total", "--max-price", "-1"], "Maximum price must be 0 or more."),
             (
                 ["coffee", "total", "--min-price", "5", "--max-price", "4"],
-                "the minimum price must not be above the maximum price"
+                "Minimum price must not be above the maximum price."
             ),
         ])
     func usageErrors(arguments: [String], message: String) async throws {
@@ -183,7 +183,7 @@ struct CoffeeCLITests {
         let sandbox = try Sandbox()
         let add = try await sandbox.run("coffee", "add", "--name", "Cortado", "--price", "3.10")
         #expect(add.status == 0, "\(add)")
-        #expect(add.stdout == "Added Cortado (ID 7).\n")
+        #expect(add.stdout == "Added “Cortado” (ID 7).\n")
         let show = try await sandbox.run("coffee", "show", "7")
         #expect(show.stdout.hasPrefix("ID:       7\nName:     Cortado\nPrice:    3.10\nPicture:  none\nVersion:  "))
         let espresso = try await sandbox.run("coffee", "show", "1")
@@ -220,9 +220,9 @@ struct CoffeeCLITests {
         let sandbox = try Sandbox()
         let same = try await sandbox.run("coffee", "edit", "1", "--price", "2.50", "--name", "Espresso")
         #expect(same.status == 0)
-        #expect(same.stdout == "Nothing changed: Espresso (ID 1) already has those values.\n")
+        #expect(same.stdout == "Nothing changed: “Espresso” (ID 1) already has those values.\n")
         let debug = try await sandbox.run("--debug", "coffee", "edit", "1", "--price", "2.70")
-        #expect(debug.stdout == "Updated Espresso (ID 1): price 2.50 → 2.70.\n")
+        #expect(debug.stdout == "Updated “Espresso” (ID 1): price 2.50 → 2.70.\n")
         #expect(debug.stderr.contains("SQL: UPDATE \"coffee\" SET \"priceMicros\" = ?\nWHERE \"coffeeID\" = ?"))
         let both = try await sandbox.run("coffee", "edit", "2", "--name", "Cappuccino Grande", "--price", "4", "--json")
         let json = try #require(try both.json() as? [String: Any])
@@ -248,7 +248,7 @@ struct CoffeeCLITests {
         #expect(prefix.lines.dropFirst().allSatisfy { cells($0).last?.wholeMatch(of: /[0-9]+\.[0-9]{2}/) != nil })
         #expect(try await sandbox.run("coffee", "search", "tea").stdout == "No coffee matches \"tea\".\n")
         let delete = try await sandbox.run("coffee", "delete", "1", "--yes")
-        #expect(delete.stdout == "Deleted Espresso (ID 1) and its picture.\n")
+        #expect(delete.stdout == "Deleted “Espresso” (ID 1) and its picture.\n")
         #expect(try await sandbox.run("coffee", "delete", "1", "--yes").status == 1)
         #expect((try await sandbox.run("coffee", "list", "--json").json() as? [Any])?.count == 5)
     }
@@ -262,11 +262,11 @@ struct CoffeeCLITests {
         try writePicture(input, count: 5000)
         let set = try await sandbox.run("coffee", "picture", "set", "3", input)
         #expect(set.status == 0, "\(set)")
-        #expect(set.stdout == "Stored \(input) as the picture of Caffè Latte (ID 3): PNG, 4.9 KiB (5,000 bytes).\n")
+        #expect(set.stdout == "Stored \(input) as the picture of “Caffè Latte” (ID 3): PNG, 4.9 KiB (5,000 bytes).\n")
         #expect(try await sandbox.run("coffee", "show", "3").stdout.contains("Picture:  PNG, 4.9 KiB (5,000 bytes)"))
         let output = sandbox.path("out.png")
         let get = try await sandbox.run("coffee", "picture", "get", "3", output)
-        #expect(get.stdout == "Wrote the picture of Caffè Latte (ID 3) to \(output): PNG, 4.9 KiB (5,000 bytes).\n")
+        #expect(get.stdout == "Wrote the picture of “Caffè Latte” (ID 3) to \(output): PNG, 4.9 KiB (5,000 bytes).\n")
         #expect(try sameBytes(input, output))
 
         // Standard output, when it is not a terminal, into standard input.
@@ -277,7 +277,7 @@ struct CoffeeCLITests {
             ["-c", script, try recordsBinary().path, sandbox.database, sandbox.path("via-pipe.png")],
             binary: URL(fileURLWithPath: "/bin/sh"))
         #expect(shell.status == 0, "\(shell)")
-        #expect(shell.stdout.contains("Stored standard input as the picture of Flat White (ID 4)"))
+        #expect(shell.stdout.contains("Stored standard input as the picture of “Flat White” (ID 4)"))
         #expect(try sameBytes(input, sandbox.path("via-pipe.png")))
     }
 
@@ -360,7 +360,7 @@ struct CoffeeCLITests {
     func remove() async throws {
         let sandbox = try Sandbox()
         let run = try await sandbox.run("coffee", "picture", "remove", "1")
-        #expect(run.stdout == "Removed the picture of Espresso (ID 1) (PNG, 135 bytes).\n")
+        #expect(run.stdout == "Removed the picture of “Espresso” (ID 1) (PNG, 135 bytes).\n")
         #expect(try await sandbox.run("coffee", "show", "1").stdout.contains("Picture:  none"))
         let again = try await sandbox.run("coffee", "picture", "remove", "1")
         #expect(again.status == 1)

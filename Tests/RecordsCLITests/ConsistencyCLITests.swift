@@ -255,7 +255,7 @@ struct ConsistencyCLITests {
         let run = try await sandbox.run(
             input: "correct horse\n", "users", "edit", "1", "--city", "London", "--password-stdin")
         #expect(run.status == 0, "\(run)")
-        #expect(run.stdout == "Nothing changed: Ada Lovelace <ada@example.com> (ID 1) already has those values.\n")
+        #expect(run.stdout == "Nothing changed: “Ada Lovelace” (ID 1, ada@example.com) already has those values.\n")
     }
 
     @Test("A backup's size is in binary units, as a picture's is")

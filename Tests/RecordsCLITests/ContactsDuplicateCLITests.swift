@@ -36,7 +36,7 @@ struct ContactsDuplicateCLITests {
         let run = try await sandbox.run(
             "contacts", "add", "--name", "jane  doe", "--address", "1 High St", "--contact", "5", "--allow-duplicate")
         #expect(run.status == 0, "\(run)")
-        #expect(run.stdout == "Added jane  doe (ID 4).\n")
+        #expect(run.stdout == "Added “jane  doe” (ID 4).\n")
         let json = try await sandbox.run(
             "contacts", "add", "--allow-duplicate", "--name", "Jane Doe", "--address", "2 High St", "--contact", "6",
             "--json")
@@ -74,7 +74,7 @@ struct ContactsDuplicateCLITests {
         let sandbox = try Sandbox()
         let run = try await sandbox.run("contacts", "add", "--name", "Jane Doe", "--address", " ", "--contact", "c")
         #expect(run.status == 2)
-        #expect(run.stderr == "records: error: address must not be empty\n")
+        #expect(run.stderr == "records: error: Address is required.\n")
     }
 
     @Test("Help, the completion scripts and the manual page list --allow-duplicate")

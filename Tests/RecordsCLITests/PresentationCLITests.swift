@@ -177,7 +177,7 @@ struct GlobalOptionsCLITests {
         let sandbox = try Sandbox()
         let run = try await sandbox.run("contacts", "add", "--name", "--version", "--address", "a", "--contact", "c")
         #expect(run.status == 0, "\(run)")
-        #expect(run.stdout == "Added --version (ID 4).\n")
+        #expect(run.stdout == "Added “--version” (ID 4).\n")
         let show = try #require(try await sandbox.run("contacts", "show", "4", "--json").json() as? [String: Any])
         #expect(show["name"] as? String == "--version")
     }
@@ -243,12 +243,12 @@ struct JSONOutputCLITests {
         let app = add[0]
         let added = try await sandbox.run(add)
         #expect(added.status == 0, "\(added)")
-        #expect(added.stdout.hasPrefix("Added \(name) (ID "), "\(added)")
+        #expect(added.stdout.hasPrefix("Added “\(name)” (ID "), "\(added)")
         let id = try #require(added.stdout.split(separator: "ID ").last?.prefix { $0.isNumber }).description
         let edited = try await sandbox.run([app, "edit", id] + edit)
-        #expect(edited.stdout.hasPrefix("Updated \(name) (ID \(id)"), "\(edited)")
+        #expect(edited.stdout.hasPrefix("Updated “\(name)” (ID \(id)"), "\(edited)")
         let deleted = try await sandbox.run(app, "delete", id, "--yes")
-        #expect(deleted.stdout.hasPrefix("Deleted \(name) (ID \(id)"), "\(deleted)")
+        #expect(deleted.stdout.hasPrefix("Deleted “\(name)” (ID \(id)"), "\(deleted)")
         let json = try await sandbox.run(add + ["--json"])
         let object = try #require(try json.json() as? [String: Any])
         let newID = try #require(object["id"] as? Int)
@@ -267,10 +267,10 @@ struct JSONOutputCLITests {
     func usersConfirmations() async throws {
         let sandbox = try Sandbox()
         let registered = try await sandbox.run(input: "password1\npassword1\n", userRegistration + ["--password-stdin"])
-        #expect(registered.stdout == "Registered Ada Lovelace <ada@example.com> (ID 1).\n", "\(registered)")
+        #expect(registered.stdout == "Registered “Ada Lovelace” (ID 1, ada@example.com).\n", "\(registered)")
         let edited = try await sandbox.run(
             input: "password1\n", "users", "edit", "1", "--city", "Cambridge", "--password-stdin")
-        #expect(edited.stdout == "Updated Ada Lovelace <ada@example.com> (ID 1).\n", "\(edited)")
+        #expect(edited.stdout == "Updated “Ada Lovelace” (ID 1, ada@example.com).\n", "\(edited)")
         let deleted = try await sandbox.run(
             input: "password1\n", "users", "delete", "1", "--json", "--yes", "--password-stdin")
         #expect((try deleted.json() as? [String: Any])?["id"] as? Int == 1, "\(deleted)")

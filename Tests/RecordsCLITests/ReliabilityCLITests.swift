@@ -152,7 +152,7 @@ struct ReliabilityCLITests {
         #expect(json["unreadable"] as? [String] == ["price"])
         let edit = try await sandbox.run("coffee", "edit", "2", "--price", "3.20")
         #expect(edit.status == 0, "\(edit)")
-        #expect(edit.stdout == "Updated Cappuccino (ID 2): price none → 3.20.\n")
+        #expect(edit.stdout == "Updated “Cappuccino” (ID 2): price none → 3.20.\n")
         #expect(try await sandbox.run("coffee", "show", "2").status == 0)
     }
 

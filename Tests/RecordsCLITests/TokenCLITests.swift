@@ -127,7 +127,8 @@ struct TokenCLITests {
         let sandbox = try await sandboxWithAda()
         let run = try await sandbox.createToken(name: name)
         #expect(run.status == 2, "\(run)")
-        #expect(run.stderr.hasPrefix("records: error: name must"))
+        let problem = name.count > 100 ? "must be at most 100 characters" : "is required"
+        #expect(run.stderr.hasPrefix("records: error: name \(problem)"), "\(run)")
         #expect(try sandbox.tokenRows().isEmpty)
     }
 

@@ -64,7 +64,7 @@ struct UsersCLITests {
         let sandbox = try Sandbox()
         let run = try await sandbox.register(password: "correct horse")
         #expect(run.status == 0, "\(run)")
-        #expect(run.stdout == "Registered Ada Lovelace <ada@example.com> (ID 1).\n")
+        #expect(run.stdout == "Registered “Ada Lovelace” (ID 1, ada@example.com).\n")
         #expect(run.stderr.isEmpty)
         let rows = try sandbox.userRows()
         #expect(rows.count == 1)
@@ -110,7 +110,7 @@ struct UsersCLITests {
         #expect(
             run.stderr
                 == "records: error: 8 values are not valid:\n"
-                + "  - First name must not be empty.\n"
+                + "  - First name is required.\n"
                 + "  - Email must be a well-formed address such as name@example.com.\n"
                 + "  - Mobile must be 7 to 15 digits, optionally after a leading +.\n"
                 + "  - Postal code must be 3 to 10 digits.\n"
@@ -229,7 +229,7 @@ struct UsersCLITests {
         let ok = try await sandbox.run(
             input: "correct horse\n", "users", "login", "ADA@example.com", "--password-stdin")
         #expect(ok.status == 0, "\(ok)")
-        #expect(ok.stdout == "Logged in as Ada Lovelace <ada@example.com> (ID 1).\n")
+        #expect(ok.stdout == "Logged in as “Ada Lovelace” (ID 1, ada@example.com).\n")
         let json = try await sandbox.run(
             input: "correct horse\n", "users", "login", "ada@example.com", "--password-stdin", "--json")
         #expect((try json.json() as? [String: Any])?["email"] as? String == "ada@example.com")
@@ -286,7 +286,7 @@ struct UsersCLITests {
             input: "correct horse\n", "users", "edit", "1", "--city", "Cambridge", "--mobile", "+441223000000",
             "--password-stdin")
         #expect(edit.status == 0, "\(edit)")
-        #expect(edit.stdout == "Updated Ada Lovelace <ada@example.com> (ID 1).\n")
+        #expect(edit.stdout == "Updated “Ada Lovelace” (ID 1, ada@example.com).\n")
         let shown = try #require(try await sandbox.run("users", "show", "1", "--json").json() as? [String: Any])
         #expect(shown["city"] as? String == "Cambridge")
         #expect(shown["mobile"] as? String == "+441223000000")
@@ -351,7 +351,7 @@ struct UsersCLITests {
         try await sandbox.register()
         let run = try await sandbox.run(input: "correct horse\n", "users", "delete", "1", "--yes", "--password-stdin")
         #expect(run.status == 0)
-        #expect(run.stdout == "Deleted Ada Lovelace <ada@example.com> (ID 1).\n")
+        #expect(run.stdout == "Deleted “Ada Lovelace” (ID 1, ada@example.com).\n")
         #expect(try sandbox.userRows().isEmpty)
         let again = try await sandbox.run(input: "correct horse\n", "users", "delete", "1", "--yes", "--password-stdin")
         #expect(again.status == 1)

@@ -37,8 +37,8 @@ struct AccountsProfileFormsTests {
             ("passwordConfirmation", "correct horse"),
         ])
         #expect(refused.status == 422)
-        #expect(refused.body.contains("id=\"field-firstName-error\">First name must not be empty.</p>"))
-        #expect(refused.body.contains("id=\"field-email-error\">Email must not be empty.</p>"))
+        #expect(refused.body.contains("id=\"field-firstName-error\">First name is required.</p>"))
+        #expect(refused.body.contains("id=\"field-email-error\">Email is required.</p>"))
         #expect(refused.body.contains("value=\"&lt;b&gt;Hopper&lt;/b&gt;\""))
         #expect(!refused.body.contains("<b>Hopper</b>"))
         #expect(try await UsersStore(database: server.database).count() == 0)

@@ -73,7 +73,7 @@ struct AccountsTokenWebTests {
     }
 
     @Test(arguments: [
-        ("", "read", "90", "Name must not be empty."), ("n", "admin", "90", "Choose the token's access."),
+        ("", "read", "90", "Name is required."), ("n", "admin", "90", "Choose the token's access."),
         ("n", "read", "7", "Choose when the token expires."),
         (String(repeating: "x", count: 101), "read", "never", "Name must be at most 100 characters (it has 101)."),
     ])

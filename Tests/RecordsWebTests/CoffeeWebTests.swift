@@ -193,8 +193,8 @@ struct CoffeeWebTests {
         _ = try await client.get("/coffee/new")
         let response = try await client.post("/coffee", [("name", ""), ("price", "3,50")])
         #expect(response.status == 422)
-        #expect(response.body.contains("id=\"field-name-error\">name must not be empty"))
-        #expect(response.body.contains("id=\"field-price-error\">price must be a number such as 3.50"))
+        #expect(response.body.contains("id=\"field-name-error\">Name is required."))
+        #expect(response.body.contains("id=\"field-price-error\">Price must be a number such as 3.50"))
         #expect(response.body.contains("value=\"3,50\""))
         #expect(try await store.all().isEmpty)
     }
@@ -222,7 +222,7 @@ struct CoffeeWebTests {
 
         let invalid = try await client.postEdit("/coffee/\(coffee.id)/edit", [("name", "Mocha"), ("price", "-1")])
         #expect(invalid.status == 422)
-        #expect(invalid.body.contains("price must not be negative"))
+        #expect(invalid.body.contains("Price must be 0 or more."))
         #expect(try await store.coffee(id: coffee.id)?.name == "Iced mocha")
     }
 

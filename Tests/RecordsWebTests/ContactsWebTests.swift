@@ -145,8 +145,10 @@ struct ContactsWebTests {
                 "<p class=\"form-error\" role=\"alert\" id=\"form-error\" tabindex=\"-1\">The contact was not saved"))
         #expect(response.body.contains("<title>Error: Add a contact · Records</title>"))
         #expect(response.body.contains("<script src=\"\(StaticFiles.liveScriptPath)\" defer></script>"))
-        #expect(response.body.contains("id=\"field-address-error\">address must not be empty</p>"))
-        #expect(response.body.contains("id=\"field-contact-error\">contact must be at most 200 characters"))
+        #expect(response.body.contains("id=\"field-address-error\">Address is required.</p>"))
+        #expect(
+            response.body.contains(
+                "id=\"field-contact-error\">Phone, email or web address must be at most 200 characters"))
         #expect(ListsWeb.value(of: "field-name", in: response.body) == "Jane Doe")
         #expect(try await store.count() == 0)
     }
@@ -282,7 +284,7 @@ struct ContactsWebTests {
         #expect(!empty.body.contains("id=\"flash\""))
         let response = try await client.get("/contacts/find?name=%20%20")
         #expect(response.status == 422)
-        #expect(response.body.contains("id=\"field-name-error\">name must not be empty</p>"))
+        #expect(response.body.contains("id=\"field-name-error\">Name is required.</p>"))
         #expect(response.body.contains("id=\"form-error\" tabindex=\"-1\">"))
     }
 
@@ -358,7 +360,7 @@ struct ContactsWebTests {
         let refused = try await client.postEdit(
             "/contacts/\(jane.id)/edit", [("name", ""), ("address", "1 High St"), ("contact", "555")])
         #expect(refused.status == 422)
-        #expect(refused.body.contains("id=\"field-name-error\">name must not be empty</p>"))
+        #expect(refused.body.contains("id=\"field-name-error\">Name is required.</p>"))
         #expect(ListsWeb.value(of: "field-address", in: refused.body) == "1 High St")
         #expect(try await store.contact(id: jane.id) == jane)
         let saved = try await client.postEdit(

@@ -260,10 +260,10 @@ struct PeopleWebTests {
         let response = try await client.post("/people", [("firstName", ""), ("lastName", "Lovelace"), ("age", "200")])
         #expect(response.status == 422)
         #expect(
-            response.body.contains("<p class=\"error\" id=\"field-firstName-error\">first name must not be empty</p>"))
+            response.body.contains("<p class=\"error\" id=\"field-firstName-error\">First name is required.</p>"))
         #expect(
             response.body.contains(
-                "<p class=\"error\" id=\"field-age-error\">age must be a whole number from 0 to 150</p>"))
+                "<p class=\"error\" id=\"field-age-error\">Age must be a whole number from 0 to 150.</p>"))
         #expect(!response.body.contains("field-lastName-error"))
         #expect(ListsWeb.value(of: "field-lastName", in: response.body) == "Lovelace")
         #expect(ListsWeb.value(of: "field-age", in: response.body) == "200")
@@ -358,8 +358,8 @@ struct PeopleWebTests {
         let response = try await client.postEdit(
             "/people/\(ada.id)/edit", [("firstName", "Ada"), ("lastName", "   "), ("age", "old")])
         #expect(response.status == 422)
-        #expect(response.body.contains("id=\"field-lastName-error\">last name must not be empty</p>"))
-        #expect(response.body.contains("id=\"field-age-error\">age must be a whole number from 0 to 150</p>"))
+        #expect(response.body.contains("id=\"field-lastName-error\">Last name is required.</p>"))
+        #expect(response.body.contains("id=\"field-age-error\">Age must be a whole number from 0 to 150.</p>"))
         #expect(ListsWeb.value(of: "field-age", in: response.body) == "old")
         #expect(try await store.person(id: ada.id) == ada)
     }

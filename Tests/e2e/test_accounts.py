@@ -73,7 +73,7 @@ def test_registration_errors_show_beside_the_fields_with_the_input_kept(open_bro
     for name in ("lastName", "email"):
         assert browser.exists(f"#field-{name}-error"), name
         assert browser.find(f"#field-{name}").get_attribute("value") == values[name]
-    assert browser.text_of("#field-lastName-error") == "Last name must not be empty."
+    assert browser.text_of("#field-lastName-error") == "Last name is required."
     assert browser.find("#field-firstName").get_attribute("value") == "Alan"
     # Passwords are never sent back.
     assert browser.find("#field-password").get_attribute("value") == ""

@@ -125,6 +125,7 @@ def test_hostile_text_in_every_coffee_field_shows_as_text(signed_in, files):
     assert browser.find("#field-name").get_attribute("value") == name
     browser.fill({"price": BREAKOUT})
     browser.submit('#coffee-form button[type="submit"]')
-    assert browser.exists("#field-price-error")
+    assert browser.text_of("#field-price-error") == (
+        "Price must be a number such as 3.50 (digits, with a point for the decimals).")
     assert browser.find("#field-price").get_attribute("value") == BREAKOUT
     assert browser.find("#field-name").get_attribute("value") == name

@@ -21,7 +21,8 @@ def test_add_a_contact_and_find_it(signed_in):
     # Nothing typed: the summary at the top, the problems beside the fields.
     browser.submit("#save-contact")
     assert browser.exists("#form-error")
-    assert browser.exists("#field-name-error")
+    assert browser.text_of("#field-name-error") == "Name is required."
+    assert browser.text_of("#field-contact-error") == "Phone, email or web address is required."
     browser.screenshot("contacts-failed", phone=True)
 
     browser.fill({"name": name, "address": "Bletchley Park", "contact": "+44 1908 640404"})
@@ -82,6 +83,6 @@ def test_hostile_text_in_every_contact_field_shows_as_text(signed_in):
     assert field_values(browser) == values
     browser.fill({"address": ""})
     browser.submit("#save-contact")
-    assert browser.exists("#field-address-error")
+    assert browser.text_of("#field-address-error") == "Address is required."
     assert browser.find("#field-name").get_attribute("value") == values["name"]
     assert browser.find("#field-contact").get_attribute("value") == values["contact"]

@@ -42,7 +42,7 @@ def test_add_edit_and_delete_a_person(signed_in):
     browser.click_link("#edit-person")
     browser.fill({"lastName": "Byron", "age": "two hundred"})
     browser.submit("#save-person")
-    assert browser.exists("#field-age-error")
+    assert browser.text_of("#field-age-error") == "Age must be a whole number from 0 to 150."
     assert browser.find("#field-lastName").get_attribute("value") == "Byron"
     assert browser.find("#field-age").get_attribute("value") == "two hundred"
     browser.screenshot("people-edit-invalid", phone=True)

@@ -87,8 +87,8 @@ def test_a_registration_missing_fields_names_them_by_their_labels(open_browser):
     browser = open_browser("registration-labels")
     register(browser, {"firstName": "", "lastName": "Hopper", "email": ""})
     assert browser.path == "/register"
-    assert browser.text_of("#field-firstName-error") == "First name must not be empty."
-    assert browser.text_of("#field-email-error") == "Email must not be empty."
+    assert browser.text_of("#field-firstName-error") == "First name is required."
+    assert browser.text_of("#field-email-error") == "Email is required."
     browser.fill({"password": PASSWORD, "passwordConfirmation": PASSWORD + "!"})
     browser.fill({"firstName": "Grace", "email": "not an address"})
     browser.driver.execute_script("document.getElementById('register-form').noValidate = true")

@@ -280,6 +280,30 @@ extension Coffee: AppRecord {
     private static let versionSeed = VersionInput(kind: kind)
 }
 
+/// The fields of a coffee's form and of the price range a list takes in:
+/// the names their problems carry, and the labels forms show and messages
+/// start with ("Price must not be negative.").
+public enum CoffeeField: String, FormField, CaseIterable {
+    /// ``Coffee/name``.
+    case name
+    /// ``Coffee/price``.
+    case price
+    /// ``CoffeePriceRange/minimum``.
+    case minimumPrice = "minimum price"
+    /// ``CoffeePriceRange/maximum``.
+    case maximumPrice = "maximum price"
+
+    /// "Name", "Price", "Minimum price", "Maximum price".
+    public var label: String {
+        switch self {
+        case .name: "Name"
+        case .price: "Price"
+        case .minimumPrice: "Minimum price"
+        case .maximumPrice: "Maximum price"
+        }
+    }
+}
+
 /// The rules for a coffee's fields.
 public enum CoffeeRules {
     /// The longest name, in characters.
@@ -320,7 +344,7 @@ extension Validator {
     /// The limits are checked on the digits as typed, so that the value is
     /// built from at most 15 significant digits: `Decimal(string:)` alone
     /// would silently round a longer text.
-    mutating func price(_ text: String, field: String = "price") -> Decimal {
+    mutating func price(_ text: String, field: CoffeeField = .price) -> Decimal {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         let isNegative = trimmed.hasPrefix("-")
         let body = isNegative ? trimmed.dropFirst() : Substring(trimmed)
@@ -329,47 +353,47 @@ extension Validator {
         guard parts.allSatisfy({ $0.utf8.allSatisfy(isDigit) }), body.utf8.contains(where: isDigit) else {
             let comma =
                 body.split(separator: ",").count == 2 && body.utf8.allSatisfy { isDigit($0) || $0 == UInt8(ascii: ",") }
-            fail(
-                field,
-                comma
-                    ? "\(field) must be a number such as 3.50, with a point for the decimals, not a comma"
-                    : "\(field) must be a number such as 3.50 (digits, with a point for the decimals)")
+            fail(field, comma ? Self.commaProblem : Self.numberProblem)
             return 0
         }
         let whole = parts[0].drop { $0 == "0" }
         let fraction = parts.count > 1 ? parts[1].reversed().drop { $0 == "0" }.reversed() : []
         if isNegative && (!whole.isEmpty || !fraction.isEmpty) {
-            fail(field, "\(field) must not be negative")
+            fail(field, Self.negativeProblem)
         } else if whole.count > 9 {
-            fail(field, "\(field) must be less than \(CoffeeRules.priceLimit)")
+            fail(field, Self.limitProblem)
         } else if fraction.count > CoffeeRules.maxFractionDigits {
-            fail(field, "\(field) must have at most \(CoffeeRules.maxFractionDigits) digits after the point")
+            fail(field, Self.decimalsProblem)
         } else if let value = Decimal(
             string: (whole.isEmpty ? "0" : String(whole)) + "." + String(fraction) + "0",
             locale: Locale(identifier: "en_US_POSIX"))
         {
             return value
         } else {
-            fail(field, "\(field) must be a number such as 3.50 (digits, with a point for the decimals)")
+            fail(field, Self.numberProblem)
         }
         return 0
     }
 
     /// Checks a price's range and precision.
-    mutating func checkPrice(_ price: Decimal, field: String = "price") {
+    mutating func checkPrice(_ price: Decimal, field: CoffeeField = .price) {
         if price.isNaN {
-            fail(field, "\(field) must be a number")
+            fail(field, Self.numberProblem)
         } else if price < 0 {
-            fail(field, "\(field) must not be negative")
+            fail(field, Self.negativeProblem)
         } else if price >= CoffeeRules.priceLimit {
-            fail(field, "\(field) must be less than \(CoffeeRules.priceLimit)")
-        } else if let point = price.description.firstIndex(of: "."),
-            price.description.distance(from: point, to: price.description.endIndex) - 1
-                > CoffeeRules.maxFractionDigits
-        {
-            fail(field, "\(field) must have at most \(CoffeeRules.maxFractionDigits) digits after the point")
+            fail(field, Self.limitProblem)
+        } else if CoffeePrice.micros(exactly: price) == nil {
+            fail(field, Self.decimalsProblem)
         }
     }
+
+    // What is wrong with a price, to follow the field's label.
+    static let numberProblem = "must be a number such as 3.50 (digits, with a point for the decimals)"
+    static let commaProblem = "must be a number such as 3.50, with a point for the decimals, not a comma"
+    static let negativeProblem = "must be 0 or more"
+    static let limitProblem = "must be less than \(CoffeeRules.priceLimit)"
+    static let decimalsProblem = "must have at most \(CoffeeRules.maxFractionDigits) digits after the point"
 }
 
 /// The fields of a new coffee, as typed.
@@ -389,7 +413,7 @@ public struct CoffeeDraft: Sendable, Equatable {
     /// being saved.
     public func validated() throws -> CoffeeDraft {
         var validator = Validator()
-        let name = validator.text(name, field: "name", maxLength: CoffeeRules.maxNameLength)
+        let name = validator.text(name, field: CoffeeField.name, maxLength: CoffeeRules.maxNameLength)
         validator.checkPrice(price)
         try validator.check()
         return CoffeeDraft(name: name, price: price)
@@ -399,7 +423,7 @@ public struct CoffeeDraft: Sendable, Equatable {
     /// with the problems of every field reported together.
     public static func parse(name: String, price: String) throws -> CoffeeDraft {
         var validator = Validator()
-        let name = validator.text(name, field: "name", maxLength: CoffeeRules.maxNameLength)
+        let name = validator.text(name, field: CoffeeField.name, maxLength: CoffeeRules.maxNameLength)
         let price = validator.price(price)
         try validator.check()
         return CoffeeDraft(name: name, price: price)
@@ -424,10 +448,10 @@ public struct CoffeeChanges: Sendable, Equatable {
     /// is one.
     public static func parse(name: String?, price: String?) throws -> CoffeeChanges {
         if name == nil && price == nil {
-            throw ValidationError(field: "changes", message: "nothing to change: give a name or a price")
+            throw ValidationError(field: "changes", message: "Nothing to change: give a name or a price.")
         }
         var validator = Validator()
-        let name = name.map { validator.text($0, field: "name", maxLength: CoffeeRules.maxNameLength) }
+        let name = name.map { validator.text($0, field: CoffeeField.name, maxLength: CoffeeRules.maxNameLength) }
         let price = price.map { validator.price($0) }
         try validator.check()
         return CoffeeChanges(name: name, price: price)
@@ -486,8 +510,8 @@ public struct CoffeePriceRange: Sendable, Equatable {
     public static func parse(minimum: String?, maximum: String?) throws -> CoffeePriceRange {
         var validator = Validator()
         let range = CoffeePriceRange(
-            minimum: minimum.map { validator.price($0, field: "minimum price") },
-            maximum: maximum.map { validator.price($0, field: "maximum price") })
+            minimum: minimum.map { validator.price($0, field: .minimumPrice) },
+            maximum: maximum.map { validator.price($0, field: .maximumPrice) })
         try validator.check()
         _ = try range.millionths()
         return range
@@ -502,10 +526,10 @@ public struct CoffeePriceRange: Sendable, Equatable {
     ///   ``CoffeeRules``), or the minimum is above the maximum.
     func millionths() throws -> (minimum: Int64?, maximum: Int64?) {
         var validator = Validator()
-        if let minimum { validator.checkPrice(minimum, field: "minimum price") }
-        if let maximum { validator.checkPrice(maximum, field: "maximum price") }
+        if let minimum { validator.checkPrice(minimum, field: .minimumPrice) }
+        if let maximum { validator.checkPrice(maximum, field: .maximumPrice) }
         if let minimum, let maximum, minimum > maximum {
-            validator.fail("minimum price", "the minimum price must not be above the maximum price")
+            validator.fail(CoffeeField.minimumPrice, "must not be above the maximum price")
         }
         try validator.check()
         return (minimum.flatMap(CoffeePrice.micros(exactly:)), maximum.flatMap(CoffeePrice.micros(exactly:)))

@@ -197,7 +197,7 @@ public struct CoffeeStore: RecordStore {
         var written: Set<String> = []
         if coffee.nameIsDirty {
             written.insert("name")
-            saved.name = validator.text(coffee.name, field: "name", maxLength: CoffeeRules.maxNameLength)
+            saved.name = validator.text(coffee.name, field: CoffeeField.name, maxLength: CoffeeRules.maxNameLength)
             setting.append((.name, saved.name))
         }
         if coffee.priceIsDirty {
@@ -207,10 +207,10 @@ public struct CoffeeStore: RecordStore {
                 if let micros = CoffeePrice.micros(exactly: price) {
                     setting.append((.priceMicros, micros))
                 } else {
-                    validator.fail("price", "price must be a whole number of millionths")
+                    validator.fail(CoffeeField.price, Validator.decimalsProblem)
                 }
             } else {
-                validator.fail("price", "price must not be empty")
+                validator.fail(CoffeeField.price, "is required")
             }
         }
         try validator.check()
@@ -238,19 +238,19 @@ public struct CoffeeStore: RecordStore {
         -> Coffee
     {
         if changes.name == nil && changes.price == nil {
-            throw ValidationError(field: "changes", message: "nothing to change: give a name or a price")
+            throw ValidationError(field: "changes", message: "Nothing to change: give a name or a price.")
         }
         var validator = Validator()
         var setting: [(column: Coffee.Columns, value: (any SQLiteValueConvertible)?)] = []
         if let name = changes.name {
-            setting.append((.name, validator.text(name, field: "name", maxLength: CoffeeRules.maxNameLength)))
+            setting.append((.name, validator.text(name, field: CoffeeField.name, maxLength: CoffeeRules.maxNameLength)))
         }
         if let price = changes.price {
             validator.checkPrice(price)
             if let micros = CoffeePrice.micros(exactly: price) {
                 setting.append((.priceMicros, micros))
             } else {
-                validator.fail("price", "price must be a whole number of millionths")
+                validator.fail(CoffeeField.price, Validator.decimalsProblem)
             }
         }
         try validator.check()
@@ -390,7 +390,7 @@ public struct CoffeeStore: RecordStore {
     /// A validated price in millionths.
     private static func micros(_ price: Decimal) throws -> Int64 {
         guard let micros = CoffeePrice.micros(exactly: price) else {
-            throw ValidationError(field: "price", message: "price must be a whole number of millionths")
+            throw ValidationError(CoffeeField.price, problem: Validator.decimalsProblem)
         }
         return micros
     }

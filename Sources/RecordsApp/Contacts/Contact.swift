@@ -155,6 +155,26 @@ extension Contact: AppRecord {
     private static let versionSeed = VersionInput(kind: kind)
 }
 
+/// The fields of a contact's form: the names its problems carry, and the
+/// labels forms show and messages start with ("Name is required.").
+public enum ContactField: String, FormField, CaseIterable {
+    /// ``Contact/name``.
+    case name
+    /// ``Contact/address``.
+    case address
+    /// ``Contact/contact``.
+    case contact
+
+    /// "Name", "Address", "Phone, email or web address".
+    public var label: String {
+        switch self {
+        case .name: "Name"
+        case .address: "Address"
+        case .contact: "Phone, email or web address"
+        }
+    }
+}
+
 /// The rules for a contact's fields.
 public enum ContactRules {
     /// The longest name, in characters.
@@ -186,9 +206,9 @@ public struct ContactDraft: Sendable, Equatable {
     public func validated() throws -> ContactDraft {
         var validator = Validator()
         let draft = ContactDraft(
-            name: validator.text(name, field: "name", maxLength: ContactRules.maxNameLength),
-            address: validator.text(address, field: "address", maxLength: ContactRules.maxAddressLength),
-            contact: validator.text(contact, field: "contact", maxLength: ContactRules.maxContactLength))
+            name: validator.text(name, field: ContactField.name, maxLength: ContactRules.maxNameLength),
+            address: validator.text(address, field: ContactField.address, maxLength: ContactRules.maxAddressLength),
+            contact: validator.text(contact, field: ContactField.contact, maxLength: ContactRules.maxContactLength))
         try validator.check()
         return draft
     }
@@ -217,13 +237,17 @@ public struct ContactChanges: Sendable, Equatable {
     /// ``ContactDraft/validated()``; an empty change set is one).
     public func validated() throws -> ContactChanges {
         if isEmpty {
-            throw ValidationError(field: "changes", message: "nothing to change: give a name, address or contact")
+            throw ValidationError(field: "changes", message: "Nothing to change: give a name, address or contact.")
         }
         var validator = Validator()
         let changes = ContactChanges(
-            name: name.map { validator.text($0, field: "name", maxLength: ContactRules.maxNameLength) },
-            address: address.map { validator.text($0, field: "address", maxLength: ContactRules.maxAddressLength) },
-            contact: contact.map { validator.text($0, field: "contact", maxLength: ContactRules.maxContactLength) })
+            name: name.map { validator.text($0, field: ContactField.name, maxLength: ContactRules.maxNameLength) },
+            address: address.map {
+                validator.text($0, field: ContactField.address, maxLength: ContactRules.maxAddressLength)
+            },
+            contact: contact.map {
+                validator.text($0, field: ContactField.contact, maxLength: ContactRules.maxContactLength)
+            })
         try validator.check()
         return changes
     }

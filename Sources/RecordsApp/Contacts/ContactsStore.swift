@@ -37,7 +37,7 @@ public struct ContactsStore: RecordStore {
     public func list(named name: String) async throws -> RecordList<Contact> {
         let key = SearchFolding.nameKey(name)
         guard !key.isEmpty else {
-            throw ValidationError(field: "name", message: "name must not be empty")
+            throw ValidationError(ContactField.name, problem: "is required")
         }
         return try await table.database.read(for: Contact.app) { db in
             try RecordTable<Contact>.list(db, Self.named(key))

@@ -171,6 +171,26 @@ extension Person: AppRecord {
     private static let versionSeed = VersionInput(kind: kind)
 }
 
+/// The fields of a person's form: the names its problems carry, and the
+/// labels forms show and messages start with ("First name is required.").
+public enum PersonField: String, FormField, CaseIterable {
+    /// ``Person/firstName``.
+    case firstName = "first name"
+    /// ``Person/lastName``.
+    case lastName = "last name"
+    /// ``Person/age``.
+    case age
+
+    /// "First name", "Last name", "Age".
+    public var label: String {
+        switch self {
+        case .firstName: "First name"
+        case .lastName: "Last name"
+        case .age: "Age"
+        }
+    }
+}
+
 /// The rules for a person's fields.
 public enum PersonRules {
     /// The longest first or last name, in characters.
@@ -201,7 +221,7 @@ extension Validator {
     mutating func age(_ text: String) -> Int {
         let ages = PersonRules.ages
         guard let age = Int(text.trimmingCharacters(in: .whitespaces)), ages.contains(age) else {
-            fail("age", "age must be a whole number from \(ages.lowerBound) to \(ages.upperBound)")
+            fail(PersonField.age, Self.rangeProblem(ages))
             return 0
         }
         return age
@@ -229,9 +249,9 @@ public struct PersonDraft: Sendable, Equatable {
     /// outside 0-150.
     public func validated() throws -> PersonDraft {
         var validator = Validator()
-        let first = validator.text(firstName, field: "first name", maxLength: PersonRules.maxNameLength)
-        let last = validator.text(lastName, field: "last name", maxLength: PersonRules.maxNameLength)
-        if let age { validator.integer(age, field: "age", range: PersonRules.ages) }
+        let first = validator.text(firstName, field: PersonField.firstName, maxLength: PersonRules.maxNameLength)
+        let last = validator.text(lastName, field: PersonField.lastName, maxLength: PersonRules.maxNameLength)
+        if let age { validator.integer(age, field: PersonField.age, range: PersonRules.ages) }
         try validator.check()
         return PersonDraft(firstName: first, lastName: last, age: age)
     }
@@ -241,8 +261,8 @@ public struct PersonDraft: Sendable, Equatable {
     /// nil, blank or `none` is unknown.
     public static func parse(firstName: String, lastName: String, age: String?) throws -> PersonDraft {
         var validator = Validator()
-        let first = validator.text(firstName, field: "first name", maxLength: PersonRules.maxNameLength)
-        let last = validator.text(lastName, field: "last name", maxLength: PersonRules.maxNameLength)
+        let first = validator.text(firstName, field: PersonField.firstName, maxLength: PersonRules.maxNameLength)
+        let last = validator.text(lastName, field: PersonField.lastName, maxLength: PersonRules.maxNameLength)
         let typed = age?.trimmingCharacters(in: .whitespaces) ?? ""
         let age = Validator.isBlank(typed) || PersonRules.isNoAge(typed) ? nil : validator.age(typed)
         try validator.check()
@@ -276,13 +296,17 @@ public struct PersonChanges: Sendable, Equatable {
     /// rules as ``PersonDraft/validated()``; an empty change set is one).
     public func validated() throws -> PersonChanges {
         if isEmpty {
-            throw ValidationError(field: "changes", message: "nothing to change: give a first name, last name or age")
+            throw ValidationError(field: "changes", message: "Nothing to change: give a first name, last name or age.")
         }
         var validator = Validator()
-        let first = firstName.map { validator.text($0, field: "first name", maxLength: PersonRules.maxNameLength) }
-        let last = lastName.map { validator.text($0, field: "last name", maxLength: PersonRules.maxNameLength) }
-        if let age { validator.integer(age, field: "age", range: PersonRules.ages) }
-        if age != nil && clearsAge { validator.fail("age", "give an age or clear it, not both") }
+        let first = firstName.map {
+            validator.text($0, field: PersonField.firstName, maxLength: PersonRules.maxNameLength)
+        }
+        let last = lastName.map {
+            validator.text($0, field: PersonField.lastName, maxLength: PersonRules.maxNameLength)
+        }
+        if let age { validator.integer(age, field: PersonField.age, range: PersonRules.ages) }
+        if age != nil && clearsAge { validator.fail(PersonField.age, "must be given or cleared, not both") }
         try validator.check()
         return PersonChanges(firstName: first, lastName: last, age: age, clearsAge: clearsAge)
     }
@@ -292,8 +316,12 @@ public struct PersonChanges: Sendable, Equatable {
     /// reported together.
     public static func parse(firstName: String?, lastName: String?, age: String?) throws -> PersonChanges {
         var validator = Validator()
-        let first = firstName.map { validator.text($0, field: "first name", maxLength: PersonRules.maxNameLength) }
-        let last = lastName.map { validator.text($0, field: "last name", maxLength: PersonRules.maxNameLength) }
+        let first = firstName.map {
+            validator.text($0, field: PersonField.firstName, maxLength: PersonRules.maxNameLength)
+        }
+        let last = lastName.map {
+            validator.text($0, field: PersonField.lastName, maxLength: PersonRules.maxNameLength)
+        }
         let clearsAge = age.map(PersonRules.isNoAge) ?? false
         let newAge = clearsAge ? nil : age.map { validator.age($0) }
         try validator.check()

@@ -2,7 +2,7 @@ import Foundation
 
 /// The fields of the Users app's forms, named as messages and
 /// ``ValidationError/message(for:)`` name them.
-public enum UserField: String, Sendable, CaseIterable {
+public enum UserField: String, FormField, CaseIterable {
     /// ``RegistrationForm/firstName``.
     case firstName = "first name"
     /// ``RegistrationForm/lastName``.
@@ -360,22 +360,6 @@ extension Validator {
         text(value, field: field, maxLength: UserRules.maxNameLength)
     }
 
-    /// A required single-line field of a user, checked as
-    /// ``text(_:field:maxLength:)`` checks one, its message a sentence
-    /// with the field's label.
-    mutating func text(_ value: String, field: UserField, maxLength: Int) -> String {
-        let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
-        if let problem = Self.textProblem(trimmed, maxLength: maxLength) { fail(field, problem) }
-        return trimmed
-    }
-
-    /// Records `field`'s problem as a sentence that starts with its label:
-    /// "Postal code must be 3 to 10 digits." (the problem's field stays
-    /// the ``UserField``'s name, which forms and the API map to inputs).
-    mutating func fail(_ field: UserField, _ message: String) {
-        fail(field.rawValue, "\(field.label) \(message).")
-    }
-
     /// A well-formed address: RFC 5322's dot-atom local part, `@`, and a
     /// domain of at least two DNS labels (letters, digits, inner hyphens),
     /// all ASCII, the WHATWG form rules minus their dotless domains. Since
@@ -383,11 +367,11 @@ extension Validator {
     mutating func email(_ value: String) -> String {
         let email = value.trimmingCharacters(in: .whitespacesAndNewlines)
         if Self.isBlank(email) {
-            fail(.email, "must not be empty")
+            fail(UserField.email, "is required")
         } else if email.count > UserRules.maxEmailLength {
-            fail(.email, "must be at most \(UserRules.maxEmailLength) characters (it has \(email.count))")
+            fail(UserField.email, "must be at most \(UserRules.maxEmailLength) characters (it has \(email.count))")
         } else if !Self.isWellFormedEmail(email) {
-            fail(.email, "must be a well-formed address such as name@example.com")
+            fail(UserField.email, "must be a well-formed address such as name@example.com")
         }
         return email
     }
@@ -427,16 +411,16 @@ extension Validator {
     mutating func newPassword(_ password: String, confirmation: String) {
         let length = password.count
         if password.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
-            fail(.password, "must not contain control characters (tabs, line breaks, ...)")
+            fail(UserField.password, "must not contain control characters (tabs, line breaks, ...)")
         } else if length < UserRules.minPasswordLength {
-            fail(.password, "must be at least \(UserRules.minPasswordLength) characters (it has \(length))")
+            fail(UserField.password, "must be at least \(UserRules.minPasswordLength) characters (it has \(length))")
         } else if length > UserRules.maxPasswordLength {
-            fail(.password, "must be at most \(UserRules.maxPasswordLength) characters (it has \(length))")
+            fail(UserField.password, "must be at most \(UserRules.maxPasswordLength) characters (it has \(length))")
         } else if let message = Self.codePointProblem(password, maxLength: UserRules.maxPasswordLength) {
-            fail(.password, message)
+            fail(UserField.password, message)
         }
         if confirmation != password {
-            fail(.passwordConfirmation, "does not match the password")
+            fail(UserField.passwordConfirmation, "does not match the password")
         }
     }
 
@@ -445,10 +429,12 @@ extension Validator {
         let mobile = value.trimmingCharacters(in: .whitespaces)
         let digits = mobile.hasPrefix("+") ? mobile.dropFirst() : Substring(mobile)
         if Self.isBlank(mobile) {
-            fail(.mobile, "must not be empty")
+            fail(UserField.mobile, "is required")
         } else if !Self.isASCIIDigits(digits) || !UserRules.mobileDigits.contains(digits.count) {
             let range = UserRules.mobileDigits
-            fail(.mobile, "must be \(range.lowerBound) to \(range.upperBound) digits, optionally after a leading +")
+            fail(
+                UserField.mobile,
+                "must be \(range.lowerBound) to \(range.upperBound) digits, optionally after a leading +")
         }
         return mobile
     }
@@ -457,10 +443,10 @@ extension Validator {
     mutating func pincode(_ value: String) -> String {
         let pincode = value.trimmingCharacters(in: .whitespaces)
         if Self.isBlank(pincode) {
-            fail(.pincode, "must not be empty")
+            fail(UserField.pincode, "is required")
         } else if !Self.isASCIIDigits(Substring(pincode)) || !UserRules.pincodeDigits.contains(pincode.count) {
             let range = UserRules.pincodeDigits
-            fail(.pincode, "must be \(range.lowerBound) to \(range.upperBound) digits")
+            fail(UserField.pincode, "must be \(range.lowerBound) to \(range.upperBound) digits")
         }
         return pincode
     }
@@ -468,7 +454,7 @@ extension Validator {
     /// One of the gender names; `.unspecified` when it has a problem.
     mutating func gender(_ value: String) -> Gender {
         guard let gender = Gender(name: value) else {
-            fail(.gender, "must be one of \(Gender.names.joined(separator: ", "))")
+            fail(UserField.gender, "must be one of \(Gender.names.joined(separator: ", "))")
             return .unspecified
         }
         return gender
@@ -478,13 +464,13 @@ extension Validator {
     /// years before it; `today` when it has a problem.
     mutating func dateOfBirth(_ value: String, today: CalendarDate) -> CalendarDate {
         guard let date = CalendarDate(iso: value.trimmingCharacters(in: .whitespaces)) else {
-            fail(.dateOfBirth, "must be a real date written YYYY-MM-DD, such as 1990-12-31")
+            fail(UserField.dateOfBirth, "must be a real date written YYYY-MM-DD, such as 1990-12-31")
             return today
         }
         if date >= today {
-            fail(.dateOfBirth, "must be in the past")
+            fail(UserField.dateOfBirth, "must be in the past")
         } else if date < today.subtracting(years: UserRules.maxAge) {
-            fail(.dateOfBirth, "must be at most \(UserRules.maxAge) years ago")
+            fail(UserField.dateOfBirth, "must be at most \(UserRules.maxAge) years ago")
         }
         return date
     }
@@ -493,7 +479,7 @@ extension Validator {
     mutating func imageName(_ value: String) -> String {
         let name = value.trimmingCharacters(in: .whitespacesAndNewlines)
         if name.contains("/") || name.contains("\\") || name == "." || name == ".." {
-            fail(.imageName, "must be a file name, without / or \\")
+            fail(UserField.imageName, "must be a file name, without / or \\")
             return name
         }
         return text(value, field: UserField.imageName, maxLength: UserRules.maxImageNameLength)

@@ -404,8 +404,8 @@ public struct UsersStore: RecordStore {
 
     // MARK: - Rows
 
-    private static let emailTaken = ValidationError(
-        field: UserField.email.rawValue, message: "Email is already registered.")
+    /// The error of an address another account has.
+    public static let emailTaken = ValidationError(UserField.email, problem: "is already registered")
 
     /// Runs `body`, reporting the unique index's refusal as the same
     /// validation error as the check before it (another process may have

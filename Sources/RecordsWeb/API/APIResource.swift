@@ -85,6 +85,18 @@ struct APIField: Sendable {
 }
 
 extension APIField {
+    /// The member `name` for an app's form field: its problems are the
+    /// field's (``FormField``'s raw value), its messages start with the
+    /// field's label.
+    init(
+        name: String, field: some FormField, kind: Kind, nullable: Bool = false, required: Bool = true,
+        summary: String
+    ) {
+        self.init(
+            name: name, label: field.rawValue, displayLabel: field.label, kind: kind, nullable: nullable,
+            required: required, summary: summary)
+    }
+
     /// The JSON member each validation field of `fields` is written as.
     static func membersByLabel(_ fields: [APIField]) -> [String: String] {
         Dictionary(fields.map { ($0.label, $0.name) }, uniquingKeysWith: { first, _ in first })

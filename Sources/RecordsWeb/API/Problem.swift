@@ -6,8 +6,8 @@ import RecordsApp
 ///
 /// ```json
 /// {"type":"about:blank","title":"Unprocessable Content","status":422,
-///  "code":"validation","detail":"first name must not be empty",
-///  "errors":{"firstName":"first name must not be empty"}}
+///  "code":"validation","detail":"First name is required.",
+///  "errors":{"firstName":"First name is required."}}
 /// ```
 ///
 /// `code` names the problem for programs (`validation`, `version-mismatch`,

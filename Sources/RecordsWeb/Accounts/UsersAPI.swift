@@ -24,8 +24,7 @@ enum UsersAPI {
         field("dateOfBirth", .dateOfBirth, .date, "The date of birth, ISO YYYY-MM-DD; empty to clear it."),
         field("imageName", .imageName, .text(maxLength: 255), "The profile picture's file name."),
         APIField(
-            name: "currentPassword", label: UserField.currentPassword.rawValue,
-            displayLabel: UserField.currentPassword.label, kind: .text(maxLength: 1024), required: false,
+            name: "currentPassword", field: UserField.currentPassword, kind: .text(maxLength: 1024), required: false,
             summary: "The user's password: needed to change the email or the mobile number; never sent back."),
     ]
 
@@ -43,14 +42,13 @@ enum UsersAPI {
             return field
         } + [
             APIField(
-                name: "password", label: UserField.password.rawValue, displayLabel: UserField.password.label,
-                kind: .text(maxLength: UserRules.maxPasswordLength), required: true,
+                name: "password", field: UserField.password, kind: .text(maxLength: UserRules.maxPasswordLength),
+                required: true,
                 summary:
                     "The password: \(UserRules.minPasswordLength) to \(UserRules.maxPasswordLength) characters; never sent back."
             ),
             APIField(
-                name: "passwordConfirmation", label: UserField.passwordConfirmation.rawValue,
-                displayLabel: UserField.passwordConfirmation.label,
+                name: "passwordConfirmation", field: UserField.passwordConfirmation,
                 kind: .text(maxLength: UserRules.maxPasswordLength), required: true,
                 summary: "The password again, to catch a typing mistake."),
         ]
@@ -66,8 +64,7 @@ enum UsersAPI {
 
     private static func field(_ name: String, _ label: UserField, _ kind: APIField.Kind, _ summary: String) -> APIField
     {
-        APIField(
-            name: name, label: label.rawValue, displayLabel: label.label, kind: kind, required: false, summary: summary)
+        APIField(name: name, field: label, kind: kind, required: false, summary: summary)
     }
 
     static func operations(_ context: WebContext) -> [APIOperation] {

@@ -9,9 +9,10 @@ extension APIResource {
         app: .coffee, name: "coffee", kind: "coffee", summary: "Coffees: a name, an exact price and a picture.",
         fields: [
             APIField(
-                name: "name", label: "name", kind: .text(maxLength: CoffeeRules.maxNameLength), summary: "The name."),
+                name: "name", field: CoffeeField.name, kind: .text(maxLength: CoffeeRules.maxNameLength),
+                summary: "The name."),
             APIField(
-                name: "price", label: "price", kind: .decimal,
+                name: "price", field: CoffeeField.price, kind: .decimal,
                 summary:
                     "The price as a decimal string (\"3.50\"), at most \(CoffeeRules.maxFractionDigits) digits after the point."
             ),

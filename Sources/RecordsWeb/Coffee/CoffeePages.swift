@@ -267,7 +267,10 @@ enum CoffeePages {
         }
         let values = EditConflict.values(
             form,
-            stored: [("name", "Name", coffee.name), ("price", "Price", coffee.price.map(CoffeeRules.priceText) ?? "")])
+            stored: [
+                ("name", CoffeeField.name.label, coffee.name),
+                ("price", CoffeeField.price.label, coffee.price.map(CoffeeRules.priceText) ?? ""),
+            ])
         let action = "/coffee/\(coffee.id)/edit"
         return Layout.page(
             request, title: "Edit \(displayName(coffee))", section: "/coffee", status: 409,
@@ -306,8 +309,8 @@ enum CoffeePages {
                 \(Field.errorSummary(summary ?? (errors == nil ? nil : "Check the fields marked below.")))
                 <form method="post" action="\(action)" class="card" id="coffee-form" novalidate\(live)>
                 \(Layout.csrfField(request))\(carried)
-                \(Field.input("name", label: "Name", value: name, error: errors?.message(for: "name"), required: true, autocomplete: "off"))
-                \(Field.input("price", label: "Price", value: price, error: errors?.message(for: "price"), required: true, hint: "Such as 3.50", attributes: "inputmode=\"decimal\" autocomplete=\"off\""))
+                \(Field.input("name", label: CoffeeField.name.label, value: name, error: errors?.message(for: CoffeeField.name.rawValue), required: true, autocomplete: "off"))
+                \(Field.input("price", label: CoffeeField.price.label, value: price, error: errors?.message(for: CoffeeField.price.rawValue), required: true, hint: "Such as 3.50", attributes: "inputmode=\"decimal\" autocomplete=\"off\""))
                 <p class="actions"><button type="submit">\(coffee == nil ? "Add" : "Save")</button>
                 <a href="\(cancel)">Cancel</a></p>
                 </form>

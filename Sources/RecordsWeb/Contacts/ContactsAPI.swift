@@ -7,13 +7,13 @@ extension APIResource {
         summary: "Contacts: a name, an address and a phone number or email.",
         fields: [
             APIField(
-                name: "name", label: "name", kind: .text(maxLength: ContactRules.maxNameLength),
+                name: "name", field: ContactField.name, kind: .text(maxLength: ContactRules.maxNameLength),
                 summary: "The contact's name."),
             APIField(
-                name: "address", label: "address", kind: .text(maxLength: ContactRules.maxAddressLength),
+                name: "address", field: ContactField.address, kind: .text(maxLength: ContactRules.maxAddressLength),
                 summary: "The postal address."),
             APIField(
-                name: "contact", label: "contact", kind: .text(maxLength: ContactRules.maxContactLength),
+                name: "contact", field: ContactField.contact, kind: .text(maxLength: ContactRules.maxContactLength),
                 summary: "A phone number or an email address."),
         ],
         sorts: ContactSort.allCases.map(\.rawValue), searchable: false,

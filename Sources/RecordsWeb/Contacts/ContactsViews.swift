@@ -77,9 +77,9 @@ enum ContactsViews {
 
     static func fields(_ values: ContactFormValues, problems: [String: String]) -> HTML {
         """
-        \(Field.input("name", label: "Name", value: values.name, error: problems["name"], autocomplete: "name"))
-        \(Field.input("address", label: "Address", value: values.address, error: problems["address"], autocomplete: "street-address"))
-        \(Field.input("contact", label: "Phone, email or web address", value: values.contact, error: problems["contact"]))
+        \(Field.input("name", label: ContactField.name.label, value: values.name, error: problems[ContactField.name.rawValue], autocomplete: "name"))
+        \(Field.input("address", label: ContactField.address.label, value: values.address, error: problems[ContactField.address.rawValue], autocomplete: "street-address"))
+        \(Field.input("contact", label: ContactField.contact.label, value: values.contact, error: problems[ContactField.contact.rawValue]))
         """
     }
 
@@ -174,7 +174,7 @@ enum ContactsViews {
                 <h1>Find a contact</h1>
                 \(Field.errorSummary(summary))
                 <form method="get" action="/contacts/find" role="search" class="card" id="find-form" novalidate>
-                \(Field.input("name", label: "Name", value: name, error: problems["name"], autocomplete: "off", hint: "The whole name; case, accents and spaces do not matter."))
+                \(Field.input("name", label: ContactField.name.label, value: name, error: problems[ContactField.name.rawValue], autocomplete: "off", hint: "The whole name; case, accents and spaces do not matter."))
                 <p class="actions"><button type="submit" id="find-contact">Find</button> \
                 <a href="/contacts">All contacts</a></p>
                 </form>
@@ -247,9 +247,9 @@ enum ContactsViews {
                 \(unreadable)
                 <p>To change the existing contact instead, choose its Edit. To keep both, add this one:</p>
                 <dl class="details" id="new-contact">
-                <dt>Name</dt><dd>\(values.name)</dd>
-                <dt>Address</dt><dd>\(values.address)</dd>
-                <dt>Phone, email or web address</dt><dd>\(values.contact)</dd>
+                <dt>\(ContactField.name.label)</dt><dd>\(values.name)</dd>
+                <dt>\(ContactField.address.label)</dt><dd>\(values.address)</dd>
+                <dt>\(ContactField.contact.label)</dt><dd>\(values.contact)</dd>
                 </dl>
                 <form method="post" action="/contacts" class="actions" id="duplicate-form">
                 \(Layout.csrfField(request))\(hidden)
@@ -274,8 +274,9 @@ enum ContactsViews {
         let values = EditConflict.values(
             form,
             stored: [
-                ("name", "Name", contact.name), ("address", "Address", contact.address),
-                ("contact", "Phone, email or web address", contact.contact),
+                ("name", ContactField.name.label, contact.name),
+                ("address", ContactField.address.label, contact.address),
+                ("contact", ContactField.contact.label, contact.contact),
             ])
         let action = HTML.path(["contacts", String(contact.id), "edit"])
         return Layout.page(

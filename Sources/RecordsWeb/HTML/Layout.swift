@@ -1,4 +1,5 @@
 import Foundation
+import RecordsApp
 
 /// The site's page frame: the document head, the header with the apps'
 /// navigation and the account menu, the one-time status message, and the
@@ -125,22 +126,12 @@ public enum Layout {
             Cookie(name: WebApp.flashCookie, value: encoded, maxAge: 60, secure: request.isSecure))
     }
 
-    /// What a success message says was done.
-    public enum Outcome: String, Sendable {
-        /// A record was made: "Added".
-        case added = "Added"
-        /// A record was changed: "Updated".
-        case updated = "Updated"
-        /// A record was deleted: "Deleted".
-        case deleted = "Deleted"
-    }
-
-    /// The one wording of a success message in every app: the verb, the
-    /// record's name in quotes (isolated, see ``isolated(_:)``) and a full
-    /// stop: `Added “Cortado”.`, `Updated “Ada Lovelace”.`,
-    /// `Deleted “Jane Doe”.`
-    public static func message(_ outcome: Outcome, _ name: String) -> String {
-        "\(outcome.rawValue) “\(isolated(name))”."
+    /// The one wording of a success message in every app and front end
+    /// (``RecordOutcome/message(_:)``), with the record's name isolated
+    /// (see ``isolated(_:)``): `Added “Cortado”.`, `Updated “Ada
+    /// Lovelace”.`, `Deleted “Jane Doe”.`
+    public static func message(_ outcome: RecordOutcome, _ name: String) -> String {
+        outcome.message(isolated(name))
     }
 
     /// The title of a list page: the app's name, after the search when

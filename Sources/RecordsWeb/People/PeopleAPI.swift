@@ -6,13 +6,13 @@ extension APIResource {
         app: .people, name: "people", kind: "person", summary: "People: first and last names and ages.",
         fields: [
             APIField(
-                name: "firstName", label: "first name", kind: .text(maxLength: PersonRules.maxNameLength),
+                name: "firstName", field: PersonField.firstName, kind: .text(maxLength: PersonRules.maxNameLength),
                 summary: "The first name."),
             APIField(
-                name: "lastName", label: "last name", kind: .text(maxLength: PersonRules.maxNameLength),
+                name: "lastName", field: PersonField.lastName, kind: .text(maxLength: PersonRules.maxNameLength),
                 summary: "The last name."),
             APIField(
-                name: "age", label: "age", kind: .integer(PersonRules.ages), nullable: true, required: false,
+                name: "age", field: PersonField.age, kind: .integer(PersonRules.ages), nullable: true, required: false,
                 summary: "The age in years; null when not known."),
         ],
         sorts: PersonSort.allCases.map(\.rawValue), searchable: true,

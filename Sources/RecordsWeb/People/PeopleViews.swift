@@ -87,9 +87,9 @@ enum PeopleViews {
                 <section id="person" data-live-topics="people">
                 <h1 id="person-name">\(name)</h1>
                 <dl class="details" id="person-details">
-                <dt>First name</dt><dd id="person-first-name">\(person.firstName)</dd>
-                <dt>Last name</dt><dd id="person-last-name">\(person.lastName)</dd>
-                <dt>Age</dt><dd id="person-age">\(person.age.map(String.init) ?? "unknown")</dd>
+                <dt>\(PersonField.firstName.label)</dt><dd id="person-first-name">\(person.firstName)</dd>
+                <dt>\(PersonField.lastName.label)</dt><dd id="person-last-name">\(person.lastName)</dd>
+                <dt>\(PersonField.age.label)</dt><dd id="person-age">\(person.age.map(String.init) ?? "unknown")</dd>
                 </dl>
                 <p class="actions">
                 <a class="button" href="\(HTML.path(["people", String(person.id), "edit"]))" id="edit-person">Edit</a>
@@ -115,8 +115,8 @@ enum PeopleViews {
         let values = EditConflict.values(
             form,
             stored: [
-                ("firstName", "First name", stored.firstName), ("lastName", "Last name", stored.lastName),
-                ("age", "Age", stored.age),
+                ("firstName", PersonField.firstName.label, stored.firstName),
+                ("lastName", PersonField.lastName.label, stored.lastName), ("age", PersonField.age.label, stored.age),
             ])
         return Layout.page(
             request, title: Layout.formTitle(kind: "a person", editing: person.fullName).title,
@@ -154,9 +154,9 @@ enum PeopleViews {
                 \(Field.errorSummary(summaryText))
                 <form method="post" action="\(action)" class="card" id="person-form" novalidate\(live)>
                 \(Layout.csrfField(request))\(hidden)
-                \(Field.input("firstName", label: "First name", value: values.firstName, error: problems["first name"], required: true, autocomplete: "given-name"))
-                \(Field.input("lastName", label: "Last name", value: values.lastName, error: problems["last name"], required: true, autocomplete: "family-name"))
-                \(Field.input("age", label: "Age", value: values.age, error: problems["age"] ?? problems["changes"], hint: "A whole number from \(PersonRules.ages.lowerBound) to \(PersonRules.ages.upperBound); leave it empty when unknown.", attributes: "inputmode=\"numeric\""))
+                \(Field.input("firstName", label: PersonField.firstName.label, value: values.firstName, error: problems[PersonField.firstName.rawValue], required: true, autocomplete: "given-name"))
+                \(Field.input("lastName", label: PersonField.lastName.label, value: values.lastName, error: problems[PersonField.lastName.rawValue], required: true, autocomplete: "family-name"))
+                \(Field.input("age", label: PersonField.age.label, value: values.age, error: problems[PersonField.age.rawValue] ?? problems["changes"], hint: "A whole number from \(PersonRules.ages.lowerBound) to \(PersonRules.ages.upperBound); leave it empty when unknown.", attributes: "inputmode=\"numeric\""))
                 <p class="actions"><button type="submit" id="save-person">Save</button> <a href="\(cancel)">Cancel</a></p>
                 </form>
                 """)

@@ -180,7 +180,31 @@ import Testing
     @Test func validationMessagesAreTheAppsOwnAsSentences() async throws {
         let site = try await APISite()
         let answer = await site.send("POST", "/api/v1/people", json: #"{"firstName":" ","lastName":"L"}"#)
-        #expect(answer.errors["firstName"] == "First name must not be empty.")
+        #expect(answer.errors["firstName"] == "First name is required.")
+    }
+
+    @Test func problemsStayKeyedByTheJSONMembersWithTheFormsLabelsInTheirTexts() async throws {
+        let site = try await APISite()
+        let person = await site.send("POST", "/api/v1/people", json: #"{"firstName":" ","lastName":"","age":151}"#)
+        #expect(person.status == 422)
+        #expect(
+            person.errors == [
+                "firstName": "First name is required.", "lastName": "Last name is required.",
+                "age": "Age must be a whole number from 0 to 150.",
+            ])
+        #expect(
+            person.json["detail"] as? String
+                == "First name is required. Last name is required. Age must be a whole number from 0 to 150.")
+        let contact = await site.send("POST", "/api/v1/contacts", json: #"{"name":"N","address":"A","contact":" "}"#)
+        #expect(contact.errors == ["contact": "Phone, email or web address is required."])
+        let coffee = await site.send("POST", "/api/v1/coffee", json: #"{"name":"","price":"3,50"}"#)
+        #expect(
+            coffee.errors == [
+                "name": "Name is required.",
+                "price": "Price must be a number such as 3.50, with a point for the decimals, not a comma.",
+            ])
+        let missing = await site.send("POST", "/api/v1/contacts", json: #"{"name":"N","address":"A"}"#)
+        #expect(missing.errors == ["contact": "Phone, email or web address is required."])
     }
 
     @Test func anIdempotentRetryGetsTheFirstAnswerAndMakesNoSecondRecord() async throws {

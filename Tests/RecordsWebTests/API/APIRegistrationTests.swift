@@ -115,7 +115,7 @@ import Testing
         #expect(answer.status == 422)
         #expect(answer.json["code"] as? String == "validation")
         #expect(Set(answer.errors.keys) == ["firstName", "email", "passwordConfirmation", "pincode"])
-        #expect(answer.errors["firstName"] == "First name must not be empty.")
+        #expect(answer.errors["firstName"] == "First name is required.")
         #expect(answer.errors["pincode"] == "Postal code must be 3 to 10 digits.")
         #expect(answer.errors["passwordConfirmation"] == "Password again does not match the password.")
         #expect(try await Self.user(site, email: "not an address") == nil)
