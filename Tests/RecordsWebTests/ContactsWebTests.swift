@@ -74,7 +74,8 @@ struct ContactsWebTests {
         #expect(body.contains("href=\"/contacts/\(jane.id)/delete\""))
         #expect(body.contains(">3 contacts · page 1 of 1</p>"))
         #expect(
-            body.contains("aria-sort=\"ascending\"><a href=\"/contacts\" id=\"sort-name\" aria-current=\"true\">Name"))
+            body.contains(
+                "aria-sort=\"ascending\"><a href=\"/contacts?order=desc\" id=\"sort-name\" aria-current=\"true\">Name"))
     }
 
     @Test("Hostile phone and email text is escaped in the cell and never makes a link of its own")

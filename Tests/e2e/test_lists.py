@@ -112,6 +112,25 @@ def test_people_table_sorts_by_its_headings_at_both_widths(signed_in):
             # Both widths; the helper puts the window back to a desktop's.
             browser.screenshot("lists-people-by-age", phone=True)
 
+        # A click on the active heading reverses the order: oldest first,
+        # unknown ages still last, the arrow turned; the page size is kept.
+        browser.click_link("#sort-age")
+        browser.wait.until(lambda _: "order=desc" in browser.driver.current_url)
+        assert "sort=age" in browser.driver.current_url and "size=100" in browser.driver.current_url
+        assert sorted_heading(browser, "people-list") == ("descending", "Age ▼")
+        ids = row_ids(browser, "people-list")
+        assert ids.index(old_id) < ids.index(young_id)
+        ages = texts(browser, '#people-list tbody td[data-label="Age"]')
+        known = [int(age) for age in ages if age != "unknown"]
+        assert known == sorted(known, reverse=True)
+        assert "unknown" not in ages or ages.index("unknown") >= len(known)
+        if not mobile:
+            browser.screenshot("lists-people-by-age-descending", phone=True)
+        # And once more: youngest first again.
+        browser.click_link("#sort-age")
+        browser.wait.until(lambda _: "order=desc" not in browser.driver.current_url)
+        assert sorted_heading(browser, "people-list") == ("ascending", "Age ▲")
+
         # And back to the names.
         click_heading(browser, "#sort-name")
         assert sorted_heading(browser, "people-list") == ("ascending", "Last name ▲")

@@ -142,8 +142,11 @@ enum CoffeePages {
                         Row(coffee: match.record, snippet: match.snippet.segments.map { ($0.text, $0.isMatch) })
                     }
             } else {
-                page = try await store.page(sortedBy: query.sort, number: query.page, size: query.size, hydrated: true)
-                    .map { Row(coffee: $0, snippet: nil) }
+                page = try await store.page(
+                    sortedBy: query.sort, direction: query.direction, number: query.page, size: query.size,
+                    hydrated: true
+                )
+                .map { Row(coffee: $0, snippet: nil) }
             }
         } catch let error as ValidationError {
             throw HTTPError.badRequest(error.description)
