@@ -6,7 +6,7 @@ extension AppDescriptor {
     static let users = AppDescriptor(
         app: .users, table: User.tableName,
         otherTables: [SessionSchema.tableName, APITokenSchema.tableName, UserPictureSchema.tableName],
-        migrations: UsersSchema.migrations)
+        topicTables: [UserPictureSchema.tableName], migrations: UsersSchema.migrations)
 }
 
 extension AppDatabase.App {
