@@ -6,7 +6,8 @@ public typealias AppChanges = ObservedValues<Bool>
 
 extension AppDatabase {
     /// A signal now, then again after every committed transaction that
-    /// changed `app`'s table (its ``AppDescriptor/table``), whoever
+    /// changed `app`'s table (its ``AppDescriptor/table``, or one of its
+    /// ``AppDescriptor/topicTables``: a profile picture), whoever
     /// committed it: this database's writes at once, another connection's
     /// or process's (the `records` command beside a server) within the
     /// library's `observationPollingInterval`.
@@ -33,19 +34,26 @@ extension AppDatabase {
     ///   use this database; a failed read, or the database closing, ends
     ///   the sequence with its error.
     public func changes(of app: App) -> AppChanges {
-        changes(ofTable: app.descriptor.table, of: app)
+        let descriptor = app.descriptor
+        return changes(ofTables: [descriptor.table] + descriptor.topicTables, of: app)
     }
 
     /// Signals the changes of `table`, one of `app`'s, as
     /// ``changes(of:)`` signals those of an app's table.
     func changes(ofTable table: String, of app: App) -> AppChanges {
+        changes(ofTables: [table], of: app)
+    }
+
+    /// Signals the changes of any of `tables`, `app`'s.
+    private func changes(ofTables tables: [String], of app: App) -> AppChanges {
         let unavailable = unavailability(of: app)
-        // One row of the table and nothing else, so that the observation
-        // follows that table only.
-        let probe: SQL = "SELECT 1 FROM \(identifier: table) LIMIT 1"
+        // One row of each table and nothing else, so that the observation
+        // follows those tables only.
+        let probes: [SQL] = tables.map { "SELECT 1 FROM \(identifier: $0)" }
+        let probe: SQL = "SELECT EXISTS (\(probes.joined(separator: " UNION ALL ")))"
         return writer.observe { db in
             if let unavailable { throw unavailable }
-            return try db.fetchOne(Int.self, probe) != nil
+            return try db.fetchOne(Bool.self, probe) ?? false
         }
     }
 }

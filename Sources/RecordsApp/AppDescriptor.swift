@@ -19,6 +19,11 @@ public struct AppDescriptor: Sendable {
     /// The app's other tables, beside ``table`` and those of its sort keys
     /// and search index (the Users app's sessions).
     public let otherTables: [String]
+    /// The tables of ``otherTables`` that hold part of what the app's
+    /// records show, so that their committed changes are the app's change
+    /// topic too, as ``table``'s are (the Users app's profile pictures; not
+    /// its sessions, which every request touches).
+    public let topicTables: [String]
     /// The app's migrations, in order: append, never change a shipped one.
     let migrations: [Migrator.Migration]
     /// The folded names kept beside ``table`` for sorting, if the app
@@ -29,12 +34,14 @@ public struct AppDescriptor: Sendable {
     let searchIndex: FoldedSearchIndex?
 
     init(
-        app: AppDatabase.App, table: String, otherTables: [String] = [], migrations: [Migrator.Migration],
-        sortKeys: SortKeyTable? = nil, searchIndex: FoldedSearchIndex? = nil
+        app: AppDatabase.App, table: String, otherTables: [String] = [], topicTables: [String] = [],
+        migrations: [Migrator.Migration], sortKeys: SortKeyTable? = nil, searchIndex: FoldedSearchIndex? = nil
     ) {
+        precondition(topicTables.allSatisfy(otherTables.contains), "a topic table must be one of the app's tables")
         self.app = app
         self.table = table
         self.otherTables = otherTables
+        self.topicTables = topicTables
         self.migrations = migrations
         self.sortKeys = sortKeys
         self.searchIndex = searchIndex

@@ -12,7 +12,8 @@ public struct RecordChange: Sendable, Equatable {
         /// It was inserted.
         case created
         /// A stored value of it was written (perhaps the same value again),
-        /// or, for a coffee, its picture was stored or removed.
+        /// or its picture (a coffee's, a user's profile picture) was stored
+        /// or removed.
         case updated
         /// It was deleted.
         case deleted
@@ -199,10 +200,9 @@ enum RecordChangeLog {
         let quotedTable = quote(table)
         let quotedKey = quote(key)
         let trigger = { (event: String) in quote("record_changes_\(app)_\(event)") }
-        let appLiteral = "'" + app.replacingOccurrences(of: "'", with: "''") + "'"
+        let appLiteral = literal(app)
         // The literals are the app's constant names, not values: a trigger's
         // SQL cannot have bound parameters.
-        let trim = "DELETE FROM record_changes WHERE sequence <= (SELECT max(sequence) FROM record_changes) - 100000;"
         try db.execute(
             sql: """
                 CREATE TRIGGER \(trigger("insert")) AFTER INSERT ON \(quotedTable) BEGIN
@@ -229,6 +229,40 @@ enum RecordChangeLog {
                     \(trim)
                 END
                 """)
+    }
+
+    /// Makes the triggers that log a change of `table`, which holds part
+    /// of what `app`'s records show (the Users app's profile pictures), as
+    /// an update of the record its column `recordKey` names: a row of it
+    /// inserted or deleted. A row deleted with its record (the record's
+    /// own delete is logged) logs nothing more. Each app's migration that
+    /// calls it writes its names out; never change it once shipped.
+    static func createTriggers(
+        app: String, relatedTable table: String, recordKey: String, recordTable: String, recordTableKey: String,
+        in db: Database
+    ) throws {
+        let trigger = { (event: String) in quote("record_changes_\(app)_\(table)_\(event)") }
+        let log = { (row: String) in
+            """
+            INSERT INTO record_changes (app, kind, record_id)
+                SELECT \(literal(app)), 'updated', \(row).\(quote(recordKey))
+                WHERE EXISTS (SELECT 1 FROM \(quote(recordTable)) WHERE \(quote(recordTableKey)) = \(row).\(quote(recordKey)));
+            \(trim)
+            """
+        }
+        try db.execute(
+            sql: "CREATE TRIGGER \(trigger("insert")) AFTER INSERT ON \(quote(table)) BEGIN \(log("NEW")) END")
+        try db.execute(
+            sql: "CREATE TRIGGER \(trigger("delete")) AFTER DELETE ON \(quote(table)) BEGIN \(log("OLD")) END")
+    }
+
+    /// Keeps the newest 100,000 changes: every trigger ends with it.
+    private static let trim =
+        "DELETE FROM record_changes WHERE sequence <= (SELECT max(sequence) FROM record_changes) - 100000;"
+
+    /// `text` as an SQL string literal, for a trigger's constant names.
+    private static func literal(_ text: String) -> String {
+        "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
     }
 
     /// `name` as a quoted SQL identifier.

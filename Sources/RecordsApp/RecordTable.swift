@@ -316,18 +316,22 @@ public protocol RecordStore: Sendable {
 public protocol RecordSort: Sendable {
     /// By name, ignoring case and accents.
     static var name: Self { get }
-    /// Whether the order goes from the largest value down (the newest
-    /// first); false for one that goes up (A to Z, youngest first,
-    /// cheapest first). Lists show it beside the column they sort by.
-    var isDescending: Bool { get }
+    /// The way the order runs when none is asked for: ``SortDirection/descending``
+    /// for one that goes from the largest value down (the newest first),
+    /// ``SortDirection/ascending`` for one that goes up (A to Z, youngest
+    /// first, cheapest first). Either can be asked for; lists show the
+    /// direction beside the column they sort by.
+    var defaultDirection: SortDirection { get }
 }
 
 /// How ``RecordStore``'s shared methods reach a store's table.
 public struct RecordStoreAccess<Record: Sendable, Sort: Sendable>: Sendable {
-    let list: @Sendable (_ filter: SQL, _ sort: Sort, _ page: ListPage) async throws -> RecordList<Record>
+    let list:
+        @Sendable (_ filter: SQL, _ sort: Sort, _ direction: SortDirection, _ page: ListPage) async throws ->
+            RecordList<Record>
     let forEach:
         @Sendable (
-            _ filter: SQL, _ sort: Sort, _ page: ListPage,
+            _ filter: SQL, _ sort: Sort, _ direction: SortDirection, _ page: ListPage,
             _ body: @escaping @Sendable (RecordList<Record>) throws -> Void
         ) async throws -> Int
     let count: @Sendable () async throws -> Int
@@ -337,10 +341,12 @@ public struct RecordStoreAccess<Record: Sendable, Sort: Sendable>: Sendable {
 }
 
 extension RecordStoreAccess where Record: AppRecord {
-    init(_ table: RecordTable<Record>, orderBy: @escaping @Sendable (Sort) -> SQL) {
-        list = { filter, sort, page in try await table.list(where: filter, orderBy: orderBy(sort), page: page) }
-        forEach = { filter, sort, page, body in
-            try await table.forEach(where: filter, orderBy: orderBy(sort), page: page, body)
+    init(_ table: RecordTable<Record>, orderBy: @escaping @Sendable (Sort, SortDirection) -> SQL) {
+        list = { filter, sort, direction, page in
+            try await table.list(where: filter, orderBy: orderBy(sort, direction), page: page)
+        }
+        forEach = { filter, sort, direction, page, body in
+            try await table.forEach(where: filter, orderBy: orderBy(sort, direction), page: page, body)
         }
         count = { try await table.count() }
         delete = { id, ifVersion in try await table.delete(id: id, ifVersion: ifVersion) }
@@ -350,35 +356,45 @@ extension RecordStoreAccess where Record: AppRecord {
 }
 
 extension RecordStore {
-    /// Every record, in the given order (the store's default when nil).
+    /// Every record, in the given order (the store's default when nil),
+    /// going `direction` (the order's own when nil).
     ///
     /// - Throws: ``UnreadableRowError`` naming the first row with a stored
     ///   value that is not what its field holds (see
-    ///   ``list(sortedBy:page:)``, which reads the others all the same).
-    public func all(sortedBy sort: Sort? = nil) async throws -> [Record] {
-        try await list(sortedBy: sort).get()
+    ///   ``list(sortedBy:direction:page:)``, which reads the others all the
+    ///   same).
+    public func all(sortedBy sort: Sort? = nil, direction: SortDirection? = nil) async throws -> [Record] {
+        try await list(sortedBy: sort, direction: direction).get()
     }
 
     /// Every record that can be read, in the given order (the store's
     /// default when nil), and the rows that cannot, each named with its ID
     /// and columns.
     ///
-    /// - Parameter page: Which rows of the list; all by default.
-    public func list(sortedBy sort: Sort? = nil, page: ListPage = .all) async throws -> RecordList<Record> {
-        try await access.list("1", sort ?? Sort.name, page)
+    /// - Parameters:
+    ///   - direction: Which way the order runs; the order's own
+    ///     (``RecordSort/defaultDirection``) when nil.
+    ///   - page: Which rows of the list; all by default.
+    public func list(sortedBy sort: Sort? = nil, direction: SortDirection? = nil, page: ListPage = .all)
+        async throws -> RecordList<Record>
+    {
+        let sort = sort ?? Sort.name
+        return try await access.list("1", sort, direction ?? sort.defaultDirection, page)
     }
 
-    /// Walks every record in the given order without loading the whole
-    /// list: `body` gets the rows in chunks as they are read, on a reader
-    /// connection's thread, all from one committed state.
+    /// Walks every record in the given order, going `direction` (the
+    /// order's own when nil), without loading the whole list: `body` gets
+    /// the rows in chunks as they are read, on a reader connection's
+    /// thread, all from one committed state.
     ///
     /// - Returns: How many rows `body` was given.
     @discardableResult
     public func forEach(
-        sortedBy sort: Sort? = nil, page: ListPage = .all,
+        sortedBy sort: Sort? = nil, direction: SortDirection? = nil, page: ListPage = .all,
         _ body: @escaping @Sendable (RecordList<Record>) throws -> Void
     ) async throws -> Int {
-        try await access.forEach("1", sort ?? Sort.name, page, body)
+        let sort = sort ?? Sort.name
+        return try await access.forEach("1", sort, direction ?? sort.defaultDirection, page, body)
     }
 
     /// How many records there are.

@@ -41,23 +41,24 @@ extension RecordTable {
     /// and nil is the keys' own order, walked on their index from the
     /// window's first row; the keys of rows another program wrote are
     /// computed first, as for a page.
-    func window(keyedBy keys: SortKeyTable? = nil, orderBy order: SQL?, limit: Int, offset: Int) async throws
-        -> RecordWindow<Record>
-    {
+    func window(
+        keyedBy keys: SortKeyTable? = nil, orderBy order: SortOrder?, direction: SortDirection = .ascending,
+        limit: Int, offset: Int
+    ) async throws -> RecordWindow<Record> {
         try WindowRules.check(limit: limit, offset: offset)
         let sql: SQL
         if let keys {
             let select: SQL = "SELECT \(Record.detailSelection) FROM \(keys.joined)"
             if let order {
-                sql = "\(select) ORDER BY \(order) LIMIT \(Int64(limit)) OFFSET \(Int64(offset))"
+                sql = "\(select) ORDER BY \(order.sql(direction)) LIMIT \(Int64(limit)) OFFSET \(Int64(offset))"
             } else {
-                let filter: SQL = offset == 0 ? "" : "WHERE \(keys.from(offset: offset))"
-                sql = "\(select) \(filter) ORDER BY \(keys.order) LIMIT \(Int64(limit))"
+                let filter: SQL = offset == 0 ? "" : "WHERE \(keys.from(offset: offset, direction: direction))"
+                sql = "\(select) \(filter) ORDER BY \(keys.order(direction)) LIMIT \(Int64(limit))"
             }
         } else {
             sql = """
                 SELECT \(Record.detailSelection) FROM \(identifier: Record.tableName) \
-                ORDER BY \(order ?? "\(identifier: Record.primaryKey)") LIMIT \(Int64(limit)) OFFSET \(Int64(offset))
+                ORDER BY \(order?.sql(direction) ?? "\(identifier: Record.primaryKey)") LIMIT \(Int64(limit)) OFFSET \(Int64(offset))
                 """
         }
         let read: @Sendable (Database) throws -> RecordWindow<Record> = { db in
@@ -135,9 +136,13 @@ extension PeopleStore {
             return try await table.searchWindow(search, using: Self.indexedSearch, limit: limit, offset: offset)
         }
         let sort = sort ?? .name
-        if sort == .newest { return try await table.window(orderBy: Self.orderBy(sort), limit: limit, offset: offset) }
+        if sort == .newest {
+            return try await table.window(
+                orderBy: Self.order(sort), direction: sort.defaultDirection, limit: limit, offset: offset)
+        }
         return try await table.window(
-            keyedBy: PeopleSchema.sortKeys, orderBy: Self.keyedOrder(sort), limit: limit, offset: offset)
+            keyedBy: PeopleSchema.sortKeys, orderBy: Self.keyedOrder(sort), direction: sort.defaultDirection,
+            limit: limit, offset: offset)
     }
 }
 
@@ -154,7 +159,9 @@ extension ContactsStore {
         case .name:
             try await table.window(keyedBy: ContactsSchema.sortKeys, orderBy: nil, limit: limit, offset: offset)
         case .newest:
-            try await table.window(orderBy: Self.orderBy(.newest), limit: limit, offset: offset)
+            try await table.window(
+                orderBy: Self.order(.newest), direction: ContactSort.newest.defaultDirection, limit: limit,
+                offset: offset)
         }
     }
 }
@@ -172,6 +179,8 @@ extension CoffeeStore {
         if let search {
             return try await table.searchWindow(search, using: Self.indexedSearch, limit: limit, offset: offset)
         }
-        return try await table.window(orderBy: Self.orderBy(sort ?? .name), limit: limit, offset: offset)
+        let sort = sort ?? .name
+        return try await table.window(
+            orderBy: Self.order(sort), direction: sort.defaultDirection, limit: limit, offset: offset)
     }
 }

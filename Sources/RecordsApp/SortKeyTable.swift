@@ -57,26 +57,34 @@ struct SortKeyTable: Sendable {
         "\(identifier: name) CROSS JOIN \(identifier: table) USING (\(identifier: rowID))"
     }
 
-    /// The keys then the ID, for an `ORDER BY` clause: the order of the
-    /// side table's index.
-    var order: SQL {
-        let columns: [SQL] = keys.map { "\(identifier: name).\(identifier: $0.key)" }
-        return "\(columns.joined(separator: ", ")), \(identifier: name).\(identifier: rowID)"
+    /// The keys then the ID, the order of the side table's index, for an
+    /// `ORDER BY` clause going either way (SQLite walks the index
+    /// backwards for a descending one).
+    var sortOrder: SortOrder {
+        SortOrder(
+            keys.map { "\(identifier: name).\(identifier: $0.key)" } + ["\(identifier: name).\(identifier: rowID)"])
     }
 
+    /// ``sortOrder`` going `direction`.
+    func order(_ direction: SortDirection) -> SQL { sortOrder.sql(direction) }
+
     /// A condition that keeps the rows from the one `offset` rows from the
-    /// start of the keys' order: the position of that row, read from the
-    /// index alone, as a row value `(key, ..., ID)` that the rows' own
-    /// position is compared with, so that a page walks the index from its
-    /// first row instead of looking up each row before it.
+    /// start of the keys' order going `direction`: the position of that
+    /// row, read from the index alone, as a row value `(key, ..., ID)` that
+    /// the rows' own position is compared with (`>=` going up, `<=` going
+    /// down), so that a page walks the index from its first row instead of
+    /// looking up each row before it.
     ///
     /// Every key compared is filled (text or 0, never NULL), and the key
-    /// columns have no affinity, so `>=` compares them as `ORDER BY` does.
-    func from(offset: Int) -> SQL {
+    /// columns have no affinity, so the comparison orders them as
+    /// `ORDER BY` does.
+    func from(offset: Int, direction: SortDirection) -> SQL {
+        let qualified: [SQL] = sortOrder.terms.map(\.expression)
         let unqualified: [SQL] = keys.map { "\(identifier: $0.key)" } + ["\(identifier: rowID)"]
-        let list = unqualified.joined(separator: ", ")
+        let comparison: SQL = direction == .ascending ? ">=" : "<="
         return """
-            (\(order)) >= (SELECT \(list) FROM \(identifier: name) ORDER BY \(list) LIMIT 1 OFFSET \(Int64(offset)))
+            (\(qualified.joined(separator: ", "))) \(comparison) (SELECT \(unqualified.joined(separator: ", ")) \
+            FROM \(identifier: name) ORDER BY \(order(direction)) LIMIT 1 OFFSET \(Int64(offset)))
             """
     }
 
@@ -164,32 +172,35 @@ struct SortKeyTable: Sendable {
 
 extension RecordTable {
     /// The statement of page `number` (from 1) of `size` rows of the table
-    /// joined with its sort keys, in `order` (which may name the keys'
-    /// columns, see ``SortKeyTable/order``), or when nil in the keys' own
-    /// order, walking their index from the page's first row (see
-    /// ``SortKeyTable/from(offset:)``).
-    static func pageSQL(keyedBy keys: SortKeyTable, orderBy order: SQL?, number: Int, size: Int) throws -> SQL {
+    /// joined with its sort keys, in `order` going `direction` (an order
+    /// which may name the keys' columns, see ``SortKeyTable/sortOrder``),
+    /// or when nil in the keys' own order, walking their index from the
+    /// page's first row (see ``SortKeyTable/from(offset:direction:)``).
+    static func pageSQL(
+        keyedBy keys: SortKeyTable, orderBy order: SortOrder?, direction: SortDirection, number: Int, size: Int
+    ) throws -> SQL {
         let select: SQL = "SELECT \(Record.selection) FROM \(keys.joined)"
-        guard order == nil else {
-            return "\(select) ORDER BY \(order!) \(try PageRules.sql(number: number, size: size))"
+        if let order {
+            return "\(select) ORDER BY \(order.sql(direction)) \(try PageRules.sql(number: number, size: size))"
         }
         let offset = try PageRules.offset(number: number, size: size)
-        let filter: SQL = offset == 0 ? "" : "WHERE \(keys.from(offset: offset))"
-        return "\(select) \(filter) ORDER BY \(keys.order) LIMIT \(Int64(size) + 1)"
+        let filter: SQL = offset == 0 ? "" : "WHERE \(keys.from(offset: offset, direction: direction))"
+        return "\(select) \(filter) ORDER BY \(keys.order(direction)) LIMIT \(Int64(size) + 1)"
     }
 
-    /// Page `number` (from 1) of `size` rows in `order`, an order that uses
-    /// the sort keys (nil: the keys' own order), and the table's count: read from a reader when every key is computed (the
+    /// Page `number` (from 1) of `size` rows in `order` going `direction`,
+    /// an order that uses the sort keys (nil: the keys' own order), and the
+    /// table's count: read from a reader when every key is computed (the
     /// usual case), else in a write that first computes the missing ones
     /// (rows another program wrote since), so that the order is never
     /// that of stale keys.
     ///
     /// - Throws: ``ValidationError`` for a page number or size out of
     ///   range (see ``PageRules/offset(number:size:)``).
-    func page(keyedBy keys: SortKeyTable, orderBy order: SQL?, number: Int, size: Int) async throws
-        -> RecordPage<Record>
-    {
-        let sql = try Self.pageSQL(keyedBy: keys, orderBy: order, number: number, size: size)
+    func page(
+        keyedBy keys: SortKeyTable, orderBy order: SortOrder?, direction: SortDirection, number: Int, size: Int
+    ) async throws -> RecordPage<Record> {
+        let sql = try Self.pageSQL(keyedBy: keys, orderBy: order, direction: direction, number: number, size: size)
         let read: @Sendable (Database) throws -> RecordPage<Record> = { db in
             var page = try RecordPage.read(db.fetchCursor(sql), number: number, size: size) { row in
                 try Record(row: row, strict: true)

@@ -17,7 +17,7 @@ let coffeeCommands = CommandFamily(
                     help: "Order by name (default), last added first, or cheapest first"),
                 Command.Option(name: "min-price", valueName: "PRICE", help: "Only coffees costing at least PRICE"),
                 Command.Option(name: "max-price", valueName: "PRICE", help: "Only coffees costing at most PRICE"),
-                .limit, .offset, .json,
+                .order, .limit, .offset, .json,
             ],
             discussion: """
                 Sorting by price and the price filters compare exact prices: 9.50 comes
@@ -30,11 +30,14 @@ let coffeeCommands = CommandFamily(
             ],
             run: { invocation in
                 let sort = try invocation.choice("sort", default: CoffeeSort.name)
+                let direction = try invocation.direction(for: sort)
                 let prices = try CoffeePriceRange.parse(
                     minimum: invocation.arguments.value("min-price"), maximum: invocation.arguments.value("max-price"))
                 let list = coffeeList(invocation)
                 let store = try CoffeeStore(database: invocation.database())
-                try await store.forEach(sortedBy: sort, prices: prices, page: invocation.page(), hydrated: true) {
+                try await store.forEach(
+                    sortedBy: sort, direction: direction, prices: prices, page: invocation.page(), hydrated: true
+                ) {
                     try list.take($0)
                 }
                 let none =

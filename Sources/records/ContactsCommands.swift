@@ -10,14 +10,15 @@ let contactsCommands = CommandFamily(
             options: [
                 Command.Option(
                     name: "sort", valueName: "name|newest", help: "Order by name (default) or last added first"),
-                .limit, .offset, .json,
+                .order, .limit, .offset, .json,
             ],
             examples: ["records contacts list", "records contacts list --json"],
             run: { invocation in
                 let sort = try invocation.choice("sort", default: ContactSort.name)
+                let direction = try invocation.direction(for: sort)
                 let list = contactsList(invocation)
                 try await ContactsStore(database: invocation.database()).forEach(
-                    sortedBy: sort, page: invocation.page()
+                    sortedBy: sort, direction: direction, page: invocation.page()
                 ) { try list.take($0) }
                 try await invocation.finish(
                     list,

@@ -11,14 +11,18 @@ let peopleCommands = CommandFamily(
                 Command.Option(
                     name: "sort", valueName: "name|age|newest",
                     help: "Order by last and first name (default), age (youngest first), or last added first"),
-                .limit, .offset, .json,
+                .order, .limit, .offset, .json,
             ],
-            examples: ["records people list", "records people list --sort newest --json"],
+            examples: [
+                "records people list", "records people list --sort newest --json",
+                "records people list --sort age --order desc",
+            ],
             run: { invocation in
                 let sort = try invocation.choice("sort", default: PersonSort.name)
+                let direction = try invocation.direction(for: sort)
                 let list = peopleList(invocation)
                 try await PeopleStore(database: invocation.database()).forEach(
-                    sortedBy: sort, page: invocation.page()
+                    sortedBy: sort, direction: direction, page: invocation.page()
                 ) { try list.take($0) }
                 try await invocation.finish(
                     list, empty: "No people yet. Add one: records people add --first NAME --last NAME --age N",

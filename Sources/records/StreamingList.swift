@@ -12,6 +12,21 @@ extension Command.Option {
     static let limit = Command.Option(name: "limit", valueName: "N", help: "Show at most N rows")
     /// `--offset N`.
     static let offset = Command.Option(name: "offset", valueName: "N", help: "Skip the first N rows")
+    /// `--order asc|desc`.
+    static let order = Command.Option(
+        name: "order", valueName: "asc|desc",
+        help: "Run the --sort order up (asc) or down (desc); by default the order's own way (newest: desc, "
+            + "the others: asc). Unknown values (an age, a price) stay last either way")
+}
+
+extension Invocation {
+    /// The direction `--order` asks for `sort` to run; the order's own
+    /// when not given.
+    ///
+    /// - Throws: ``UsageError`` for a value other than `asc` or `desc`.
+    func direction<Sort: RecordSort>(for sort: Sort) throws -> SortDirection {
+        try choice("order", default: sort.defaultDirection)
+    }
 }
 
 extension Invocation {

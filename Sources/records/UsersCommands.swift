@@ -132,11 +132,12 @@ let usersCommands = CommandFamily(
                 Command.Option(
                     name: "sort", valueName: "name|newest",
                     help: "Order by last and first name (default), or newest first"),
-                .limit, .offset, .json,
+                .order, .limit, .offset, .json,
             ],
             examples: ["records users list", "records users list --sort newest --json"],
             run: { invocation in
                 let sort = try invocation.choice("sort", default: UserSort.name)
+                let direction = try invocation.direction(for: sort)
                 let list = StreamingList<User>(
                     [
                         .init(title: "ID", alignment: .right), .init(title: "NAME"), .init(title: "EMAIL"),
@@ -144,7 +145,9 @@ let usersCommands = CommandFamily(
                     ], json: invocation.wantsJSON
                 ) { user in [String(user.id), user.fullName, user.email, user.mobile, user.city] }
                 let store = UsersStore(database: try invocation.database())
-                try await store.forEach(sortedBy: sort, page: invocation.page()) { try list.take($0) }
+                try await store.forEach(sortedBy: sort, direction: direction, page: invocation.page()) {
+                    try list.take($0)
+                }
                 try await invocation.finish(
                     list, empty: "No users yet. Register one: records users register --help", noun: "users",
                     count: { try await store.count() })

@@ -192,6 +192,7 @@ struct ForeignDatabaseTests {
         #expect(
             pending == [
                 "users.createTable", "users.sessions", "users.apiTokens", "users.changeLog", "users.pictures",
+                "users.pictureChangeLog",
             ])
         database.close()
         let usersAfter = try contentDump(url.path).filter { $0.hasPrefix("User_Master") }

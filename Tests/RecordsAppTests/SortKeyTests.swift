@@ -56,7 +56,9 @@ private func insertMixedPeople(_ db: Database) throws {
 /// Today's order, folding every name as it sorts (on the app's connection).
 private func formerOrder(_ database: AppDatabase, _ sort: PersonSort) throws -> [Int64] {
     try database.read { db in
-        try db.fetchAll(Int64.self, "SELECT peopleInfoID FROM peopleInfo ORDER BY \(PeopleStore.orderBy(sort))")
+        try db.fetchAll(
+            Int64.self,
+            "SELECT peopleInfoID FROM peopleInfo ORDER BY \(PeopleStore.orderBy(sort, sort.defaultDirection))")
     }
 }
 
@@ -176,7 +178,8 @@ struct PeopleSortKeyTests {
         try database.read { db in
             #expect(try db.fetchOne(Int.self, "SELECT count(*) FROM \(identifier: keys.name)") == mixedPeople.count)
             #expect(try staleKeyCount(db, keys) == 0)
-            let walked = try db.fetchAll(Int64.self, "SELECT peopleInfoID FROM \(keys.joined) ORDER BY \(keys.order)")
+            let walked = try db.fetchAll(
+                Int64.self, "SELECT peopleInfoID FROM \(keys.joined) ORDER BY \(keys.order(.ascending))")
             #expect(walked == former)
         }
     }
@@ -284,10 +287,12 @@ struct PeopleSortKeyTests {
     }
 
     /// The details of the plan of a page by name.
-    private func namePagePlan(number: Int) throws -> [String] {
+    private func namePagePlan(number: Int, direction: SortDirection = .ascending) throws -> [String] {
         let database = try emptyDatabase()
         let sql = try RecordTable<Person>.pageSQL(
-            keyedBy: PeopleSchema.sortKeys, orderBy: PeopleStore.keyedOrder(.name), number: number, size: 20)
+            keyedBy: PeopleSchema.sortKeys, orderBy: PeopleStore.keyedOrder(.name), direction: direction,
+            number: number,
+            size: 20)
         return try database.read { db in
             try db.fetchAll("EXPLAIN QUERY PLAN \(sql)").map { try $0["detail"] as String }
         }
@@ -317,7 +322,7 @@ struct PeopleSortKeyTests {
 struct ContactsSortKeyTests {
     private func formerOrder(_ database: AppDatabase) throws -> [Int64] {
         try database.read { db in
-            try db.fetchAll(Int64.self, "SELECT ID FROM CONTACTS ORDER BY \(ContactsStore.orderBy(.name))")
+            try db.fetchAll(Int64.self, "SELECT ID FROM CONTACTS ORDER BY \(ContactsStore.orderBy(.name, .ascending))")
         }
     }
 
@@ -346,7 +351,8 @@ struct ContactsSortKeyTests {
     func pageUsesIndex() throws {
         let database = try emptyDatabase()
         let keys = ContactsSchema.sortKeys
-        let sql = try RecordTable<Contact>.pageSQL(keyedBy: keys, orderBy: nil, number: 2, size: 20)
+        let sql = try RecordTable<Contact>.pageSQL(
+            keyedBy: keys, orderBy: nil, direction: .ascending, number: 2, size: 20)
         let plan = try database.read { db in
             try db.fetchAll("EXPLAIN QUERY PLAN \(sql)").map { try $0["detail"] as String }
         }

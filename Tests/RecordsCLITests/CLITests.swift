@@ -26,7 +26,7 @@ struct CLITests {
     func familyHelp() async throws {
         let run = try await Sandbox().runRaw(["people", "--help"])
         #expect(run.status == 0)
-        #expect(run.stdout.contains("list [--sort name|age|newest] [--limit N] [--offset N] [--json]"))
+        #expect(run.stdout.contains("list [--sort name|age|newest] [--order asc|desc] [--limit N] [--offset N]"))
         #expect(run.stdout.contains("add --first NAME --last NAME [--age N] [--json]"))
         #expect(run.stdout.contains("search TEXT... [--limit N] [--offset N] [--json]"))
         let contacts = try await Sandbox().runRaw(["contacts", "--help"])
@@ -187,6 +187,28 @@ struct CLITests {
         let bad = try await sandbox.run("people", "list", "--sort", "height")
         #expect(bad.status == 2)
         #expect(bad.stderr.contains("choose name, age, newest"))
+    }
+
+    @Test("people list --order desc reverses the sort, unknown ages still last; a bad order is a usage error")
+    func peopleSortDirection() async throws {
+        let sandbox = try Sandbox()
+        let byAge = try #require(
+            try await sandbox.run("people", "list", "--sort", "age", "--order", "desc", "--json").json()
+                as? [[String: Any]])
+        #expect(byAge.map { $0["age"] as? Int } == [101, 85, 41, 36, 29, nil])
+        let oldest = try await sandbox.run("people", "list", "--sort=newest", "--order=asc", "--limit", "2", "--json")
+        #expect((try oldest.json() as? [[String: Any]])?.compactMap { $0["id"] as? Int } == [1, 2])
+        let byName = try #require(
+            try await sandbox.run("people", "list", "--order", "desc", "--json").json() as? [[String: Any]])
+        let names = try #require(
+            try await sandbox.run("people", "list", "--json").json() as? [[String: Any]])
+        #expect(byName.compactMap { $0["id"] as? Int } == names.compactMap { $0["id"] as? Int }.reversed())
+        let bad = try await sandbox.run("people", "list", "--sort", "age", "--order", "down")
+        #expect(bad.status == 2)
+        #expect(bad.stdout.isEmpty)
+        #expect(bad.stderr.contains("invalid value 'down' for --order: choose asc, desc"))
+        let help = try await sandbox.run("people", "list", "--help")
+        #expect(help.stdout.contains("--order asc|desc"))
     }
 
     @Test("people add, show, edit, delete: the seed's whole flow")

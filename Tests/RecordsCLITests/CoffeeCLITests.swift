@@ -51,7 +51,7 @@ struct CoffeeCLITests {
         let family = try await sandbox.runRaw(["coffee", "--help"], environment: ["COLUMNS": "100"])
         #expect(family.status == 0)
         let synopses = [
-            "list [--sort name|newest|price] [--min-price PRICE] [--max-price PRICE] [--limit N] [--offset N]\n    [--json]",
+            "list [--sort name|newest|price] [--min-price PRICE] [--max-price PRICE] [--order asc|desc]\n    [--limit N] [--offset N] [--json]",
             "total [--min-price PRICE] [--max-price PRICE] [--json]", "add --name NAME --price PRICE [--json]",
             "show ID [--json]",
             "edit ID [--name NAME] [--price PRICE] [--if-version VERSION] [--json]", "delete ID... [--yes] [--json]",

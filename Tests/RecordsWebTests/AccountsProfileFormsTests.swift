@@ -122,7 +122,7 @@ struct AccountsProfileFormsTests {
         #expect(saved.location == "/account")
         let account = try await client.get("/account")
         #expect(account.body.contains("Picture saved."))
-        #expect(account.body.contains("id=\"profile-picture\" src=\"/account/picture\""))
+        #expect(account.body.contains("id=\"profile-picture\" src=\"/account/picture?v="))
         let served = try await client.get("/account/picture")
         #expect(served.status == 200)
         #expect(served.header("content-type") == "image/png")
@@ -143,6 +143,36 @@ struct AccountsProfileFormsTests {
         let removed = try await client.post("/account/picture/remove", [])
         #expect(removed.status == 303)
         #expect(try await client.get("/account/picture").status == 404)
+    }
+
+    @Test func removingThePictureAsksFirstAndOnlyThePostWithItsTokenRemovesIt() async throws {
+        let server = try Self.pictureServer()
+        defer { server.stop() }
+        let client = server.client()
+        _ = try await client.register(Self.minimal)
+        _ = try await Self.upload(client, WebPictures.make(count: 2000))
+        let account = try await client.get("/account")
+        // The account page leads to the question; it has no form that removes at once.
+        #expect(account.body.contains("href=\"/account/picture/remove\" id=\"remove-picture\""))
+        #expect(!account.body.contains("action=\"/account/picture/remove\""))
+        let confirm = try await client.get("/account/picture/remove")
+        #expect(confirm.status == 200)
+        #expect(confirm.body.contains("<h1>Remove your profile picture?</h1>"))
+        #expect(confirm.body.contains("This removes the picture from your profile. It cannot be undone."))
+        #expect(confirm.body.contains("action=\"/account/picture/remove\" class=\"card\" id=\"remove-picture-form\""))
+        #expect(confirm.body.contains("<input type=\"hidden\" name=\"csrf\""))
+        #expect(confirm.body.contains("<a href=\"/account\">Keep it</a>"))
+        // Asking removed nothing; a POST without the form's token is refused and removes nothing.
+        #expect(try await client.get("/account/picture").status == 200)
+        #expect(try await client.post("/account/picture/remove", [], addCSRF: false).status == 403)
+        #expect(try await client.get("/account/picture").status == 200)
+        let removed = try await client.post("/account/picture/remove", [])
+        #expect(removed.status == 303 && removed.location == "/account")
+        #expect(try await client.get("/account/picture").status == 404)
+        // Asked again with no picture left (another tab): back to the account page, saying so.
+        let again = try await client.get("/account/picture/remove")
+        #expect(again.status == 303 && again.location == "/account")
+        #expect(try await client.get("/account").body.contains("You have no picture to remove."))
     }
 
     @Test func aPictureTooLargeOrNotAPictureIsRefusedAndTheOldOneKept() async throws {

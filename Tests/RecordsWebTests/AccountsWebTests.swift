@@ -243,10 +243,9 @@ struct AccountsWebTests {
         #expect(ids.count == 2)
         #expect(account.body.contains("(this browser)"))
         // The phone's row is the one whose button ends it (this browser's logs out).
-        let endForms = account.body.matches(
-            of:
-                /sessions\/(\d+)\/revoke" class="inline"><input type="hidden" name="csrf" value="[^"]*"><button type="submit" class="secondary">End</
-        ).map { String($0.1) }
+        let endForms = account.body.matches(of: /sessions\/(\d+)\/revoke" id="end-session-\d+">End</).map {
+            String($0.1)
+        }
         #expect(endForms.count == 1)
         let revoked = try await laptop.post("/account/sessions/\(endForms[0])/revoke", [])
         #expect(revoked.status == 303)
@@ -255,6 +254,57 @@ struct AccountsWebTests {
         #expect(after.status == 303)
         #expect(after.location == "/login?next=%2Faccount")
         #expect(try await laptop.get("/account").status == 200)
+    }
+
+    @Test func endingAnotherSessionAsksFirstAndOnlyThePostWithItsTokenEndsIt() async throws {
+        let server = try accountsServer()
+        defer { server.stop() }
+        let laptop = server.client()
+        try await laptop.register()
+        let phone = server.client()
+        try await phone.logIn()
+        let account = try await laptop.get("/account")
+        let id = try #require(
+            account.body.firstMatch(of: /sessions\/(\d+)\/revoke" id="end-session-\d+">End</).map { String($0.1) })
+        // The table has links to the question, no form that ends a session at once.
+        #expect(!account.body.contains("action=\"/account/sessions/"))
+        let confirm = try await laptop.get("/account/sessions/\(id)/revoke")
+        #expect(confirm.status == 200)
+        #expect(confirm.body.contains("<h1>End the session of <bdi>"))
+        #expect(confirm.body.contains("is logged out at once: it will need to log in again.</p>"))
+        #expect(
+            confirm.body.contains("action=\"/account/sessions/\(id)/revoke\" class=\"card\" id=\"end-session-form\""))
+        #expect(confirm.body.contains("<input type=\"hidden\" name=\"csrf\""))
+        #expect(confirm.body.contains(">End session</button>"))
+        #expect(confirm.body.contains("<a href=\"/account\">Keep it</a>"))
+        // Asking ended nothing; a POST without the form's token is refused and ends nothing.
+        #expect(try await phone.get("/account").status == 200)
+        #expect(try await laptop.post("/account/sessions/\(id)/revoke", [], addCSRF: false).status == 403)
+        #expect(try await phone.get("/account").status == 200)
+        let ended = try await laptop.post("/account/sessions/\(id)/revoke", [])
+        #expect(ended.status == 303 && ended.location == "/account")
+        #expect(try await phone.get("/account").status == 303)
+        #expect(try await laptop.get("/account").status == 200)
+    }
+
+    @Test func loggingOutFromTheSessionsTableAsksFirst() async throws {
+        let server = try accountsServer()
+        defer { server.stop() }
+        let client = server.client()
+        try await client.register()
+        let account = try await client.get("/account")
+        let id = try #require(
+            account.body.firstMatch(of: /sessions\/(\d+)\/revoke" id="end-session-\d+">Log out</).map { String($0.1) })
+        let confirm = try await client.get("/account/sessions/\(id)/revoke")
+        #expect(confirm.status == 200)
+        #expect(confirm.body.contains("<h1>Log out of this browser?</h1>"))
+        #expect(confirm.body.contains(">Log out</button>"))
+        #expect(try await client.get("/account").status == 200)
+        #expect(try await client.post("/account/sessions/\(id)/revoke", [], addCSRF: false).status == 403)
+        #expect(try await client.get("/account").status == 200)
+        let answer = try await client.post("/account/sessions/\(id)/revoke", [])
+        #expect(answer.location == "/login")
+        #expect(try await client.get("/account").status == 303)
     }
 
     @Test func endingThisBrowsersSessionLogsOut() async throws {
@@ -280,6 +330,8 @@ struct AccountsWebTests {
         let bobPage = try await bob.get("/account")
         let bobID = try #require(bobPage.body.firstMatch(of: /<tr id="session-(\d+)">/).map { String($0.1) })
         _ = try await ada.get("/account")
+        #expect(try await ada.get("/account/sessions/\(bobID)/revoke").status == 404)
+        #expect(try await ada.get("/account/sessions/999/revoke").status == 404)
         #expect(try await ada.post("/account/sessions/\(bobID)/revoke", []).status == 404)
         #expect(try await ada.post("/account/sessions/999/revoke", []).status == 404)
         #expect(try await ada.post("/account/sessions/abc/revoke", []).status == 404)

@@ -118,7 +118,9 @@ struct CoffeeWebTests {
         #expect(try await order("?sort=price") == ["Ristretto", "Mocha", "Americano"])
         let page = try await client.get("/coffee?sort=price")
         #expect(page.body.contains("id=\"sort-price\" aria-current=\"true\""))
-        #expect(page.body.contains("aria-sort=\"ascending\"><a href=\"/coffee?sort=price\" id=\"sort-price\""))
+        #expect(
+            page.body.contains(
+                "aria-sort=\"ascending\"><a href=\"/coffee?sort=price&amp;order=desc\" id=\"sort-price\""))
         #expect(page.body.contains(">3 coffees · page 1 of 1</p>"))
     }
 

@@ -53,12 +53,9 @@ import Testing
     }
 
     /// The ID of the one other session an account page lists (the row
-    /// whose button ends it, not "Log out").
+    /// whose link ends it, not "Log out").
     static func otherSessionID(on page: WebResponse) throws -> String {
-        let ids = page.body.matches(
-            of:
-                /sessions\/(\d+)\/revoke" class="inline"><input type="hidden" name="csrf" value="[^"]*"><button type="submit" class="secondary">End</
-        ).map { String($0.1) }
+        let ids = page.body.matches(of: /sessions\/(\d+)\/revoke" id="end-session-\d+">End</).map { String($0.1) }
         #expect(ids.count == 1)
         return try #require(ids.first)
     }

@@ -49,7 +49,7 @@ struct PeopleWebTests {
         #expect(ListsWeb.rowIDs(in: response.body, prefix: "person") == [ada.id, alan.id])
         #expect(
             response.body.contains(
-                "<th scope=\"col\" class=\"sortable\" aria-sort=\"ascending\"><a href=\"/people\" id=\"sort-name\" aria-current=\"true\">Last name<span class=\"sort-arrow\" aria-hidden=\"true\"> ▲</span></a></th>"
+                "<th scope=\"col\" class=\"sortable\" aria-sort=\"ascending\"><a href=\"/people?order=desc\" id=\"sort-name\" aria-current=\"true\">Last name<span class=\"sort-arrow\" aria-hidden=\"true\"> ▲</span></a></th>"
             ))
         #expect(response.body.contains("<th scope=\"col\">First name</th>"))
         #expect(response.body.contains("<p class=\"list-count\" id=\"list-count\">2 people · page 1 of 1</p>"))
@@ -81,7 +81,7 @@ struct PeopleWebTests {
         #expect(ListsWeb.rowIDs(in: body, prefix: "person") == [young.id, old.id, none.id])
         #expect(
             body.contains(
-                "aria-sort=\"ascending\"><a href=\"/people?sort=age\" id=\"sort-age\" aria-current=\"true\">Age<span class=\"sort-arrow\" aria-hidden=\"true\"> ▲</span></a>"
+                "aria-sort=\"ascending\"><a href=\"/people?sort=age&amp;order=desc\" id=\"sort-age\" aria-current=\"true\">Age<span class=\"sort-arrow\" aria-hidden=\"true\"> ▲</span></a>"
             ))
         #expect(
             body.contains(
@@ -93,6 +93,69 @@ struct PeopleWebTests {
             newest.contains("<a href=\"/people?sort=newest\" id=\"sort-newest\" aria-current=\"true\">Newest first</a>")
         )
         #expect(!newest.contains("aria-sort="))
+    }
+
+    @Test("The active heading's link reverses the order; the arrow, aria-sort and the other headings follow")
+    func headingReversesOrder() async throws {
+        defer { server.stop() }
+        let old = try await add("Old", "Zed", 90)
+        let none = try await add("No", "Age", nil)
+        let young = try await add("Young", "Abel", 20)
+        let twin = try await add("Twin", "Abel", 20)
+        let down = try await client.get("/people?sort=age&order=desc")
+        #expect(down.status == 200)
+        // Oldest first, the tie of age by name the other way too, the unknown age still last.
+        #expect(ListsWeb.rowIDs(in: down.body, prefix: "person") == [old.id, young.id, twin.id, none.id])
+        #expect(
+            down.body.contains(
+                "aria-sort=\"descending\"><a href=\"/people?sort=age\" id=\"sort-age\" aria-current=\"true\">Age<span class=\"sort-arrow\" aria-hidden=\"true\"> ▼</span></a>"
+            ))
+        // Another heading chooses its own order in its own direction.
+        #expect(down.body.contains("<a href=\"/people\" id=\"sort-name\">Last name</a>"))
+        #expect(down.body.matches(of: /aria-sort=/).count == 1)
+        let byName = try await client.get("/people?order=desc")
+        #expect(ListsWeb.rowIDs(in: byName.body, prefix: "person") == [old.id, none.id, young.id, twin.id])
+        #expect(
+            byName.body.contains(
+                "aria-sort=\"descending\"><a href=\"/people\" id=\"sort-name\" aria-current=\"true\">Last name<span class=\"sort-arrow\" aria-hidden=\"true\"> ▼</span></a>"
+            ))
+        // The default direction is not written out: the ascending address is the plain one.
+        let up = try await client.get("/people?sort=age&order=asc")
+        #expect(ListsWeb.rowIDs(in: up.body, prefix: "person") == [twin.id, young.id, old.id, none.id])
+        #expect(up.body.contains("aria-sort=\"ascending\"><a href=\"/people?sort=age&amp;order=desc\" id=\"sort-age\""))
+    }
+
+    @Test("The direction is kept by the paging links, the page-size links and the way back from past the end")
+    func directionKeptByLinks() async throws {
+        defer { server.stop() }
+        for index in 1...45 { try await add("Person", String(format: "P%02d", index), index) }
+        let first = try await client.get("/people?sort=age&order=desc")
+        #expect(first.body.contains(">P45</a>") && !first.body.contains(">P25</a>"))
+        #expect(
+            first.body.contains("<a href=\"/people?sort=age&amp;order=desc&amp;page=2\" rel=\"next\" id=\"page-next\">")
+        )
+        #expect(
+            first.body.contains("<a href=\"/people?sort=age&amp;order=desc&amp;size=50\" id=\"page-size-50\">50</a>"))
+        let second = try await client.get("/people?sort=age&order=desc&page=2")
+        #expect(
+            second.body.contains(">P25</a>") && second.body.contains(">P06</a>") && !second.body.contains(">P05</a>"))
+        #expect(second.body.contains("<a href=\"/people?sort=age&amp;order=desc\" rel=\"prev\" id=\"page-previous\">"))
+        let past = try await client.get("/people?order=desc&page=9")
+        #expect(past.body.contains("<a href=\"/people?order=desc&amp;page=3\" id=\"page-back\">"))
+        // A search is ranked: the direction is not carried into it or out of it.
+        let search = try await client.get("/people?q=person&order=desc")
+        #expect(search.status == 200)
+        #expect(search.body.contains("<a href=\"/people?q=person&amp;page=2\" rel=\"next\""))
+    }
+
+    @Test("An order that is neither asc nor desc is a 400 that says which it must be")
+    func badDirection() async throws {
+        defer { server.stop() }
+        for order in ["descending", "DESC", "up", "1", "asc%20"] {
+            let response = try await client.get("/people?sort=age&order=\(order)")
+            #expect(response.status == 400, "\(order)")
+            #expect(response.body.contains("The order must be asc (going up) or desc (going down)."), "\(order)")
+        }
     }
 
     @Test("The list comes in pages of 20 with next and previous links that keep the sort, and says page X of Y")
@@ -125,7 +188,9 @@ struct PeopleWebTests {
         #expect(ListsWeb.itemCount(in: fifty.body, prefix: "person") == 50)
         #expect(fifty.body.contains(">55 people · page 1 of 2</p>"))
         #expect(fifty.body.contains("<a href=\"/people?sort=age&amp;size=50&amp;page=2\" rel=\"next\""))
-        #expect(fifty.body.contains("<a href=\"/people?sort=age&amp;size=50\" id=\"sort-age\" aria-current=\"true\">"))
+        #expect(
+            fifty.body.contains(
+                "<a href=\"/people?sort=age&amp;order=desc&amp;size=50\" id=\"sort-age\" aria-current=\"true\">"))
         let hundred = try await client.get("/people?size=100")
         #expect(ListsWeb.itemCount(in: hundred.body, prefix: "person") == 55)
         #expect(!hundred.body.contains("id=\"page-next\""))

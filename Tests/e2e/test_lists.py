@@ -112,6 +112,25 @@ def test_people_table_sorts_by_its_headings_at_both_widths(signed_in):
             # Both widths; the helper puts the window back to a desktop's.
             browser.screenshot("lists-people-by-age", phone=True)
 
+        # A click on the active heading reverses the order: oldest first,
+        # unknown ages still last, the arrow turned; the page size is kept.
+        browser.click_link("#sort-age")
+        browser.wait.until(lambda _: "order=desc" in browser.driver.current_url)
+        assert "sort=age" in browser.driver.current_url and "size=100" in browser.driver.current_url
+        assert sorted_heading(browser, "people-list") == ("descending", "Age ▼")
+        ids = row_ids(browser, "people-list")
+        assert ids.index(old_id) < ids.index(young_id)
+        ages = texts(browser, '#people-list tbody td[data-label="Age"]')
+        known = [int(age) for age in ages if age != "unknown"]
+        assert known == sorted(known, reverse=True)
+        assert "unknown" not in ages or ages.index("unknown") >= len(known)
+        if not mobile:
+            browser.screenshot("lists-people-by-age-descending", phone=True)
+        # And once more: youngest first again.
+        browser.click_link("#sort-age")
+        browser.wait.until(lambda _: "order=desc" not in browser.driver.current_url)
+        assert sorted_heading(browser, "people-list") == ("ascending", "Age ▲")
+
         # And back to the names.
         click_heading(browser, "#sort-name")
         assert sorted_heading(browser, "people-list") == ("ascending", "Last name ▲")
@@ -153,6 +172,11 @@ def test_contacts_table_links_phones_and_emails(signed_in):
     name = unique("Table Contact ")
     records("contacts", "add", "--name", name, "--address", "1 Long Road, Anytown", "--contact",
             "someone.else@example.org")
+    # A web address with no place to break (the original tutorial's weather
+    # station has one): its card must still fit a phone.
+    web = unique("Web Contact ")
+    address = "http://www.example.org/" + "without-a-place-to-break-" * 3 + "clientraw.txt"
+    records("contacts", "add", "--name", web, "--address", "Elgol", "--contact", address)
     for label, size, mobile in (("desktop", DESKTOP, False), ("phone", PHONE, True)):
         set_width(browser, size, mobile)
         browser.get("/contacts?q=" + name.split()[-1])
@@ -163,6 +187,15 @@ def test_contacts_table_links_phones_and_emails(signed_in):
         if mobile:
             fits_the_screen(browser)
             assert one_line(browser, '#contacts-list a[href^="mailto:"]')
+            browser.get("/contacts?q=" + web.split()[-1])
+            assert texts(browser, '#contacts-list td[data-label="Phone or email"]') == [address]
+            fits_the_screen(browser)
+            # The table scrolls sideways rather than widen the page, so the
+            # card itself is measured: the address's cell ends inside it.
+            cell, card = browser.driver.execute_script(
+                "const td = document.querySelector('#contacts-list td[data-label=\"Phone or email\"]');"
+                "return [td.getBoundingClientRect().right, td.closest('tr').getBoundingClientRect().right]")
+            assert cell <= card + 1, f"the address's cell ends at {cell}px, its card at {card}px"
         if not mobile:
             # Both widths; the helper puts the window back to a desktop's.
             browser.screenshot("lists-contacts", phone=True)

@@ -43,11 +43,13 @@ public struct CoffeeStore: RecordStore {
     /// Every coffee, ID and name only (not hydrated), in the given order.
     ///
     /// - Throws: ``UnreadableRowError`` naming the first coffee whose
-    ///   stored name is not text (see ``list(sortedBy:prices:page:)``, which
+    ///   stored name is not text (see ``list(sortedBy:direction:prices:page:)``, which
     ///   reads the others all the same); ``ValidationError`` for an invalid
     ///   price range.
-    public func all(sortedBy sort: CoffeeSort = .name, prices: CoffeePriceRange) async throws -> [Coffee] {
-        try await list(sortedBy: sort, prices: prices).get()
+    public func all(sortedBy sort: CoffeeSort = .name, direction: SortDirection? = nil, prices: CoffeePriceRange)
+        async throws -> [Coffee]
+    {
+        try await list(sortedBy: sort, direction: direction, prices: prices).get()
     }
 
     /// Every coffee whose name can be read, ID and name only, in the given
@@ -59,18 +61,24 @@ public struct CoffeeStore: RecordStore {
     ///
     /// - Parameters:
     ///   - sort: The order.
+    ///   - direction: Which way it runs; the order's own when nil. Coffees
+    ///     without a readable price come last both ways.
     ///   - prices: Only the coffees whose price is in this range; by
     ///     default every coffee, priced or not.
     ///   - page: Which rows of the list; all by default.
     /// - Throws: ``ValidationError`` when an end of `prices` is not a valid
     ///   price or the minimum is above the maximum.
-    public func list(sortedBy sort: CoffeeSort = .name, prices: CoffeePriceRange, page: ListPage = .all)
-        async throws -> RecordList<Coffee>
-    {
-        try await table.list(where: Self.priceFilter(prices), orderBy: Self.orderBy(sort), page: page)
+    public func list(
+        sortedBy sort: CoffeeSort = .name, direction: SortDirection? = nil, prices: CoffeePriceRange,
+        page: ListPage = .all
+    ) async throws -> RecordList<Coffee> {
+        try await table.list(
+            where: Self.priceFilter(prices), orderBy: Self.orderBy(sort, direction ?? sort.defaultDirection),
+            page: page)
     }
 
-    /// Page `number` (from 1) of `size` coffees in the given order, ID and
+    /// Page `number` (from 1) of `size` coffees in the given order going
+    /// `direction` (the order's own when nil), ID and
     /// name only unless `hydrated` (then with price and picture, never its
     /// bytes), whether another page follows, and how many coffees are in
     /// `prices`; only that page is read, in one access of the database.
@@ -79,15 +87,16 @@ public struct CoffeeStore: RecordStore {
     ///   not from 1 to ``PageRules/maxSize``, or `prices` is not a valid
     ///   range.
     public func page(
-        sortedBy sort: CoffeeSort = .name, prices: CoffeePriceRange = .any, number: Int, size: Int,
-        hydrated: Bool = false
+        sortedBy sort: CoffeeSort = .name, direction: SortDirection? = nil, prices: CoffeePriceRange = .any,
+        number: Int, size: Int, hydrated: Bool = false
     ) async throws -> RecordPage<Coffee> {
         try await table.page(
-            where: Self.priceFilter(prices), orderBy: Self.orderBy(sort), number: number, size: size,
+            where: Self.priceFilter(prices), orderBy: Self.orderBy(sort, direction ?? sort.defaultDirection),
+            number: number, size: size,
             details: hydrated)
     }
 
-    /// Walks the coffees (as ``list(sortedBy:prices:page:)``) without
+    /// Walks the coffees (as ``list(sortedBy:direction:prices:page:)``) without
     /// loading the whole list: `body` gets the rows in chunks as they are
     /// read, on a reader connection's thread, all from one committed state;
     /// ID and name only unless `hydrated` (then with price and picture,
@@ -96,11 +105,12 @@ public struct CoffeeStore: RecordStore {
     /// - Returns: How many rows `body` was given.
     @discardableResult
     public func forEach(
-        sortedBy sort: CoffeeSort = .name, prices: CoffeePriceRange, page: ListPage = .all, hydrated: Bool = false,
-        _ body: @escaping @Sendable (RecordList<Coffee>) throws -> Void
+        sortedBy sort: CoffeeSort = .name, direction: SortDirection? = nil, prices: CoffeePriceRange,
+        page: ListPage = .all, hydrated: Bool = false, _ body: @escaping @Sendable (RecordList<Coffee>) throws -> Void
     ) async throws -> Int {
         try await table.forEach(
-            where: Self.priceFilter(prices), orderBy: Self.orderBy(sort), page: page, details: hydrated, body)
+            where: Self.priceFilter(prices), orderBy: Self.orderBy(sort, direction ?? sort.defaultDirection),
+            page: page, details: hydrated, body)
     }
 
     /// The sum of the prices of the coffees in `prices` (every priced
@@ -361,17 +371,21 @@ public struct CoffeeStore: RecordStore {
 
     private typealias Column = Coffee.Columns
 
-    @Sendable static func orderBy(_ sort: CoffeeSort) -> SQL {
+    /// The order of a list going `direction`; the ID breaks ties.
+    @Sendable static func orderBy(_ sort: CoffeeSort, _ direction: SortDirection) -> SQL {
+        order(sort).sql(direction)
+    }
+
+    /// The order of a list, going up.
+    static func order(_ sort: CoffeeSort) -> SortOrder {
+        let byName = SortOrder(["records_fold(\(Column.name))", "\(Column.id)"])
         switch sort {
-        case .name: "records_fold(\(Column.name)), \(Column.id)"
-        case .newest: "\(Column.id) DESC"
-        // Prices that cannot be read (any non-INTEGER) last, by name.
+        case .name: return byName
+        case .newest: return SortOrder(["\(Column.id)"])
+        // Prices that cannot be read (any non-INTEGER) last both ways, by name.
         case .price:
-            """
-            typeof(\(Column.priceMicros)) <> 'integer', \
-            CASE typeof(\(Column.priceMicros)) WHEN 'integer' THEN \(Column.priceMicros) END, \
-            records_fold(\(Column.name)), \(Column.id)
-            """
+            return SortOrder(["CASE typeof(\(Column.priceMicros)) WHEN 'integer' THEN \(Column.priceMicros) END"])
+                .then(byName).pinning("typeof(\(Column.priceMicros)) <> 'integer'")
         }
     }
 

@@ -108,34 +108,44 @@ public struct ContactsStore: RecordStore {
     }
 
     /// Page `number` (from 1) of `size` contacts in the given order (by name
-    /// when nil), whether another page follows, and how many there are in
-    /// all (counted in the same read); only that page is
-    /// read, in one access of the database.
+    /// when nil) going `direction` (the order's own when nil), whether
+    /// another page follows, and how many there are in all (counted in the
+    /// same read); only that page is read, in one access of the database.
     ///
     /// - Throws: ``ValidationError`` when `number` is below 1 or `size` is
     ///   not from 1 to ``PageRules/maxSize``.
     ///
     /// By name, the page walks the names' sort-key index (see
-    /// ``SortKeyTable``), reading only the rows before the page's end.
-    /// Names another program wrote since the last page get their keys
-    /// first.
-    public func page(sortedBy sort: ContactSort? = nil, number: Int, size: Int) async throws -> RecordPage<Contact> {
-        switch sort ?? .name {
+    /// ``SortKeyTable``) either way, reading only the rows before the
+    /// page's end. Names another program wrote since the last page get
+    /// their keys first.
+    public func page(sortedBy sort: ContactSort? = nil, direction: SortDirection? = nil, number: Int, size: Int)
+        async throws -> RecordPage<Contact>
+    {
+        let sort = sort ?? .name
+        let direction = direction ?? sort.defaultDirection
+        switch sort {
         case .name:
-            try await table.page(
-                keyedBy: ContactsSchema.sortKeys, orderBy: nil, number: number, size: size)
+            return try await table.page(
+                keyedBy: ContactsSchema.sortKeys, orderBy: nil, direction: direction, number: number, size: size)
         case .newest:
-            try await table.page(orderBy: Self.orderBy(.newest), number: number, size: size)
+            return try await table.page(orderBy: Self.orderBy(.newest, direction), number: number, size: size)
         }
     }
 
     // MARK: - Rows
 
-    /// The order of a list, folding the names as it sorts them.
-    @Sendable static func orderBy(_ sort: ContactSort) -> SQL {
+    /// The order of a list going `direction`, folding the names as it
+    /// sorts them; the ID breaks ties.
+    @Sendable static func orderBy(_ sort: ContactSort, _ direction: SortDirection) -> SQL {
+        order(sort).sql(direction)
+    }
+
+    /// The order of a list, going up.
+    static func order(_ sort: ContactSort) -> SortOrder {
         switch sort {
-        case .name: "records_fold(\(Column.name)), \(Column.id)"
-        case .newest: "\(Column.id) DESC"
+        case .name: SortOrder(["records_fold(\(Column.name))", "\(Column.id)"])
+        case .newest: SortOrder(["\(Column.id)"])
         }
     }
 

@@ -13,6 +13,6 @@ extension AppDatabase.App {
 }
 
 extension PersonSort: RecordSort {
-    /// Only the newest first goes down.
-    public var isDescending: Bool { self == .newest }
+    /// Only the newest first goes down by default.
+    public var defaultDirection: SortDirection { self == .newest ? .descending : .ascending }
 }

@@ -61,43 +61,59 @@ public struct PeopleStore: RecordStore {
     }
 
     /// Page `number` (from 1) of `size` people in the given order (by name
-    /// when nil), whether another page follows, and how many there are in
-    /// all (counted in the same read); only that page is
-    /// read, in one access of the database.
+    /// when nil) going `direction` (the order's own when nil), whether
+    /// another page follows, and how many there are in all (counted in the
+    /// same read); only that page is read, in one access of the database.
     ///
     /// - Throws: ``ValidationError`` when `number` is below 1 or `size` is
     ///   not from 1 to ``PageRules/maxSize``.
     ///
     /// By name (and by age, then name), the page follows the names' sort
-    /// keys (see ``SortKeyTable``): by name it walks their index, reading
-    /// only the rows before the page's end. Names another program wrote
-    /// since the last page get their keys first.
-    public func page(sortedBy sort: PersonSort? = nil, number: Int, size: Int) async throws -> RecordPage<Person> {
+    /// keys (see ``SortKeyTable``): by name it walks their index, either
+    /// way, reading only the rows before the page's end. Names another
+    /// program wrote since the last page get their keys first. Unknown
+    /// ages come last in both directions.
+    public func page(sortedBy sort: PersonSort? = nil, direction: SortDirection? = nil, number: Int, size: Int)
+        async throws -> RecordPage<Person>
+    {
         let sort = sort ?? .name
-        if sort == .newest { return try await table.page(orderBy: Self.orderBy(sort), number: number, size: size) }
+        let direction = direction ?? sort.defaultDirection
+        if sort == .newest {
+            return try await table.page(orderBy: Self.orderBy(sort, direction), number: number, size: size)
+        }
         return try await table.page(
-            keyedBy: PeopleSchema.sortKeys, orderBy: Self.keyedOrder(sort), number: number, size: size)
+            keyedBy: PeopleSchema.sortKeys, orderBy: Self.keyedOrder(sort), direction: direction, number: number,
+            size: size)
     }
 
     // MARK: - Rows
 
-    /// The order of a list, folding the names as it sorts them.
-    @Sendable static func orderBy(_ sort: PersonSort) -> SQL {
-        let byName: SQL = "records_fold(\(Column.lastName)), records_fold(\(Column.firstName)), \(Column.id)"
+    /// The order of a list going `direction`, folding the names as it
+    /// sorts them.
+    @Sendable static func orderBy(_ sort: PersonSort, _ direction: SortDirection) -> SQL {
+        order(sort).sql(direction)
+    }
+
+    /// The order of a list, going up: by name (last, first, then ID), by
+    /// age then name with unknown ages pinned last, or by ID.
+    static func order(_ sort: PersonSort) -> SortOrder {
+        let byName = SortOrder([
+            "records_fold(\(Column.lastName))", "records_fold(\(Column.firstName))", "\(Column.id)",
+        ])
         switch sort {
         case .name: return byName
-        case .age: return "\(Column.age) IS NULL, \(Column.age), \(byName)"
-        case .newest: return "\(Column.id) DESC"
+        case .age: return SortOrder(["\(Column.age)"]).then(byName).pinning("\(Column.age) IS NULL")
+        case .newest: return SortOrder(["\(Column.id)"])
         }
     }
 
     /// The same order on the table joined with its sort keys, which sort
     /// as the folded names do; nil for the keys' own order (by name).
-    static func keyedOrder(_ sort: PersonSort) -> SQL? {
+    static func keyedOrder(_ sort: PersonSort) -> SortOrder? {
         switch sort {
         case .name: nil
-        case .age: "\(Column.age) IS NULL, \(Column.age), \(PeopleSchema.sortKeys.order)"
-        case .newest: "\(Column.id) DESC"
+        case .age: SortOrder(["\(Column.age)"]).then(PeopleSchema.sortKeys.sortOrder).pinning("\(Column.age) IS NULL")
+        case .newest: SortOrder(["\(Column.id)"])
         }
     }
 

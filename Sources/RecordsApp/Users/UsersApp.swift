@@ -6,7 +6,7 @@ extension AppDescriptor {
     static let users = AppDescriptor(
         app: .users, table: User.tableName,
         otherTables: [SessionSchema.tableName, APITokenSchema.tableName, UserPictureSchema.tableName],
-        migrations: UsersSchema.migrations)
+        topicTables: [UserPictureSchema.tableName], migrations: UsersSchema.migrations)
 }
 
 extension AppDatabase.App {
@@ -15,6 +15,6 @@ extension AppDatabase.App {
 }
 
 extension UserSort: RecordSort {
-    /// Only the newest first goes down.
-    public var isDescending: Bool { self == .newest }
+    /// Only the newest first goes down by default.
+    public var defaultDirection: SortDirection { self == .newest ? .descending : .ascending }
 }

@@ -53,6 +53,13 @@ enum UsersSchema {
             // a field not given is stored as empty text, as the original
             // tutorial's NOT NULL columns allow.
             UserPictureSchema.migration,
+            // A profile picture stored or removed is a change of its user, as
+            // a coffee's picture is of its coffee: the change log says so.
+            Migrator.migration("users.pictureChangeLog") { db in
+                try RecordChangeLog.createTriggers(
+                    app: "users", relatedTable: "user_picture", recordKey: "userID", recordTable: "User_Master",
+                    recordTableKey: "UID", in: db)
+            },
         ]
     }
 

@@ -424,11 +424,13 @@ public struct UsersStore: RecordStore {
     /// Whether there is any user.
     private static let anyUser: SQL = "SELECT 1 FROM \(table) LIMIT 1"
 
-    @Sendable private static func orderBy(_ sort: UserSort) -> SQL {
-        let byName: SQL = "records_fold(\(Column.lastName)), records_fold(\(Column.firstName)), \(Column.id)"
+    @Sendable private static func orderBy(_ sort: UserSort, _ direction: SortDirection) -> SQL {
         switch sort {
-        case .name: return byName
-        case .newest: return "\(Column.id) DESC"
+        case .name:
+            SortOrder([
+                "records_fold(\(Column.lastName))", "records_fold(\(Column.firstName))", "\(Column.id)",
+            ]).sql(direction)
+        case .newest: SortOrder(["\(Column.id)"]).sql(direction)
         }
     }
 

@@ -14,8 +14,9 @@ import RecordsApp
 /// | `GET /account/edit`, `POST /account/edit` | signed in | edit the profile (email, mobile: with the password, throttled) |
 /// | `GET /account/password`, `POST /account/password` | signed in | change the password; throttled |
 /// | `GET /account/picture` | signed in | one's profile picture, shown on `/account` (`ETag`, `If-None-Match` answered without reading it) |
-/// | `POST /account/picture`, `POST /account/picture/remove` | signed in | upload (multipart, field `picture`) or remove it |
-/// | `POST /account/sessions/:id/revoke` | signed in | end one of one's sessions |
+/// | `POST /account/picture` | signed in | upload it (multipart, field `picture`) |
+/// | `GET /account/picture/remove`, `POST /account/picture/remove` | signed in | asks, then removes it |
+/// | `GET /account/sessions/:id/revoke`, `POST /account/sessions/:id/revoke` | signed in | asks, then ends one of one's sessions |
 /// | `/account/tokens...` | signed in | tokens for programs (``AccountTokenPages``) |
 ///
 /// "Throttled": behind the log-in throttle (``LoginThrottling``), which
@@ -83,7 +84,10 @@ enum AccountPages {
                 },
                 handler: { request in try await pages.changePassword(request) })
         ])
-        routes += [Route.post("/account/sessions/:id/revoke") { request in try await pages.revokeSession(request) }]
+        routes += [
+            Route.get("/account/sessions/:id/revoke") { request in try await pages.confirmSessionEnd(request) },
+            Route.post("/account/sessions/:id/revoke") { request in try await pages.revokeSession(request) },
+        ]
         routes += pages.pictureRoutes()
         routes += AccountTokenPages.routes(pages)
         return routes
@@ -363,9 +367,7 @@ struct AccountPageHandlers: Sendable {
                 (.dateOfBirth, user.dateOfBirth),
             ].map { (field: UserField, value: String) in (field.label, value.isEmpty ? "Not given" : value) }
         let now = context.configuration.now()
-        let rows = sessions.map { item in
-            Self.sessionRow(item, current: item.id == session.sessionID, now: now, csrf: Layout.csrfField(request))
-        }
+        let rows = sessions.map { item in Self.sessionRow(item, current: item.id == session.sessionID, now: now) }
         return Layout.page(
             request, title: "Your account", status: status,
             content: """
@@ -590,6 +592,33 @@ struct AccountPageHandlers: Sendable {
 
     // MARK: - Sessions
 
+    /// The page that asks before a session ends: which browser, from
+    /// where, last used when; for this browser's own, that it logs out.
+    /// Another user's session, or none, is not found.
+    func confirmSessionEnd(_ request: Request) async throws -> Response {
+        guard let session = request.session else { throw HTTPError.notFound }
+        let id = try request.id()
+        guard let item = try await accounts.sessions.sessions(userID: session.userID).first(where: { $0.id == id })
+        else { throw HTTPError.notFound }
+        let browser = BrowserName(item.userAgent).description
+        let now = context.configuration.now()
+        let used = "\(relativeTime(item.lastSeenAt, now: now)) (\(Self.time(item.lastSeenAt)))"
+        let isCurrent = id == session.sessionID
+        let details: HTML =
+            isCurrent
+            ? "<p id=\"session-consequence\">This ends your session in this browser (<bdi>\(browser)</bdi>): you will need to log in again here.</p>"
+            : """
+            <p id="session-consequence"><bdi>\(browser)</bdi> at \(item.clientAddress ?? "an unknown address"), \
+            last used \(used), is logged out at once: it will need to log in again.</p>
+            """
+        return Confirmation(
+            title: isCurrent ? "Log out of this browser?" : "End the session of \(Layout.isolated(browser))?",
+            heading: isCurrent ? "Log out of this browser?" : "End the session of <bdi>\(browser)</bdi>?",
+            details: details, action: HTML.path(["account", "sessions", String(id), "revoke"]),
+            formID: "end-session-form", button: (isCurrent ? "Log out" : "End session", "confirm-end-session")
+        ).page(request)
+    }
+
     func revokeSession(_ request: Request) async throws -> Response {
         guard let session = request.session else { throw HTTPError.notFound }
         let id = try request.id()
@@ -684,9 +713,10 @@ struct AccountPageHandlers: Sendable {
     /// One row of the sessions table: the browser's short name (the raw
     /// `User-Agent` in its `title`, for those who want it), the address,
     /// and when it logged in and was last used, relative with the moment
-    /// in UTC beside it. Each cell carries its column's name for the
-    /// stacked layout on narrow screens (`table.stacked` in the style).
-    static func sessionRow(_ item: Session, current: Bool, now: Date, csrf: HTML) -> HTML {
+    /// in UTC beside it, and the link to the page that asks before the
+    /// session ends. Each cell carries its column's name for the stacked
+    /// layout on narrow screens (`table.stacked` in the style).
+    static func sessionRow(_ item: Session, current: Bool, now: Date) -> HTML {
         let name = BrowserName(item.userAgent).description
         let browser: HTML =
             item.userAgent.map { "<span class=\"browser\" title=\"\($0)\">\(name)</span>" }
@@ -702,8 +732,8 @@ struct AccountPageHandlers: Sendable {
             <tr id="session-\(item.id)"><td data-label="Browser">\(browser)\(current ? " (this browser)" as HTML : "")</td>
             <td data-label="Address">\(item.clientAddress ?? "unknown")</td>\
             <td data-label="Logged in">\(moment(item.createdAt))</td><td data-label="Last used">\(moment(item.lastSeenAt))</td>
-            <td><form method="post" action="\(HTML.path(["account", "sessions", String(item.id), "revoke"]))" class="inline">\
-            \(csrf)<button type="submit" class="secondary">\(current ? "Log out" : "End")</button></form></td></tr>
+            <td><a class="button secondary" href="\(HTML.path(["account", "sessions", String(item.id), "revoke"]))" \
+            id="end-session-\(item.id)">\(current ? "Log out" : "End")</a></td></tr>
             """
     }
 

@@ -26,6 +26,7 @@ extension AccountPageHandlers {
                     return try await pictureRefused(request, refusal)
                 }
             ) { request in try await storePicture(request) },
+            Route.get("/account/picture/remove") { request in try await confirmPictureRemoval(request) },
             Route.post("/account/picture/remove") { request in
                 guard let session = request.session else { throw HTTPError.notFound }
                 let removed = try await users.removePicture(userID: session.userID)
@@ -34,6 +35,23 @@ extension AccountPageHandlers {
                     request: request)
             },
         ]
+    }
+
+    /// The page that asks before the picture is removed, showing it; with
+    /// no picture (removed in another tab), back to the account page.
+    private func confirmPictureRemoval(_ request: Request) async throws -> Response {
+        guard let session = request.session else { throw HTTPError.notFound }
+        guard try await users.pictureVersion(userID: session.userID) != nil else {
+            return Layout.redirect(to: "/account", flash: "You have no picture to remove.", request: request)
+        }
+        return Confirmation(
+            title: "Remove your profile picture?", heading: "Remove your profile picture?",
+            details: """
+                <p><img class="picture" id="profile-picture" src="/account/picture" alt="Your profile picture"></p>
+                <p>This removes the picture from your profile. It cannot be undone.</p>
+                """,
+            action: "/account/picture/remove", formID: "remove-picture-form", button: ("Remove", "confirm-remove")
+        ).page(request)
     }
 
     /// The signed-in user's picture, streamed from its row; `HEAD` and a
@@ -73,19 +91,24 @@ extension AccountPageHandlers {
     }
 
     /// The picture section of the account page: the picture (if any)
-    /// with a button to remove it, and the upload form.
+    /// with a link to the page that asks before removing it, and the
+    /// upload form.
     func pictureSection(_ request: Request, userID: Int64, error: String?) async throws -> HTML {
-        let hasPicture = try await users.pictureVersion(userID: userID) != nil
+        let version = try await users.pictureVersion(userID: userID)
+        let hasPicture = version != nil
         let limit = CoffeePicture.sizeText(users.pictureSizeLimit)
+        // Live: a picture stored or removed elsewhere (another tab) shows
+        // here, the address changing with the picture's version.
         let current: HTML =
-            hasPicture
-            ? """
-            <p><img class="picture" id="profile-picture" src="/account/picture" alt="Your profile picture"></p>
-            <form method="post" action="/account/picture/remove" class="inline" id="remove-picture">
-            \(Layout.csrfField(request))<button type="submit" class="secondary">Remove the picture</button>
-            </form>
-            """
-            : "<p id=\"no-picture\">You have no picture.</p>"
+            version.map { version in
+                """
+                <div id="picture-current" data-live-topics="users">
+                <p><img class="picture" id="profile-picture" src="\(HTML.path(["account", "picture"], query: [("v", String(version))]))" alt="Your profile picture"></p>
+                <p><a class="button secondary" href="/account/picture/remove" id="remove-picture">Remove the picture</a></p>
+                </div>
+                """
+            }
+            ?? "<div id=\"picture-current\" data-live-topics=\"users\"><p id=\"no-picture\">You have no picture.</p></div>"
         let fileError: HTML? = error.map { "<p class=\"error\" id=\"field-picture-error\">\($0)</p>" }
         let invalid: HTML = error == nil ? "" : " aria-invalid=\"true\" aria-describedby=\"field-picture-error\""
         return """

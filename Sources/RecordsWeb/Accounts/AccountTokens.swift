@@ -193,17 +193,13 @@ extension AccountPageHandlers {
     /// The page that asks before a token is revoked.
     func confirmTokenRevocation(_ request: Request) async throws -> Response {
         let token = try await ownToken(request)
-        return Layout.page(
-            request, title: "Revoke the token \(Layout.isolated(token.name))?",
-            content: """
-                <h1>Revoke the token <bdi>\(token.name)</bdi>?</h1>
-                <p>Programs that use it are refused from then on. This cannot be undone.</p>
-                <form method="post" action="\(HTML.path(["account", "tokens", String(token.id), "revoke"]))" class="card" id="revoke-token-form">
-                \(Layout.csrfField(request))
-                <p class="actions"><button type="submit" class="danger" id="confirm-revoke">Revoke</button>
-                <a href="/account">Keep it</a></p>
-                </form>
-                """)
+        return Confirmation(
+            title: "Revoke the token \(Layout.isolated(token.name))?",
+            heading: "Revoke the token <bdi>\(token.name)</bdi>?",
+            details: "<p>Programs that use it are refused from then on. This cannot be undone.</p>",
+            action: HTML.path(["account", "tokens", String(token.id), "revoke"]), formID: "revoke-token-form",
+            button: ("Revoke", "confirm-revoke")
+        ).page(request)
     }
 
     /// Revokes one of the user's tokens; another user's is not found.

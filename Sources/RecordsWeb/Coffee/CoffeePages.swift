@@ -142,8 +142,11 @@ enum CoffeePages {
                         Row(coffee: match.record, snippet: match.snippet.segments.map { ($0.text, $0.isMatch) })
                     }
             } else {
-                page = try await store.page(sortedBy: query.sort, number: query.page, size: query.size, hydrated: true)
-                    .map { Row(coffee: $0, snippet: nil) }
+                page = try await store.page(
+                    sortedBy: query.sort, direction: query.direction, number: query.page, size: query.size,
+                    hydrated: true
+                )
+                .map { Row(coffee: $0, snippet: nil) }
             }
         } catch let error as ValidationError {
             throw HTTPError.badRequest(error.description)
@@ -385,20 +388,18 @@ enum CoffeePages {
             ? "<p class=\"form-error\" role=\"alert\" id=\"conflict\">Someone else changed this coffee after you asked to remove its picture, so it was not removed. Check it below, and remove it again if you still want to.</p>"
             : nil
         let summary: HTML = coffee.picture.map { "<p id=\"picture-summary\">\($0.summary)</p>" } ?? ""
-        return Layout.page(
-            request, title: "Remove the picture of \(Layout.isolated(displayName(coffee)))?", section: "/coffee",
-            status: changed ? 409 : 200,
-            content: """
-                <h1>Remove the picture of <bdi>\(displayName(coffee))</bdi>?</h1>
+        return Confirmation(
+            title: "Remove the picture of \(Layout.isolated(displayName(coffee)))?",
+            heading: "Remove the picture of <bdi>\(displayName(coffee))</bdi>?",
+            details: """
                 \(conflict)
                 \(summary)
                 <p>This removes the picture from the coffee. It cannot be undone.</p>
-                <form method="post" action="/coffee/\(coffee.id)/picture/remove" class="card" id="remove-picture-form">
-                \(Layout.csrfField(request))\(versionField(coffee))
-                <p class="actions"><button type="submit" class="danger">Remove</button>
-                <a href="/coffee/\(coffee.id)">Keep it</a></p>
-                </form>
-                """)
+                """,
+            action: "/coffee/\(coffee.id)/picture/remove", formID: "remove-picture-form",
+            button: ("Remove", "confirm-remove"), cancel: ("/coffee/\(coffee.id)", "Keep it"),
+            hidden: versionField(coffee), section: "/coffee"
+        ).page(request, status: changed ? 409 : 200)
     }
 
     // MARK: - The picture

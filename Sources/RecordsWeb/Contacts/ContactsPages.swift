@@ -165,7 +165,9 @@ enum ContactsPages {
                         contact: match.record, snippet: match.snippet.segments.map { ($0.text, $0.isMatch) })
                 }
             } else {
-                page = try await store.page(sortedBy: query.sort, number: query.page, size: query.size).map {
+                page = try await store.page(
+                    sortedBy: query.sort, direction: query.direction, number: query.page, size: query.size
+                ).map {
                     ContactsViews.Row(contact: $0, snippet: nil)
                 }
             }

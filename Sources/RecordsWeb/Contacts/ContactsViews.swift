@@ -48,7 +48,10 @@ enum ContactsViews {
     static func reach(_ text: String) -> HTML {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         guard !trimmed.isEmpty else { return "" }
-        guard let href = reachLink(trimmed) else { return "\(text)" }
+        // Anything else (a web address, a handle) may be one long word,
+        // wider than a phone's card: it alone may break anywhere. A phone
+        // number or an email, short, keeps to one line.
+        guard let href = reachLink(trimmed) else { return "<span class=\"long-value\">\(text)</span>" }
         return "<a href=\"\(href)\">\(trimmed)</a>"
     }
 

@@ -2,8 +2,9 @@ import Foundation
 import RecordsApp
 
 /// What a list page was asked for in its query: the page number, its
-/// size, the order, and the search text (`/people?q=ada&page=2&size=50`).
-struct ListQuery<Sort: RawRepresentable & CaseIterable & Equatable & Sendable>: Sendable
+/// size, the order and its direction, and the search text
+/// (`/people?q=ada&page=2&size=50`, `/people?sort=age&order=desc`).
+struct ListQuery<Sort: RecordSort & RawRepresentable & CaseIterable & Equatable & Sendable>: Sendable
 where Sort.RawValue == String {
     /// The page, from 1.
     var page: Int
@@ -11,6 +12,8 @@ where Sort.RawValue == String {
     var size: Int
     /// The order of the list (a search is ranked instead).
     var sort: Sort
+    /// Which way ``sort`` runs: its own direction unless `order` says.
+    var direction: SortDirection
     /// What to search for, trimmed; empty for the whole list.
     var search: String
 
@@ -23,8 +26,8 @@ where Sort.RawValue == String {
     /// Reads the query of `request`.
     ///
     /// - Throws: ``HTTPError`` 400 when `page` is not a whole number from 1,
-    ///   `size` is not one of ``pageSizes``, or `sort` is not one of the
-    ///   list's orders.
+    ///   `size` is not one of ``pageSizes``, `sort` is not one of the
+    ///   list's orders, or `order` is not `asc` or `desc`.
     init(_ request: Request, defaultSort: Sort) throws {
         if let text = request.query["page"], !text.isEmpty {
             guard let page = Int(text), page >= 1 else {
@@ -53,6 +56,16 @@ where Sort.RawValue == String {
             self.sort = sort
         } else {
             sort = defaultSort
+        }
+        if let text = request.query["order"], !text.isEmpty {
+            guard let direction = SortDirection(rawValue: text) else {
+                throw HTTPError.badRequest(
+                    "The order must be \(SortDirection.ascending.rawValue) (going up) or \(SortDirection.descending.rawValue) (going down)."
+                )
+            }
+            self.direction = direction
+        } else {
+            direction = sort.defaultDirection
         }
         search = (request.query["q"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
     }
@@ -93,24 +106,34 @@ enum ListControls {
     /// The page sizes a person can choose (``ListQuery/size``).
     static let pageSizes = [20, 50, 100]
 
-    /// The address of a list page: `base` with the search, sort, page
-    /// size and page in the query (each left out when it is the default).
-    static func link<Sort: RawRepresentable>(
-        _ base: String, search: String, sort: Sort, defaultSort: Sort, size: Int = defaultPageSize, page: Int
+    /// The address of a list page: `base` with the search, sort, its
+    /// direction (the sort's own when nil), page size and page in the
+    /// query (each left out when it is the default; a search is ranked, so
+    /// it has neither sort nor direction).
+    static func link<Sort: RecordSort & RawRepresentable>(
+        _ base: String, search: String, sort: Sort, direction: SortDirection? = nil, defaultSort: Sort,
+        size: Int = defaultPageSize, page: Int
     ) -> String where Sort.RawValue == String {
-        HTML.path(
+        let direction = direction ?? sort.defaultDirection
+        return HTML.path(
             [base],
             query: [
                 ("q", search.isEmpty ? nil : search),
                 ("sort", search.isEmpty && sort.rawValue != defaultSort.rawValue ? sort.rawValue : nil),
+                ("order", search.isEmpty && direction != sort.defaultDirection ? direction.rawValue : nil),
                 ("size", size == defaultPageSize ? nil : String(size)),
                 ("page", page > 1 ? String(page) : nil),
             ])
     }
 
-    /// The address of another page of the list `query` shows.
-    static func link<Sort>(_ base: String, query: ListQuery<Sort>, defaultSort: Sort, page: Int) -> String {
-        link(base, search: query.search, sort: query.sort, defaultSort: defaultSort, size: query.size, page: page)
+    /// The address of another page (or page size) of the list `query`
+    /// shows, in its order and direction.
+    static func link<Sort>(
+        _ base: String, query: ListQuery<Sort>, defaultSort: Sort, size: Int? = nil, page: Int
+    ) -> String {
+        link(
+            base, search: query.search, sort: query.sort, direction: query.direction, defaultSort: defaultSort,
+            size: size ?? query.size, page: page)
     }
 
     /// A search form (GET) for the list at `/base`.
@@ -126,9 +149,11 @@ enum ListControls {
     }
 
     /// The list's table: a heading per column, those of the orders the
-    /// list has being links that choose them, the current one marked with
-    /// `aria-sort` and an arrow (a search is ranked, so its headings are
-    /// plain), and `rows` (see ``row(id:columns:cells:)``). On a phone the
+    /// list has being links that choose them in their own direction, the
+    /// current one marked with `aria-sort` and an arrow for the direction
+    /// it runs, its link choosing the other direction (a search is ranked,
+    /// so its headings are plain), and `rows` (see
+    /// ``row(id:columns:cells:)``). On a phone the
     /// style sheet stacks each row as a card and keeps the headings that
     /// sort as a line of links above them.
     static func table<Sort: RecordSort & RawRepresentable & CaseIterable & Equatable & Sendable>(
@@ -140,14 +165,17 @@ enum ListControls {
             guard let sort = column.sort, !query.isSearch else {
                 return "<th scope=\"col\"\(style)>\(column.label)</th>"
             }
-            let href = link(base, search: "", sort: sort, defaultSort: defaultSort, size: query.size, page: 1)
             guard sort == query.sort else {
+                let href = link(base, search: "", sort: sort, defaultSort: defaultSort, size: query.size, page: 1)
                 return """
                     <th scope="col" class="sortable\(column.style.isEmpty ? "" : " \(column.style)")"><a href="\(href)" id="sort-\(sort.rawValue)">\(column.label)</a></th>
                     """
             }
-            let direction = sort.isDescending ? "descending" : "ascending"
-            let arrow = sort.isDescending ? "▼" : "▲"
+            let href = link(
+                base, search: "", sort: sort, direction: query.direction.reversed, defaultSort: defaultSort,
+                size: query.size, page: 1)
+            let isDescending = query.direction == .descending
+            let (direction, arrow) = isDescending ? ("descending", "▼") : ("ascending", "▲")
             return """
                 <th scope="col" class="sortable\(column.style.isEmpty ? "" : " \(column.style)")" aria-sort="\(direction)"><a href="\(href)" id="sort-\(sort.rawValue)" aria-current="true">\(column.label)<span class="sort-arrow" aria-hidden="true"> \(arrow)</span></a></th>
                 """
@@ -185,7 +213,8 @@ enum ListControls {
         guard !others.isEmpty else { return "" }
         let links = others.map { sort, label -> HTML in
             let href = link(base, search: "", sort: sort, defaultSort: defaultSort, size: query.size, page: 1)
-            let current: HTML? = sort == query.sort ? " aria-current=\"true\"" : nil
+            let isCurrent = sort == query.sort && query.direction == sort.defaultDirection
+            let current: HTML? = isCurrent ? " aria-current=\"true\"" : nil
             return "<a href=\"\(href)\" id=\"sort-\(sort.rawValue)\"\(current)>\(label)</a>"
         }
         return "<p class=\"sort\" id=\"sort\">Also sorted: \(HTML(joining: links, separator: " · "))</p>"
@@ -222,8 +251,7 @@ enum ListControls {
         }
         if (page.total ?? 0) > pageSizes[0] || query.size != defaultPageSize {
             let choices = pageSizes.map { size -> HTML in
-                let target = link(
-                    base, search: query.search, sort: query.sort, defaultSort: defaultSort, size: size, page: 1)
+                let target = link(base, query: query, defaultSort: defaultSort, size: size, page: 1)
                 let current: HTML? = size == query.size ? " aria-current=\"true\"" : nil
                 return "<a href=\"\(target)\" id=\"page-size-\(size)\"\(current)>\(size)</a>"
             }

@@ -146,7 +146,8 @@ enum PeoplePages {
                             person: match.record, snippet: match.snippet.segments.map { ($0.text, $0.isMatch) })
                     })
             }
-            let page = try await store.page(sortedBy: query.sort, number: query.page, size: query.size)
+            let page = try await store.page(
+                sortedBy: query.sort, direction: query.direction, number: query.page, size: query.size)
             return PeopleViews.list(
                 request, query: query, page: page.map { PeopleViews.Row(person: $0, snippet: nil) })
         } catch let error as ValidationError {
