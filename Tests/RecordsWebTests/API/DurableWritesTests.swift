@@ -81,6 +81,21 @@ import Testing
         #expect(later.status == 201)
     }
 
+    @Test func aRetryWithTheSameIdempotencyKeyGetsTheStoredAnswerOnceReplicated() async throws {
+        let fake = FakeSync()
+        fake.fail(true)
+        let site = try await Self.site(fake)
+        let key = ["idempotency-key": "create-hopper-1"]
+        let first = await site.send("POST", "/api/v1/people", json: Self.create, headers: key)
+        #expect(first.status == 503)
+        fake.fail(false)
+        let retry = await site.send("POST", "/api/v1/people", json: Self.create, headers: key)
+        #expect(retry.status == 201)
+        #expect(retry.header("Idempotent-Replayed") == "true")
+        // One row: the retry did not create it again.
+        #expect(try await site.lastNames() == ["Hopper"])
+    }
+
     @Test func withoutDurableModeNoWriteWaits() async throws {
         let site = try await APISite()
         #expect(site.app.configuration.durability == nil)
