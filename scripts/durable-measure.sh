@@ -156,6 +156,8 @@ for mode in async durable; do
     kill -TERM "$server"
     wait "$server" || true
     server=""
+    # Why writes failed, in the server's words.
+    grep -m 3 'error:' "$work/serve-$mode.log" >&2 || true
 done
 echo "records serve, Litestream to a directory replica on the same disk, wrk on 127.0.0.1," \
     "${seconds} s a run; $(nproc) cores, load average before: $(cut -d ' ' -f 1-3 /proc/loadavg)"
