@@ -96,6 +96,22 @@ import Testing
         #expect(try await site.lastNames() == ["Hopper"])
     }
 
+    @Test func theAPIDescriptionGivesEveryWriteA503AndNoRead() async throws {
+        let site = try await APISite()
+        let document = await site.send("GET", "/api/v1/openapi.json", token: nil).json
+        let paths = try #require(document["paths"] as? [String: [String: Any]])
+        var writes = 0
+        for (path, operations) in paths {
+            for (method, operation) in operations {
+                let responses = (operation as? [String: Any])?["responses"] as? [String: Any] ?? [:]
+                let isWrite = !["get", "head"].contains(method)
+                if isWrite { writes += 1 }
+                #expect((responses["503"] != nil) == isWrite, "\(method) \(path)")
+            }
+        }
+        #expect(writes > 0)
+    }
+
     @Test func withoutDurableModeNoWriteWaits() async throws {
         let site = try await APISite()
         #expect(site.app.configuration.durability == nil)
