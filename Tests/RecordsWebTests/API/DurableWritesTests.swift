@@ -96,6 +96,23 @@ import Testing
         #expect(try await site.lastNames() == ["Hopper"])
     }
 
+    @Test func theStatusSaysWritesWaitForTheReplica() async throws {
+        let fake = FakeSync()
+        let site = try await APISite { configuration in
+            configuration.durability = DurabilityWaiter(timeout: livenessTimeout) { try fake.sync() }
+            configuration.replicationStatus = {
+                ReplicationStatus(
+                    replica: "/backup", state: .replicating, lastSyncAt: nil, restarts: 0, lastProblem: nil)
+            }
+        }
+        let answer = await site.send("GET", "/api/v1/status", token: site.reader)
+        let replication = try #require(answer.json["replication"] as? [String: Any])
+        #expect(replication["durable"] as? Bool == true)
+        let page = try await site.signedIn("GET", "/status")
+        #expect(page.text.contains("acknowledged only once the replica holds it"))
+        #expect(fake.count == 0)
+    }
+
     @Test func theAPIDescriptionGivesEveryWriteA503AndNoRead() async throws {
         let site = try await APISite()
         let document = await site.send("GET", "/api/v1/openapi.json", token: nil).json
