@@ -105,6 +105,11 @@ public final class AppDatabase: Sendable {
     /// The database file's path (`:memory:` for ``inMemory()``).
     public let path: String
 
+    /// The file at ``path`` when the database was opened (nil in memory):
+    /// a ``DatabaseFileWatch`` compares the path with it, to notice the
+    /// file deleted or replaced under the open connections.
+    public let openedFile: FileIdentity?
+
     /// The migrator with the shared migrations, then every app's.
     public static var migrator: Migrator {
         var migrator = Migrator()
@@ -201,6 +206,8 @@ public final class AppDatabase: Sendable {
     private init(writer: any DatabaseWriter, path: String, debugLog: (@Sendable (String) -> Void)?) throws {
         self.writer = writer
         self.path = path
+        // Right after the connections opened it: the file they hold.
+        openedFile = path == ":memory:" ? nil : FileIdentity(path: path)
         self.debugLog = debugLog
         isReadOnly = false
         do {
@@ -256,6 +263,8 @@ public final class AppDatabase: Sendable {
         self.path = path
         self.debugLog = debugLog
         isReadOnly = true
+        // A replica has no file of its own at its path to watch.
+        openedFile = nil
         unavailableApps = [:]
         do {
             let pending = try writer.read { db in try Self.migrator.pendingIdentifiers(in: db) }

@@ -1,16 +1,35 @@
 import Foundation
 import HTTPServer
+import RecordsApp
 import Replication
 
 /// How the server stands, for its signed-in users (`/status`) and for
-/// programs (`GET /api/v1/status`): whether its database is replicated,
-/// where to, and how far behind the replica may be.
+/// programs (`GET /api/v1/status`): whether its database file is still the
+/// one it opened (writes are refused once it is not), whether the database
+/// is replicated, where to, whether writes wait for the replica, and how
+/// far behind the replica may be.
 enum ServerStatus {
     /// The replication status now, or nil when the server does not
     /// replicate. Asking Litestream's control socket may take up to its
     /// timeout; it runs on the request's own thread.
     static func replication(_ context: WebContext) -> ReplicationStatus? {
         context.configuration.replicationStatus?()
+    }
+
+    /// The database file's loss, looked at now; nil while it is in place
+    /// (or the database is in memory).
+    static func databaseLoss(_ context: WebContext) -> DatabaseFileLoss? {
+        context.databaseFile?.check()
+    }
+
+    /// Whether writes wait for the replica (`--durable`).
+    static func durable(_ context: WebContext) -> Bool { context.configuration.durability != nil }
+
+    /// The loss in a sentence for the page and the API (the path and
+    /// inodes are in the server's log).
+    static func sentence(_ loss: DatabaseFileLoss) -> String {
+        "The database file \(loss.what) while the server ran: every write is refused (503) until the server is "
+            + "restarted with the database back in place; reads come from the file as it was opened."
     }
 
     // MARK: - The page
@@ -20,7 +39,9 @@ enum ServerStatus {
             Route.get("/status") { request in
                 let now = context.configuration.now()
                 let content =
-                    context.configuration.readReplica.map(replicaPage) ?? page(replication(context), now: now)
+                    context.configuration.readReplica.map(replicaPage)
+                    ?? page(
+                        replication(context), durable: durable(context), databaseLoss: databaseLoss(context), now: now)
                 return Layout.page(request, title: "Server status", content: content)
             }
         ]
@@ -41,10 +62,17 @@ enum ServerStatus {
             """
     }
 
-    static func page(_ status: ReplicationStatus?, now: Date) -> HTML {
+    static func page(_ status: ReplicationStatus?, durable: Bool, databaseLoss: DatabaseFileLoss?, now: Date) -> HTML {
+        let database: HTML =
+            if let databaseLoss {
+                "<p id=\"database-summary\" class=\"notice\">\(sentence(databaseLoss))</p>"
+            } else {
+                "<p id=\"database-summary\">The database file is the one the server opened: writes are accepted.</p>"
+            }
         guard let status else {
             return """
                 <h1>Server status</h1>
+                \(database)
                 <p id="replication-summary">This server does not replicate its database: a copy exists only \
                 when someone makes one (<code>records backup</code>). Start it with \
                 <code>records serve --replicate</code> to copy every change as it is made.</p>
@@ -58,10 +86,15 @@ enum ServerStatus {
         let lag = status.lag(at: now).map { String(format: "%.1f s", $0) } ?? "unknown"
         let problem: HTML =
             status.lastProblem.map { "<dt>Last problem</dt><dd id=\"replication-problem\">\($0)</dd>" } ?? ""
+        let summary: HTML =
+            durable
+            ? "Every change is acknowledged only once the replica holds it (durable mode): a change that cannot "
+                + "be copied is refused with an error saying it is saved on this server only."
+            : "Every change to the database is copied to the replica within about a second."
         return """
             <h1>Server status</h1>
-            <p id="replication-summary">Every change to the database is copied to the replica within \
-            about a second.</p>
+            \(database)
+            <p id="replication-summary">\(summary)</p>
             <dl class="details">
             <dt>Replica</dt><dd id="replication-replica">\(status.replica)</dd>
             <dt>State</dt><dd id="replication-state">\(status.state.rawValue)</dd>
@@ -86,20 +119,31 @@ enum ServerStatus {
             ]
         ) { request in
             _ = try request.requireClient()
-            return APIRoutes.json(json(replication(context), now: context.configuration.now()))
+            return APIRoutes.json(
+                json(
+                    replication(context), durable: durable(context), databaseLoss: databaseLoss(context),
+                    now: context.configuration.now()))
         }
     }
 
-    static func json(_ status: ReplicationStatus?, now: Date) -> JSONValue {
-        guard let status else { return .object(JSONObject([("replication", .null)])) }
+    static func json(_ status: ReplicationStatus?, durable: Bool, databaseLoss: DatabaseFileLoss?, now: Date)
+        -> JSONValue
+    {
+        let database = JSONValue.object(
+            JSONObject([
+                ("writable", .bool(databaseLoss == nil)),
+                ("problem", databaseLoss.map { .string(sentence($0)) } ?? .null),
+            ]))
+        guard let status else { return .object(JSONObject([("database", database), ("replication", .null)])) }
         var members = JSONObject([
             ("replica", .string(status.replica)), ("state", .string(status.state.rawValue)),
+            ("durable", .bool(durable)),
             ("lastSyncAt", status.lastSyncAt.map { .string($0.formatted(Date.ISO8601FormatStyle())) } ?? .null),
             ("lagSeconds", status.lag(at: now).map { .number(($0 * 1000).rounded() / 1000) } ?? .null),
             ("restarts", .integer(Int64(status.restarts))),
         ])
         members.append("lastProblem", status.lastProblem.map { .string($0) } ?? .null)
-        return .object(JSONObject([("replication", .object(members))]))
+        return .object(JSONObject([("database", database), ("replication", .object(members))]))
     }
 
     /// The OpenAPI schema of the status.
@@ -132,6 +176,7 @@ enum ServerStatus {
                                         ),
                                     ]))
                             ),
+                            ("durable", type("boolean")),
                             ("lastSyncAt", type("string", nullable: true)),
                             ("lagSeconds", type("number", nullable: true)),
                             ("restarts", type("integer")),
@@ -141,14 +186,25 @@ enum ServerStatus {
                 (
                     "required",
                     .array(
-                        ["replica", "state", "lastSyncAt", "lagSeconds", "restarts", "lastProblem"].map { .string($0) })
+                        ["replica", "state", "durable", "lastSyncAt", "lagSeconds", "restarts", "lastProblem"].map {
+                            .string($0)
+                        })
                 ),
+            ]))
+        let database = JSONValue.object(
+            JSONObject([
+                ("type", .string("object")),
+                (
+                    "properties",
+                    .object(JSONObject([("writable", type("boolean")), ("problem", type("string", nullable: true))]))
+                ),
+                ("required", .array([.string("writable"), .string("problem")])),
             ]))
         return .object(
             JSONObject([
                 ("type", .string("object")),
-                ("properties", .object(JSONObject([("replication", replication)]))),
-                ("required", .array([.string("replication")])),
+                ("properties", .object(JSONObject([("database", database), ("replication", replication)]))),
+                ("required", .array([.string("database"), .string("replication")])),
             ]))
     }
 }

@@ -34,6 +34,16 @@ public struct WebConfiguration: Sendable {
     /// --read-replica`): every request that could change something
     /// answers 503 and names the primary.
     public var readReplica: ReadReplicaSettings? = nil
+    /// With `records serve --durable`: what a write waits on, after its
+    /// handler and before its answer, until the replica holds it. A write
+    /// it fails for answers 503 (saved here, not yet replicated). nil
+    /// acknowledges a write once it is committed locally.
+    public var durability: DurabilityWaiter? = nil
+    /// How often the database file is checked to be still the one opened
+    /// (besides before every write's answer): a file deleted or replaced
+    /// is noticed, logged and shown on the status within about this long,
+    /// even when nothing is written.
+    public var databaseFileCheck: Duration = .seconds(2)
     /// Who may register (`records serve --registration`).
     public var registration: RegistrationPolicy = .default
     /// How long sessions last.
@@ -59,6 +69,9 @@ public struct WebContext: Sendable {
     public let accounts: Accounts
     /// The coffee pictures' thumbnails, made once per picture version.
     let thumbnails: CoffeeThumbnails
+    /// Whether the database file is still the one opened (nil in memory):
+    /// once it is not, writes are refused (``WriteAcknowledgement``).
+    public let databaseFile: DatabaseFileWatch?
 
     /// The context over `database`.
     public init(database: AppDatabase, configuration: WebConfiguration) {
@@ -66,6 +79,13 @@ public struct WebContext: Sendable {
         self.configuration = configuration
         accounts = Accounts(database: database, configuration: configuration)
         thumbnails = CoffeeThumbnails(log: configuration.log)
+        let log = configuration.log
+        databaseFile = DatabaseFileWatch(database: database) { loss in
+            log(
+                "error: \(loss): every write is refused from now on (503), reads go on from the file as it "
+                    + "was opened; stop the server, put the database back (records restore, or a backup) and start "
+                    + "it again")
+        }
     }
 }
 
@@ -139,13 +159,18 @@ public final class WebApp: HTTPApplication {
             checked.routes(SiteRoutes.all(context) + live.routes() + extraRoutes(context)).flatMap { route in
                 route.access == .signedIn ? signedIn.routes([route]) : [route]
             } + APIRoutes.routes(context, events: apiEvents))
+        context.databaseFile?.startChecking(every: configuration.databaseFileCheck)
     }
 
     // MARK: - HTTPApplication
 
     /// The site's middleware around every request, outermost first: the
     /// security headers, who is asking (the session, the CSRF token and
-    /// its cookie), and the error pages. Each route has the CSRF check of
+    /// its cookie), the error pages, and the acknowledgement of writes
+    /// (``WriteAcknowledgement``: none while the database file is lost,
+    /// and with `--durable` none before the replica holds the write; on
+    /// the API, the same inside its token check and problem documents).
+    /// Each route has the CSRF check of
     /// its POSTs inside (``CSRFProtection``), and a signed-in route the
     /// sign-in check outside that (``SignInRequired``), through
     /// ``RouteGroup``s.
@@ -156,11 +181,13 @@ public final class WebApp: HTTPApplication {
                 then: [
                     APIHeaders(), APIProblems(log: configuration.log),
                     BearerAuthentication(tokens: apiTokens, throttle: tokenThrottle, log: configuration.log),
+                    WriteAcknowledgement(context: context, api: true),
                 ] + replicaGate,
                 otherwise: [
                     SecurityHeaders(),
                     SessionMiddleware(authenticator: authenticator, secureCookies: configuration.secureCookies),
                     ErrorPages(log: configuration.log),
+                    WriteAcknowledgement(context: context, api: false),
                 ] + replicaGate)
         ]
     }
@@ -198,6 +225,7 @@ extension Layout {
             case 405: "Not allowed here"
             case 413: "Too large"
             case 429: "Too many attempts"
+            case 503: "Cannot save now"
             case 400..<500: "Cannot do that"
             default: "Something went wrong"
             }

@@ -123,6 +123,67 @@ struct SignInRequired: Middleware {
     }
 }
 
+/// A write (any request but GET, HEAD and OPTIONS) is acknowledged only
+/// when it is safe, on the pages and the API alike:
+///
+/// - while the database file is the one the server opened: once it was
+///   deleted or replaced (``DatabaseFileWatch``), the open connections
+///   write to a file nobody can find, so every write answers 503, checked
+///   before the handler runs and again after it (a write that went to the
+///   vanished file is never answered with a success);
+/// - with `records serve --durable` (``WebConfiguration/durability``), only
+///   once the replica holds it: a write the handler answered with a
+///   success or a redirect waits for the group commit's sync, and answers
+///   503 when that fails or times out. The write is then committed on this
+///   server, and the answer says so.
+///
+/// Reads are let through: they are served from the file as it was opened.
+struct WriteAcknowledgement: Middleware {
+    let context: WebContext
+    /// Whether to answer with the API's problem documents, else the site's
+    /// error pages.
+    let api: Bool
+
+    func respond(to request: Request, next: Responder) async throws -> Response {
+        guard !["GET", "HEAD", "OPTIONS"].contains(request.method) else { return try await next(request) }
+        try refuseIfFileLost()
+        let response = try await next(request)
+        try refuseIfFileLost()
+        guard let durability = context.configuration.durability, (200..<400).contains(response.status) else {
+            return response
+        }
+        do {
+            try await durability.waitUntilReplicated()
+        } catch {
+            context.configuration.log("error: \(request.logDescription): not acknowledged, not replicated: \(error)")
+            throw refusal(
+                code: "not-replicated",
+                message: api
+                    ? "The write was saved on this server but is not yet in the replica, so it is not durable yet. "
+                        + "Do not repeat it blindly: read it back, or send it again with the same Idempotency-Key."
+                    : "Your change was saved on this server but is not yet copied to its replica, so it is not safe "
+                        + "yet. Check that it is there before making it again.")
+        }
+        return response
+    }
+
+    private func refuseIfFileLost() throws {
+        guard let loss = context.databaseFile?.check() else { return }
+        throw refusal(
+            code: "database-file-lost",
+            message: "Nothing can be saved: the server's database file \(loss.what) while the server ran, so changes "
+                + "would be lost. Reading still works; whoever runs the server must put the database back and "
+                + "restart it.")
+    }
+
+    /// A 503 with `message`, as the API's problem or the site's error page.
+    private func refusal(code: String, message: String) -> any Error {
+        let retry = ["Retry-After": "5"]
+        guard api else { return HTTPError(status: 503, message: message, headers: retry) }
+        return Problem(status: 503, code: code, detail: message, headers: retry.map { ($0.key, $0.value) })
+    }
+}
+
 /// Compares two secrets in time that depends only on their lengths.
 func constantTimeEquals(_ a: String, _ b: String) -> Bool {
     let x = Array(a.utf8)

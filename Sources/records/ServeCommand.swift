@@ -54,6 +54,10 @@ let serveCommand = Command(
         .flag(
             "restore-if-missing",
             "With --replicate: when the database file is missing (a new disk), restore it from the replica first"),
+        .flag(
+            "durable",
+            "With --replicate: acknowledge a write only once the replica holds it (concurrent writes share one "
+                + "wait); a write that cannot be replicated within 5 seconds answers 503"),
     ] + readReplicaOptions,
     discussion: """
         Serves the \(listed(appNames)) apps as web pages, rendered on the
@@ -96,6 +100,16 @@ let serveCommand = Command(
         and AWS_SECRET_ACCESS_KEY; for a plain http:// endpoint AWS_CA_BUNDLE is left
         out of Litestream's environment (its S3 client refuses to start with it).
 
+        With --durable, a write's page or API answer waits until the replica holds it
+        (concurrent writes share one wait). When Litestream is down or the replica does
+        not confirm within 5 seconds, the write answers 503: it is saved on this server
+        but not yet replicated, and the answer says so.
+
+        If the database file is deleted or replaced while the server runs, the server
+        notices (before each write's answer, and every 2 seconds), logs it, refuses
+        every write from then on (503) and says so on /status; reads go on from the file
+        as it was opened.
+
         With --read-replica URL, on another machine that can read the replica, the server
         serves a read-only copy that follows the primary's commits (a second or two
         behind) through Litestream's read-replica VFS, with no local copy to manage. Pages
@@ -106,6 +120,7 @@ let serveCommand = Command(
         "records serve",
         "records serve --listen 0.0.0.0:8443 --tls-cert cert.pem --tls-key key.pem",
         "records serve --replicate /mnt/backup/records --restore-if-missing",
+        "records serve --replicate /mnt/backup/records --durable",
     ],
     run: { invocation in
         let arguments = invocation.arguments
@@ -161,7 +176,15 @@ let serveCommand = Command(
         configuration.registration = registration
         configuration.secureCookies = options.tls != nil
         configuration.log = { line in serveLog(line) }
-        if let supervisor { configuration.replicationStatus = { supervisor.status() } }
+        if let supervisor {
+            configuration.replicationStatus = { supervisor.status() }
+            if invocation.arguments.flag("durable") {
+                configuration.durability = DurabilityWaiter(timeout: .seconds(5)) {
+                    try supervisor.syncAndWait(requireCaughtUp: false)
+                }
+                serveLog("durable: a write is acknowledged only once the replica holds it")
+            }
+        }
         configuration.readReplica = readReplica?.settings
         let app = WebApp(database: database, configuration: configuration)
         // Ctrl-C and SIGTERM stop the server rather than the process.
@@ -202,7 +225,7 @@ struct ReplicationPlan {
 private func prepareReplication(_ invocation: Invocation) throws -> ReplicationPlan? {
     let arguments = invocation.arguments
     guard let text = arguments.value("replicate") else {
-        for name in ["litestream", "restore-if-missing"]
+        for name in ["litestream", "restore-if-missing", "durable"]
         where arguments.value(name) != nil || arguments.flag(name) {
             throw UsageError(message: "--\(name) goes with --replicate", helpPath: invocation.path)
         }

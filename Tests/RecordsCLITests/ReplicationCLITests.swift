@@ -8,7 +8,7 @@ import Testing
 
 /// The Litestream that scripts/bootstrap.sh installs, which `records`
 /// finds beside its build directory when it is not on PATH.
-private func litestreamBinary() throws -> String {
+func litestreamBinary() throws -> String {
     var directory = try recordsBinary().deletingLastPathComponent()
     var looked: [String] = []
     for _ in 0..<3 {
@@ -22,7 +22,7 @@ private func litestreamBinary() throws -> String {
 }
 
 /// The IDs of `parent`'s child processes running `name`.
-private func children(of parent: Int32, named name: String) -> [Int32] {
+func children(of parent: Int32, named name: String) -> [Int32] {
     guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return [] }
     return entries.compactMap(Int32.init).filter { pid in
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
@@ -167,6 +167,7 @@ struct ReplicationCLITests {
             (["restore", sandbox.path("r")], "is already there: it is kept"),
             (["serve", "--restore-if-missing"], "--restore-if-missing goes with --replicate"),
             (["serve", "--litestream", litestream], "--litestream goes with --replicate"),
+            (["serve", "--durable"], "--durable goes with --replicate"),
             (["serve", "--replicate", "gopher://x"], "replicas to gopher:// are not supported"),
             (
                 ["serve", "--replicate", sandbox.path("r"), "--litestream", "/bin/false", "--listen", "127.0.0.1:0"],

@@ -105,7 +105,17 @@ enum OpenAPI {
         case nil: break
         }
         var responses = JSONObject()
-        for answer in operation.answers {
+        // Every write may be refused by WriteAcknowledgement, whatever its route.
+        var answers = operation.answers
+        if !["GET", "HEAD"].contains(operation.method) && !answers.contains(where: { $0.status == 503 }) {
+            answers.append(
+                .problem(
+                    503,
+                    "Not acknowledged: the server's database file was deleted or replaced (code "
+                        + "database-file-lost), or, on a server run with --durable, the replica did not confirm "
+                        + "the write (code not-replicated: it is saved on the server, not yet replicated)."))
+        }
+        for answer in answers {
             var response = JSONObject([("description", .string(answer.summary))])
             switch answer.content {
             case .json(let schema)?:
