@@ -6,7 +6,10 @@ JSON API, and times how long each takes to be found on the replica's API.
 Prints p50, p99 and the largest lag, in seconds.
 
     scripts/replica-lag.py [COUNT]      (default 50; RECORDS_BIN picks the
-                                         binary, default .build/release/records)
+                                         binary, default .build/release/records;
+                                         LAG_LIMIT the seconds it waits for one
+                                         create, default 30, then it fails and
+                                         shows both servers' last log lines)
 """
 
 import json
@@ -27,6 +30,8 @@ replica = os.path.join(work, "replica")
 environment = dict(os.environ, RECORDS_DATABASE=database)
 environment.pop("LITESTREAM_REPLICA_URL", None)
 password = "correct horse battery staple"
+logs = []
+limit = float(os.environ.get("LAG_LIMIT", "30"))
 
 
 def run(*arguments, text=None):
@@ -35,9 +40,10 @@ def run(*arguments, text=None):
 
 
 def serve(*arguments, database_path=database):
+    log = open(os.path.join(work, f"serve-{len(logs)}.log"), "w")
+    logs.append(log.name)
     process = subprocess.Popen([records, "--database", database_path, "serve", "--listen", "127.0.0.1:0",
-                                *arguments], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                               env=environment)
+                                *arguments], stdout=subprocess.PIPE, stderr=log, text=True, env=environment)
     line = process.stdout.readline()
     match = re.search(r"(http://\S+/)", line)
     if not match:
@@ -76,8 +82,12 @@ try:
             found = request(copy_url + f"api/v1/people?q={name}", token)
             if found.get("total", len(found.get("items", []))) > 0:
                 break
-            if time.monotonic() - acknowledged > 30:
-                sys.exit(f"replica-lag: {name} did not reach the replica in 30 s")
+            if time.monotonic() - acknowledged > limit:
+                for log in logs:
+                    with open(log) as text:
+                        sys.stderr.write(f"--- {os.path.basename(log)}, last lines:\n")
+                        sys.stderr.writelines(text.readlines()[-15:])
+                sys.exit(f"replica-lag: {name} (create {index + 1}) did not reach the replica in {limit:g} s")
             time.sleep(0.02)
         lags.append(time.monotonic() - acknowledged)
     lags.sort()
