@@ -155,8 +155,14 @@ class Browser:
 
     def text_of(self, css):
         """The element's text exactly as in the document (textContent), with
-        zero-width and bidirectional characters kept."""
-        return self.driver.execute_script("return arguments[0].textContent", self.find(css))
+        zero-width and bidirectional characters kept. Looked up and read in
+        one script: the page's live script may swap the element for a fresh
+        copy at any moment, which would leave a found element stale."""
+        text = self.driver.execute_script(
+            "const e = document.querySelector(arguments[0]); return e ? e.textContent : null", css)
+        if text is None:
+            self.find(css)  # raises NoSuchElementException, naming the selector
+        return text
 
     def main_text(self):
         return self.text_of("main")
