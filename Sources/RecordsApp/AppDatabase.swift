@@ -406,6 +406,23 @@ public final class AppDatabase: Sendable {
         }
     }
 
+    /// Runs `read` for one app's reads once every row of `folded` is
+    /// folded: in a reader (the usual case), else in a write that first
+    /// folds the rows another program wrote since, so that a read never
+    /// misses a row for want of its folded text or keys. A read replica
+    /// cannot fold: it reads what the primary folded.
+    func readFolded<T: Sendable>(
+        for app: App, _ folded: some FoldedColumns, _ read: @escaping @Sendable (Database) throws -> T
+    ) async throws -> T {
+        let found = try await self.read(for: app) { db in try folded.isComplete(db) ? read(db) : nil }
+        if let found { return found }
+        if isReadOnly { return try await self.read(for: app, read) }
+        return try await write(for: app) { db in
+            try folded.fill(db)
+            return try read(db)
+        }
+    }
+
     /// Runs `body` for reads of the tables the apps share, on a reader
     /// connection's own thread: one committed state throughout.
     func sharedRead<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {

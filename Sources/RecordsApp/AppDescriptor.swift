@@ -85,7 +85,8 @@ extension AppDescriptor {
     }
 
     func foldPending(_ db: Database) throws {
-        if let sortKeys, try !sortKeys.isComplete(db) { try sortKeys.fill(db) }
-        if let searchIndex, try !searchIndex.isComplete(db) { try searchIndex.fill(db) }
+        for folded in [sortKeys as (any FoldedColumns)?, searchIndex] {
+            if let folded, try !folded.isComplete(db) { try folded.fill(db) }
+        }
     }
 }

@@ -32,7 +32,17 @@ import SQLiteStore
 /// text has the same words in the same places. A `rebuild` of the FTS5
 /// table would index the unfolded text: ``create(_:)`` and ``fill(_:)``
 /// are the only ways it is filled.
-struct FoldedSearchIndex: Sendable {
+/// Columns derived from a table's rows by folding their text (search text,
+/// sort keys), filled in lazily: rows another program wrote are folded by
+/// the next write, or the next read in a write of its own.
+protocol FoldedColumns: Sendable {
+    /// Whether every row is folded.
+    func isComplete(_ db: Database) throws -> Bool
+    /// Folds the rows not folded yet, in the write running.
+    @discardableResult func fill(_ db: Database) throws -> Int
+}
+
+struct FoldedSearchIndex: FoldedColumns {
     /// The FTS5 table's name.
     let name: String
     /// The app's table, the index's content.

@@ -178,14 +178,7 @@ extension RecordTable {
     func searching<T: Sendable>(
         _ index: FoldedSearchIndex, _ read: @escaping @Sendable (Database) throws -> T
     ) async throws -> T {
-        let found = try await database.read(for: Record.app) { db in try index.isComplete(db) ? read(db) : nil }
-        if let found { return found }
-        // A read replica cannot fold: it reads what the primary folded.
-        if database.isReadOnly { return try await database.read(for: Record.app, read) }
-        return try await database.write(for: Record.app) { db in
-            try index.fill(db)
-            return try read(db)
-        }
+        try await database.readFolded(for: Record.app, index, read)
     }
 
     /// Page `number` (from 1) of `size` of the matches for what a person

@@ -66,16 +66,7 @@ extension RecordTable {
             window.total = try Record.fetchCount(db)
             return window
         }
-        if let keys {
-            let window = try await database.read(for: Record.app) { db in try keys.isComplete(db) ? read(db) : nil }
-            if let window { return window }
-            // A read replica cannot fold: it reads what the primary folded.
-            if database.isReadOnly { return try await database.read(for: Record.app, read) }
-            return try await database.write(for: Record.app) { db in
-                try keys.fill(db)
-                return try read(db)
-            }
-        }
+        if let keys { return try await database.readFolded(for: Record.app, keys, read) }
         return try await database.read(for: Record.app, read)
     }
 

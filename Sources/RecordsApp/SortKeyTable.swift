@@ -30,7 +30,7 @@ import SQLiteStore
 /// No foreign key ties the side table to the table: other tools run with
 /// foreign keys off, and the triggers do what a cascade would, for
 /// everyone.
-struct SortKeyTable: Sendable {
+struct SortKeyTable: FoldedColumns {
     /// The side table's name.
     let name: String
     /// The app's table.
@@ -208,13 +208,6 @@ extension RecordTable {
             page.total = try Record.fetchCount(db)
             return page
         }
-        let page = try await database.read(for: Record.app) { db in try keys.isComplete(db) ? read(db) : nil }
-        if let page { return page }
-        // A read replica cannot fold: it reads what the primary folded.
-        if database.isReadOnly { return try await database.read(for: Record.app, read) }
-        return try await database.write(for: Record.app) { db in
-            try keys.fill(db)
-            return try read(db)
-        }
+        return try await database.readFolded(for: Record.app, keys, read)
     }
 }

@@ -32,9 +32,13 @@ struct ReadOnlyReplicaGate: Middleware {
     let settings: ReadReplicaSettings
 
     func respond(to request: Request, next: Responder) async throws -> Response {
-        guard ["GET", "HEAD", "OPTIONS"].contains(request.method.uppercased()) else {
-            throw HTTPError(status: 503, message: settings.refusal)
-        }
+        if request.mayChangeState { throw HTTPError(status: 503, message: settings.refusal) }
         return try await next(request)
     }
+}
+
+extension Request {
+    /// Whether the request's method may change something: any but GET,
+    /// HEAD and OPTIONS (methods are case-sensitive).
+    var mayChangeState: Bool { !["GET", "HEAD", "OPTIONS"].contains(method) }
 }

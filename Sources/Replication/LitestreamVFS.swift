@@ -33,10 +33,8 @@ public enum LitestreamVFS {
             }
             return explicit
         }
-        var directory = URL(fileURLWithPath: program).deletingLastPathComponent()
-        for _ in 0..<3 {
-            directory = directory.deletingLastPathComponent()
-            let lib = directory.appendingPathComponent("venv/lib")
+        for venv in virtualEnvironments(nextTo: program) {
+            let lib = venv.appendingPathComponent("lib")
             let versions = ((try? manager.contentsOfDirectory(atPath: lib.path)) ?? [])
                 .filter { $0.hasPrefix("python3") }.sorted()
             for version in versions {

@@ -21,4 +21,6 @@ let commandFamilies: [CommandFamily] = appFamiliesInOrder + accountCommandFamili
 
 /// Commands for the whole database rather than one app (`records backup
 /// FILE`), in the order help lists them.
-let topLevelCommands: [Command] = [backupCommand, restoreCommand, serveCommand, completionCommand, manCommand, versionCommand]
+let topLevelCommands: [Command] = [
+    backupCommand, restoreCommand, serveCommand, completionCommand, manCommand, versionCommand,
+]
