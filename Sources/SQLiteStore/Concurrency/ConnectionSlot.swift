@@ -24,21 +24,32 @@ final class ConnectionSlot: @unchecked Sendable {
     private let lostConnectionMessage: String?
     /// The open connection's handle, for ``interrupt()`` from any thread.
     private let interruptible = InterruptibleHandle()
+    /// What finds the connection stale, when the configuration has a check.
+    private let staleness: StaleConnectionCheck?
+    /// The open connection's check.
+    private var freshness: ConnectionFreshness?
 
     /// A slot whose connection is opened by `open` on first use, or is
     /// `database` when one is given.
     ///
-    /// - Parameter lostConnectionMessage: nil when `open` gives a connection
-    ///   to the same data, so that a connection closed by an access closure
-    ///   is replaced; otherwise the message of the error every later access
-    ///   throws.
+    /// - Parameters:
+    ///   - lostConnectionMessage: nil when `open` gives a connection to the
+    ///     same data, so that a connection closed by an access closure is
+    ///     replaced; otherwise the message of the error every later access
+    ///     throws.
+    ///   - staleness: The configuration's check that replaces a connection
+    ///     gone stale.
     init(
         label: String, database: Database? = nil, lostConnectionMessage: String? = nil,
-        open: @escaping @Sendable () throws -> Database
+        staleness: StaleConnectionCheck? = nil, open: @escaping @Sendable () throws -> Database
     ) {
         self.queue = DispatchQueue(label: label)
         self.database = database
-        if let database { interruptible.publish(database) }
+        self.staleness = staleness
+        if let database {
+            interruptible.publish(database)
+            freshness = staleness.map(ConnectionFreshness.init)
+        }
         self.lostConnectionMessage = lostConnectionMessage
         self.open = open
     }
@@ -47,15 +58,23 @@ final class ConnectionSlot: @unchecked Sendable {
     ///
     /// A connection that an access closure closed (``Database/close()`` on
     /// the database it was lent) is replaced by a new one, or, when that
-    /// would lose data, reported by a ``ResultCode/misuse`` error.
+    /// would lose data, reported by a ``ResultCode/misuse`` error. So is
+    /// one the configuration's ``StaleConnectionCheck`` finds stale.
     func connection() throws -> Database {
         if let database {
-            if !database.isClosed { return database }
-            if let lostConnectionMessage { throw SQLiteError.misuse(lostConnectionMessage) }
+            if !database.isClosed {
+                guard let reason = freshness?.staleReason(database) else { return database }
+                staleness?.onReplace?(reason)
+                database.close()
+                self.database = nil
+            } else if let lostConnectionMessage {
+                throw SQLiteError.misuse(lostConnectionMessage)
+            }
         }
         let database = try open()
         self.database = database
         interruptible.publish(database)
+        freshness = staleness.map(ConnectionFreshness.init)
         return database
     }
 

@@ -84,16 +84,22 @@ public final class DatabasePool: DatabaseWriter, ObservableWriter {
 
         let writerConfiguration = Self.writerConfiguration(configuration)
         let database = try Database(path: path, configuration: writerConfiguration)
-        let writerSlot = ConnectionSlot(label: "SQLiteStore.DatabasePool.writer", database: database) {
-            // Only reached if an access closure closed the connection; the
-            // writer is otherwise opened above and kept until the pool closes.
+        let writerSlot = ConnectionSlot(
+            label: "SQLiteStore.DatabasePool.writer", database: database,
+            staleness: configuration.staleConnectionCheck
+        ) {
+            // Only reached if an access closure closed the connection, or the
+            // configuration's check found it stale; the writer is otherwise
+            // opened above and kept until the pool closes.
             try Database(path: path, configuration: writerConfiguration)
         }
         writer = ConnectionLeases(slots: [writerSlot], ownerName: "database pool")
 
         let readerConfiguration = Self.readerConfiguration(configuration)
         let readerSlots = (1...maximumReaderCount).map { index in
-            ConnectionSlot(label: "SQLiteStore.DatabasePool.reader\(index)") {
+            ConnectionSlot(
+                label: "SQLiteStore.DatabasePool.reader\(index)", staleness: configuration.staleConnectionCheck
+            ) {
                 try Database(path: path, configuration: readerConfiguration)
             }
         }

@@ -50,11 +50,13 @@ public final class DatabaseQueue: DatabaseWriter, ObservableWriter {
             lostConnectionMessage: isPrivate
                 ? "the DatabaseQueue's connection was closed by an access closure, and its "
                     + "\(path.isEmpty ? "temporary" : "in-memory") database is gone with it; open a new queue"
-                : nil
+                : nil,
+            staleness: isPrivate ? nil : configuration.staleConnectionCheck
         ) {
-            // Only reached if an access closure closed the connection; a
-            // queue otherwise keeps the one it opened until it is closed,
-            // after which nothing opens again.
+            // Only reached if an access closure closed the connection, or
+            // the configuration's check found it stale; a queue otherwise
+            // keeps the one it opened until it is closed, after which
+            // nothing opens again.
             try Database(path: path, configuration: configuration)
         }
         self.leases = ConnectionLeases(slots: [slot], ownerName: "database queue")

@@ -88,6 +88,13 @@ public struct Configuration: Sendable {
     /// are seen at once, without polling.
     public var observationPollingInterval: Duration = .milliseconds(250)
 
+    /// A check that a ``DatabaseQueue`` or ``DatabasePool`` runs on a
+    /// connection before lending it to an access (at most once per the
+    /// check's interval), replacing the connection when it finds it stale;
+    /// nil (the default) for none. For VFSes that follow a database living
+    /// elsewhere: see ``StaleConnectionCheck``.
+    public var staleConnectionCheck: StaleConnectionCheck?
+
     /// The default configuration.
     public init() {}
 
