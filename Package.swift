@@ -107,7 +107,7 @@ let package = Package(
         // Continuous replication of the server's database through Litestream,
         // run as a managed child process: its configuration, supervision,
         // control socket and restores. Knows nothing of the apps.
-        .target(name: "Replication"),
+        .target(name: "Replication", dependencies: ["SQLiteStore"]),
         // The apps' screens in a browser (`records serve`): pages rendered on
         // the server from the RecordsApp stores; no SQL here.
         .target(
@@ -170,7 +170,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ReplicationTests",
-            dependencies: ["Replication", "TestSupport"]
+            dependencies: ["Replication", "SQLiteStore", "TestSupport"]
         ),
         .testTarget(
             name: "RecordsCLITests",

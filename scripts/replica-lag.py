@@ -18,6 +18,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 
@@ -44,11 +45,24 @@ def serve(*arguments, database_path=database):
     logs.append(log.name)
     process = subprocess.Popen([records, "--database", database_path, "serve", "--listen", "127.0.0.1:0",
                                 *arguments], stdout=subprocess.PIPE, stderr=log, text=True, env=environment)
-    line = process.stdout.readline()
-    match = re.search(r"(http://\S+/)", line)
+    # The address is the first line of records' own; Litestream's VFS may
+    # log before it (LITESTREAM_LOG_LEVEL=DEBUG).
+    for _ in range(1000):
+        line = process.stdout.readline()
+        match = re.search(r"(http://\S+/)", line)
+        if match or not line:
+            break
+        log.write(line)
     if not match:
         process.kill()
         sys.exit(f"replica-lag: records serve {' '.join(arguments)} did not start: {line!r}")
+    # The rest of standard output (Litestream's VFS logs there) goes to the
+    # log, so that a full pipe never blocks the server.
+    def drain():
+        for rest in process.stdout:
+            log.write(rest)
+            log.flush()
+    threading.Thread(target=drain, daemon=True).start()
     return process, match.group(1)
 
 
@@ -65,6 +79,7 @@ token = run("token", "create", "--email", "ada@example.com", "--name", "lag", "-
             text=f"{password}\n").strip()
 primary, primary_url = serve("--replicate", replica)
 servers = [primary]
+failed = False
 try:
     deadline = time.monotonic() + 30
     while not any(name.endswith(".ltx") for _, _, names in os.walk(replica) for name in names):
@@ -74,6 +89,7 @@ try:
     copy, copy_url = serve("--read-replica", replica, database_path=os.path.join(work, "unused.sqlite"))
     servers.append(copy)
     lags = []
+    moments = []
     for index in range(count):
         name = f"Lag{index:05d}"
         request(primary_url + "api/v1/people", token, {"firstName": "Replica", "lastName": name})
@@ -87,9 +103,14 @@ try:
                     with open(log) as text:
                         sys.stderr.write(f"--- {os.path.basename(log)}, last lines:\n")
                         sys.stderr.writelines(text.readlines()[-15:])
-                sys.exit(f"replica-lag: {name} (create {index + 1}) did not reach the replica in {limit:g} s")
+                failed = True
+                sys.exit(f"replica-lag: {name} (create {index + 1}) did not reach the replica in {limit:g} s; "
+                         f"the logs are kept in {work}")
             time.sleep(0.02)
         lags.append(time.monotonic() - acknowledged)
+        moments.append((lags[-1], time.strftime("%H:%M:%S", time.gmtime()), name))
+    slowest = sorted(moments, reverse=True)[:5]
+    print("slowest: " + ", ".join(f"{name} {lag:.2f} s (found {at} UTC)" for lag, at, name in slowest))
     lags.sort()
     p50 = lags[len(lags) // 2]
     p99 = lags[min(len(lags) - 1, int(len(lags) * 0.99))]
@@ -99,4 +120,5 @@ finally:
         server.terminate()
     for server in servers:
         server.wait(timeout=30)
-    subprocess.run(["rm", "-rf", work])
+    if not failed:
+        subprocess.run(["rm", "-rf", work])

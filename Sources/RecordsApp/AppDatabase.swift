@@ -93,7 +93,7 @@ public final class AppDatabase: Sendable {
     /// The apps whose migration refused the tables it found, and why.
     let unavailableApps: [App: AppUnavailableError]
 
-    /// Whether this is a read replica (``init(readReplicaAt:vfs:debugLog:)``):
+    /// Whether this is a read replica (``init(readReplicaAt:vfs:staleConnectionCheck:debugLog:)``):
     /// every write fails, and the stores leave out the bookkeeping writes
     /// they would make while reading (a session's last use, an expired
     /// session's removal).
@@ -241,15 +241,20 @@ public final class AppDatabase: Sendable {
     ///   - path: The name the VFS opens (Litestream's ignores it and reads
     ///     the replica it was configured with).
     ///   - vfs: The VFS's registered name.
+    ///   - staleConnectionCheck: Replaces the connection when it stops
+    ///     following the primary (a VFS's own check, such as Litestream's);
+    ///     nil for none.
     ///   - debugLog: Receives every statement and error.
     /// - Throws: `SQLiteError` (no such VFS, the replica cannot be read),
     ///   ``ReadReplicaError`` when the replica's schema is not this
     ///   version's.
-    public convenience init(readReplicaAt path: String, vfs: String, debugLog: (@Sendable (String) -> Void)? = nil)
-        throws
-    {
+    public convenience init(
+        readReplicaAt path: String, vfs: String, staleConnectionCheck: StaleConnectionCheck? = nil,
+        debugLog: (@Sendable (String) -> Void)? = nil
+    ) throws {
         var configuration = Self.configuration(debugLog: debugLog)
         configuration.vfs = vfs
+        configuration.staleConnectionCheck = staleConnectionCheck
         configuration.isReadOnly = true
         configuration.createsMissingFile = false
         let queue = try DatabaseQueue(path: path, configuration: configuration)

@@ -1,4 +1,5 @@
 import Foundation
+import SQLiteStore
 
 /// Litestream's read-replica VFS (`pip install litestream-vfs`): a SQLite
 /// loadable extension that serves a replica's database straight from
@@ -65,5 +66,69 @@ public enum LitestreamVFS {
                     + "yet: restore it (records restore) or mount the bucket")
         }
         return replica.url
+    }
+
+    /// How long without a successful poll of the replica before a
+    /// connection counts as stale: the VFS polls once a second.
+    public static let stalePollSeconds = 3
+
+    /// Replaces a connection through the VFS that stopped following the
+    /// replica (for ``SQLiteStore/Configuration/staleConnectionCheck``).
+    ///
+    /// Litestream 0.5.17's VFS does not follow the replica's level-1
+    /// compactions reliably. Measured here (`scripts/replica-lag.py`):
+    /// - a connection opened while level 1 is empty, or one whose level-1
+    ///   position falls inside a later compaction's range, fails every
+    ///   poll from the next compaction on ("non-contiguous ltx file") and
+    ///   serves the same old commits;
+    /// - a connection that polled a commit in the same second as a
+    ///   compaction reported that commit's transaction ID and still did
+    ///   not show its rows, while a new connection did.
+    ///
+    /// A new connection reads the replica correctly. So a connection is
+    /// replaced:
+    /// - when the replica's newest level-1 file is not the one it had when
+    ///   the connection opened (a directory replica, checked by listing its
+    ///   `ltx/1`: a compaction runs every 30 s);
+    /// - whatever the replica, when `PRAGMA litestream_lag` says the last
+    ///   successful poll is ``stalePollSeconds`` or more ago.
+    ///
+    /// - Parameters:
+    ///   - replica: The replica the VFS follows.
+    ///   - interval: The least time between two checks of a connection.
+    ///   - onReplace: Told why, each time a connection is replaced.
+    public static func staleConnectionCheck(
+        replica: ReplicaLocation, every interval: Duration = .milliseconds(250),
+        onReplace: (@Sendable (String) -> Void)? = nil
+    ) -> StaleConnectionCheck {
+        let levelOne: String? =
+            if case .directory(let path) = replica { (path as NSString).appendingPathComponent("ltx/1") } else { nil }
+        return StaleConnectionCheck(every: interval, onReplace: onReplace) {
+            let opened = ContinuousClock.now
+            let newestAtOpen = levelOne.flatMap { newestLTXFile(in: $0) }
+            return { db in
+                if let levelOne, newestLTXFile(in: levelOne) != newestAtOpen {
+                    return "the replica's level-1 compaction ran after the connection opened, "
+                        + "which Litestream's VFS does not follow reliably"
+                }
+                // Another VFS ignores the pragma: no column, no answer.
+                let statement = try db.cachedStatement(sql: "PRAGMA litestream_lag")
+                guard statement.columnCount == 1,
+                    let text = try statement.fetchOne()?.decode(String?.self, at: 0), let lag = Int(text)
+                else { return nil }
+                if lag >= stalePollSeconds { return "the last successful poll of the replica was \(lag) s ago" }
+                if lag < 0 && ContinuousClock.now - opened >= .seconds(stalePollSeconds) {
+                    return "no successful poll of the replica since the connection opened"
+                }
+                return nil
+            }
+        }
+    }
+
+    /// The name of the newest LTX file in `directory` (their names are
+    /// fixed-width hexadecimal transaction IDs, so the greatest sorts
+    /// last), or nil when it holds none.
+    private static func newestLTXFile(in directory: String) -> String? {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasSuffix(".ltx") }.max()
     }
 }

@@ -81,7 +81,11 @@ func prepareReadReplica(_ invocation: Invocation) throws -> ReadReplicaServing? 
             try restartWithEnvironment(LitestreamVFS.replicaVariable, url)
         }
         try LoadableExtension.loadForProcess(at: library, entryPoint: LitestreamVFS.entryPoint)
-        let database = try AppDatabase(readReplicaAt: "records-replica.sqlite", vfs: LitestreamVFS.name)
+        let staleness = LitestreamVFS.staleConnectionCheck(replica: replica) { reason in
+            serveLog("the read replica's connection stopped following the primary (\(reason)): opening a new one")
+        }
+        let database = try AppDatabase(
+            readReplicaAt: "records-replica.sqlite", vfs: LitestreamVFS.name, staleConnectionCheck: staleness)
         serveLog("serving a read-only copy of the database replicated to \(replica), through \(library)")
         return ReadReplicaServing(
             database: database, settings: ReadReplicaSettings(replica: replica.description, primary: primary))
