@@ -28,12 +28,20 @@ public struct ReadReplicaSettings: Sendable {
 /// GET, HEAD and OPTIONS) with 503 on a read replica, before its route
 /// runs: the database cannot take the write, and the client learns where
 /// to send it rather than a 500.
+///
+/// On the API the refusal is a problem document with the code
+/// `read-only-replica`. It has no `Retry-After`: trying again here never
+/// succeeds.
 struct ReadOnlyReplicaGate: Middleware {
     let settings: ReadReplicaSettings
+    /// Whether to answer with the API's problem documents, else the site's
+    /// error pages.
+    let api: Bool
 
     func respond(to request: Request, next: Responder) async throws -> Response {
-        if request.mayChangeState { throw HTTPError(status: 503, message: settings.refusal) }
-        return try await next(request)
+        guard request.mayChangeState else { return try await next(request) }
+        if api { throw Problem(status: 503, code: "read-only-replica", detail: settings.refusal) }
+        throw HTTPError(status: 503, message: settings.refusal)
     }
 }
 

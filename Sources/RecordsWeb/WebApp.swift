@@ -182,20 +182,20 @@ public final class WebApp: HTTPApplication {
                     APIHeaders(), APIProblems(log: configuration.log),
                     BearerAuthentication(tokens: apiTokens, throttle: tokenThrottle, log: configuration.log),
                     WriteAcknowledgement(context: context, api: true),
-                ] + replicaGate,
+                ] + replicaGate(api: true),
                 otherwise: [
                     SecurityHeaders(),
                     SessionMiddleware(authenticator: authenticator, secureCookies: configuration.secureCookies),
                     ErrorPages(log: configuration.log),
                     WriteAcknowledgement(context: context, api: false),
-                ] + replicaGate)
+                ] + replicaGate(api: false))
         ]
     }
 
     /// On a read replica, the check that refuses changes (inside the
     /// error pages and problems, which show its 503).
-    private var replicaGate: [any Middleware] {
-        configuration.readReplica.map { [ReadOnlyReplicaGate(settings: $0)] } ?? []
+    private func replicaGate(api: Bool) -> [any Middleware] {
+        configuration.readReplica.map { [ReadOnlyReplicaGate(settings: $0, api: api)] } ?? []
     }
 
     public func log(_ message: String) { configuration.log(message) }

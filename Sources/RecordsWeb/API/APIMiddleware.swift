@@ -73,6 +73,7 @@ struct APIProblems: Middleware {
                 case 405: "method-not-allowed"
                 case 413: "too-large"
                 case 429: "too-many-requests"
+                case 503: "unavailable"
                 default: "bad-request"
                 }
             var problem = Problem(status: error.status, code: code, detail: Problem.sentence(error.message))

@@ -113,7 +113,8 @@ enum OpenAPI {
                     503,
                     "Not acknowledged: the server's database file was deleted or replaced (code "
                         + "database-file-lost), or, on a server run with --durable, the replica did not confirm "
-                        + "the write (code not-replicated: it is saved on the server, not yet replicated)."))
+                        + "the write (code not-replicated: it is saved on the server, not yet replicated), or "
+                        + "the server is a read replica (code read-only-replica: send changes to the primary)."))
         }
         for answer in answers {
             var response = JSONObject([("description", .string(answer.summary))])

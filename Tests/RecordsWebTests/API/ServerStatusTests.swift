@@ -98,6 +98,8 @@ import Testing
             "POST", "/api/v1/people", json: #"{"firstName":"Lise","lastName":"Meitner"}"#, token: site.writer)
         #expect(created.status == 503)
         #expect(created.isProblem)
+        #expect(created.json["code"] as? String == "read-only-replica")
+        #expect(created.header("Retry-After") == nil)
         #expect(created.text.contains("primary server (https://primary.example/<i>)"))
         let form = await site.app.respond(to: Request(method: "POST", path: "/login"))
         #expect(form.status == 503)
