@@ -114,64 +114,71 @@ extension RecordTable {
 }
 
 extension PeopleStore {
-    /// `limit` people from `offset` in the given order (by name when nil),
-    /// or the best matches of `search` when it is given, and how many
-    /// there are in all; see ``RecordWindow``.
+    /// `limit` people from `offset` in the given order (by name when nil)
+    /// and direction (the order's default when nil), or the best matches
+    /// of `search` when it is given, and how many there are in all; see
+    /// ``RecordWindow``.
     ///
     /// - Throws: ``ValidationError`` when `limit` is not from 1 to
     ///   ``PageRules/maxSize`` or `offset` is negative.
-    public func window(sortedBy sort: PersonSort? = nil, matching search: String? = nil, limit: Int, offset: Int)
-        async throws -> RecordWindow<Person>
-    {
+    public func window(
+        sortedBy sort: PersonSort? = nil, direction: SortDirection? = nil, matching search: String? = nil, limit: Int,
+        offset: Int
+    ) async throws -> RecordWindow<Person> {
         if let search {
             return try await table.searchWindow(search, using: Self.indexedSearch, limit: limit, offset: offset)
         }
         let sort = sort ?? .name
+        let direction = direction ?? sort.defaultDirection
         if sort == .newest {
-            return try await table.window(
-                orderBy: Self.order(sort), direction: sort.defaultDirection, limit: limit, offset: offset)
+            return try await table.window(orderBy: Self.order(sort), direction: direction, limit: limit, offset: offset)
         }
         return try await table.window(
-            keyedBy: PeopleSchema.sortKeys, orderBy: Self.keyedOrder(sort), direction: sort.defaultDirection,
-            limit: limit, offset: offset)
+            keyedBy: PeopleSchema.sortKeys, orderBy: Self.keyedOrder(sort), direction: direction, limit: limit,
+            offset: offset)
     }
 }
 
 extension ContactsStore {
     /// `limit` contacts from `offset` in the given order (by name when
-    /// nil), and how many there are in all; see ``RecordWindow``.
+    /// nil) and direction (the order's default when nil), and how many
+    /// there are in all; see ``RecordWindow``.
     ///
     /// - Throws: ``ValidationError`` when `limit` is not from 1 to
     ///   ``PageRules/maxSize`` or `offset` is negative.
-    public func window(sortedBy sort: ContactSort? = nil, limit: Int, offset: Int) async throws
-        -> RecordWindow<Contact>
+    public func window(sortedBy sort: ContactSort? = nil, direction: SortDirection? = nil, limit: Int, offset: Int)
+        async throws -> RecordWindow<Contact>
     {
-        switch sort ?? .name {
+        let sort = sort ?? .name
+        let direction = direction ?? sort.defaultDirection
+        switch sort {
         case .name:
-            try await table.window(keyedBy: ContactsSchema.sortKeys, orderBy: nil, limit: limit, offset: offset)
+            return try await table.window(
+                keyedBy: ContactsSchema.sortKeys, orderBy: nil, direction: direction, limit: limit, offset: offset)
         case .newest:
-            try await table.window(
-                orderBy: Self.order(.newest), direction: ContactSort.newest.defaultDirection, limit: limit,
-                offset: offset)
+            return try await table.window(
+                orderBy: Self.order(.newest), direction: direction, limit: limit, offset: offset)
         }
     }
 }
 
 extension CoffeeStore {
-    /// `limit` coffees from `offset` in the given order (by name when nil),
-    /// hydrated (price and picture), or the best matches of `search` when
-    /// it is given, and how many there are in all; see ``RecordWindow``.
+    /// `limit` coffees from `offset` in the given order (by name when nil)
+    /// and direction (the order's default when nil), hydrated (price and
+    /// picture), or the best matches of `search` when it is given, and how
+    /// many there are in all; see ``RecordWindow``.
     ///
     /// - Throws: ``ValidationError`` when `limit` is not from 1 to
     ///   ``PageRules/maxSize`` or `offset` is negative.
-    public func window(sortedBy sort: CoffeeSort? = nil, matching search: String? = nil, limit: Int, offset: Int)
-        async throws -> RecordWindow<Coffee>
-    {
+    public func window(
+        sortedBy sort: CoffeeSort? = nil, direction: SortDirection? = nil, matching search: String? = nil, limit: Int,
+        offset: Int
+    ) async throws -> RecordWindow<Coffee> {
         if let search {
             return try await table.searchWindow(search, using: Self.indexedSearch, limit: limit, offset: offset)
         }
         let sort = sort ?? .name
         return try await table.window(
-            orderBy: Self.order(sort), direction: sort.defaultDirection, limit: limit, offset: offset)
+            orderBy: Self.order(sort), direction: direction ?? sort.defaultDirection, limit: limit, offset: offset)
     }
 }

@@ -103,11 +103,13 @@ extension APIField {
     }
 }
 
-/// The query of a list: `?limit=20&offset=40&sort=age&q=ada`.
+/// The query of a list: `?limit=20&offset=40&sort=age&order=desc&q=ada`.
 struct APIListQuery: Sendable {
     var limit = 20
     var offset = 0
     var sort: String?
+    /// Which way the order runs; nil for the order's own default.
+    var direction: SortDirection?
     var search: String?
 
     static let maximumLimit = 500

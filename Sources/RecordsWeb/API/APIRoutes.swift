@@ -46,6 +46,11 @@ enum APIRoutes {
             .query(
                 "sort", "The order: \(resource.sorts.joined(separator: ", ")) (\(resource.sorts[0]) when left out).",
                 schema: OpenAPI.enumSchema(resource.sorts)),
+            .query(
+                "order",
+                "Which way the order runs: asc or desc (the order's own way when left out: newest first for "
+                    + "newest, else up). Ignored with q.",
+                schema: OpenAPI.enumSchema(SortDirection.allCases.map(\.rawValue))),
         ]
         if resource.searchable {
             listParameters.append(
@@ -218,6 +223,13 @@ enum APIRoutes {
                 query.sort = sort
             } else {
                 errors.append(("sort", "Sort must be one of \(resource.sorts.joined(separator: ", "))."))
+            }
+        }
+        if let text = request.query["order"] {
+            if let direction = SortDirection(rawValue: text) {
+                query.direction = direction
+            } else {
+                errors.append(("order", "Order must be asc or desc."))
             }
         }
         if let search = request.query["q"] {

@@ -24,7 +24,8 @@ extension APIResource {
         sorts: CoffeeSort.allCases.map(\.rawValue), searchable: true,
         list: { context, query in
             let window = try await context.coffee.window(
-                sortedBy: query.sort.flatMap(CoffeeSort.init(rawValue:)), matching: query.search, limit: query.limit,
+                sortedBy: query.sort.flatMap(CoffeeSort.init(rawValue:)), direction: query.direction,
+                matching: query.search, limit: query.limit,
                 offset: query.offset)
             return APIList(items: try window.records.map { try Self.coffee($0).json }, total: window.total)
         },

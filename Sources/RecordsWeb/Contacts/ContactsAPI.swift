@@ -19,7 +19,8 @@ extension APIResource {
         sorts: ContactSort.allCases.map(\.rawValue), searchable: false,
         list: { context, query in
             let window = try await context.contacts.window(
-                sortedBy: query.sort.flatMap(ContactSort.init(rawValue:)), limit: query.limit, offset: query.offset)
+                sortedBy: query.sort.flatMap(ContactSort.init(rawValue:)), direction: query.direction,
+                limit: query.limit, offset: query.offset)
             return APIList(items: window.records.map { Self.contact($0).json }, total: window.total)
         },
         get: { context, id in try await context.contacts.contact(id: id).map(Self.contact) },

@@ -18,7 +18,8 @@ extension APIResource {
         sorts: PersonSort.allCases.map(\.rawValue), searchable: true,
         list: { context, query in
             let window = try await context.people.window(
-                sortedBy: query.sort.flatMap(PersonSort.init(rawValue:)), matching: query.search, limit: query.limit,
+                sortedBy: query.sort.flatMap(PersonSort.init(rawValue:)), direction: query.direction,
+                matching: query.search, limit: query.limit,
                 offset: query.offset)
             return APIList(items: window.records.map { Self.person($0).json }, total: window.total)
         },

@@ -49,6 +49,38 @@ import Testing
         #expect(rest.json["offset"] as? Int == 1)
     }
 
+    @Test func orderReversesEachSortAndItsPagesNeitherSkipNorRepeat() async throws {
+        let site = try await APISite()
+        try await addPerson(site, "Grace", "Hopper", age: 85)
+        try await addPerson(site, "Ada", "Lovelace", age: 36)
+        try await addPerson(site, "Alan", "Turing", age: 41)
+        try await addPerson(site, "Edsger", "Dijkstra")
+        func lastNames(_ query: String) async -> [String] {
+            let answer = await site.send("GET", "/api/v1/people?\(query)")
+            return (answer.json["items"] as? [[String: Any]] ?? []).compactMap { $0["lastName"] as? String }
+        }
+        for sort in ["name", "age", "newest"] {
+            let up = await lastNames("sort=\(sort)&order=asc")
+            let down = await lastNames("sort=\(sort)&order=desc")
+            #expect(up.count == 4, "\(sort)")
+            if sort == "age" {
+                // An unknown age stays last both ways.
+                #expect(up == ["Lovelace", "Turing", "Hopper", "Dijkstra"])
+                #expect(down == ["Hopper", "Turing", "Lovelace", "Dijkstra"])
+            } else {
+                #expect(down == up.reversed(), "\(sort)")
+            }
+            let paged =
+                await lastNames("sort=\(sort)&order=desc&limit=2")
+                + lastNames("sort=\(sort)&order=desc&limit=2&offset=2")
+            #expect(paged == down, "\(sort)")
+        }
+        // Without order, each sort runs its own way: newest first.
+        #expect(await lastNames("sort=newest") == ["Dijkstra", "Turing", "Lovelace", "Hopper"])
+        let contacts = await site.send("GET", "/api/v1/contacts?order=desc")
+        #expect(contacts.status == 200)
+    }
+
     @Test func theListSearchesTheFullTextIndex() async throws {
         let site = try await APISite()
         try await addPerson(site, "Ada", "Lovelace")
@@ -61,7 +93,7 @@ import Testing
 
     @Test func aListQueryOutOfRangeIsAProblemNamingTheParameter() async throws {
         let site = try await APISite()
-        for query in ["limit=0", "limit=501", "limit=x", "offset=-1", "sort=height"] {
+        for query in ["limit=0", "limit=501", "limit=x", "offset=-1", "sort=height", "order=down", "order=DESC"] {
             let answer = await site.send("GET", "/api/v1/people?\(query)")
             #expect(answer.status == 422, "\(query)")
             #expect(answer.isProblem)
