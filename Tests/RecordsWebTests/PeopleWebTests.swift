@@ -89,10 +89,19 @@ struct PeopleWebTests {
         #expect(body.matches(of: /aria-sort=/).count == 1)
         let newest = try await client.get("/people?sort=newest").body
         #expect(ListsWeb.rowIDs(in: newest, prefix: "person") == [young.id, none.id, old.id])
+        // The current order's link is marked and, like the active
+        // heading's, chooses the other way.
         #expect(
-            newest.contains("<a href=\"/people?sort=newest\" id=\"sort-newest\" aria-current=\"true\">Newest first</a>")
-        )
+            newest.contains(
+                "<a href=\"/people?sort=newest&amp;order=asc\" id=\"sort-newest\" aria-current=\"true\" title=\"Show oldest first\">Newest first</a>"
+            ))
         #expect(!newest.contains("aria-sort="))
+        let oldest = try await client.get("/people?sort=newest&order=asc").body
+        #expect(ListsWeb.rowIDs(in: oldest, prefix: "person") == [old.id, none.id, young.id])
+        #expect(
+            oldest.contains(
+                "<a href=\"/people?sort=newest\" id=\"sort-newest\" aria-current=\"true\" title=\"Show newest first\">Oldest first</a>"
+            ))
     }
 
     @Test("The active heading's link reverses the order; the arrow, aria-sort and the other headings follow")

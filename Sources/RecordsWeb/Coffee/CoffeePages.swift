@@ -100,7 +100,11 @@ enum CoffeePages {
 
     // MARK: - The list
 
-    static let sorts: [(CoffeeSort, String)] = [(.name, "name"), (.newest, "Newest first"), (.price, "price")]
+    static let sorts: [SortLabel<CoffeeSort>] = [
+        SortLabel(.name, "name", reversed: "name, Z to A"),
+        SortLabel(.newest, "Newest first", reversed: "Oldest first"),
+        SortLabel(.price, "price", reversed: "price, highest first"),
+    ]
 
     /// The list's columns: the picture's thumbnail, the name, the price.
     static let columns: [ListColumn<CoffeeSort>] = [

@@ -31,7 +31,10 @@ enum ContactsViews {
         case refused(ValidationError)
     }
 
-    static let sorts: [(ContactSort, String)] = [(.name, "name"), (.newest, "Newest first")]
+    static let sorts: [SortLabel<ContactSort>] = [
+        SortLabel(.name, "name", reversed: "name, Z to A"),
+        SortLabel(.newest, "Newest first", reversed: "Oldest first"),
+    ]
 
     /// The list's columns: the name, the address, how to reach them, and
     /// the row's actions.

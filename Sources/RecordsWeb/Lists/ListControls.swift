@@ -202,20 +202,30 @@ enum ListControls {
     }
 
     /// The links choosing the orders no column's heading chooses (the
-    /// newest first), the current one marked, or, for a search, a line
-    /// saying the best matches come first.
+    /// newest first), or, for a search, a line saying the best matches
+    /// come first. The current one is marked and named for the way it runs
+    /// ("Oldest first" once reversed); like the active heading's, its link
+    /// chooses the other way.
     static func sortLinks<Sort: RecordSort & RawRepresentable & CaseIterable & Equatable & Sendable>(
         base: String, query: ListQuery<Sort>, defaultSort: Sort, columns: [ListColumn<Sort>],
-        labels: [(Sort, String)]
+        labels: [SortLabel<Sort>]
     ) -> HTML where Sort.RawValue == String {
         if query.isSearch { return "<p class=\"sort\" id=\"sort\">Best matches first.</p>" }
-        let others = labels.filter { sort, _ in !columns.contains { $0.sort == sort } }
+        let others = labels.filter { label in !columns.contains { $0.sort == label.sort } }
         guard !others.isEmpty else { return "" }
-        let links = others.map { sort, label -> HTML in
-            let href = link(base, search: "", sort: sort, defaultSort: defaultSort, size: query.size, page: 1)
-            let isCurrent = sort == query.sort && query.direction == sort.defaultDirection
-            let current: HTML? = isCurrent ? " aria-current=\"true\"" : nil
-            return "<a href=\"\(href)\" id=\"sort-\(sort.rawValue)\"\(current)>\(label)</a>"
+        let links = others.map { label -> HTML in
+            let sort = label.sort
+            guard sort == query.sort else {
+                let href = link(base, search: "", sort: sort, defaultSort: defaultSort, size: query.size, page: 1)
+                return "<a href=\"\(href)\" id=\"sort-\(sort.rawValue)\">\(label.label)</a>"
+            }
+            let isReversed = query.direction != sort.defaultDirection
+            let href = link(
+                base, search: "", sort: sort, direction: query.direction.reversed, defaultSort: defaultSort,
+                size: query.size, page: 1)
+            let (text, other) = isReversed ? (label.reversed, label.label) : (label.label, label.reversed)
+            return
+                "<a href=\"\(href)\" id=\"sort-\(sort.rawValue)\" aria-current=\"true\" title=\"Show \(other.lowercased())\">\(text)</a>"
         }
         return "<p class=\"sort\" id=\"sort\">Also sorted: \(HTML(joining: links, separator: " · "))</p>"
     }
@@ -366,5 +376,19 @@ enum ListControls {
                 <a href="\(cancel)">Cancel</a>
                 </form>
                 """)
+    }
+}
+
+/// How a list's order is named among the links above its table: `label`
+/// the way it runs by default, `reversed` the other way.
+struct SortLabel<Sort: Sendable>: Sendable {
+    let sort: Sort
+    let label: String
+    let reversed: String
+
+    init(_ sort: Sort, _ label: String, reversed: String) {
+        self.sort = sort
+        self.label = label
+        self.reversed = reversed
     }
 }

@@ -21,7 +21,10 @@ enum PeopleViews {
         }
     }
 
-    static let sorts: [(PersonSort, String)] = [(.name, "name"), (.age, "age"), (.newest, "Newest first")]
+    static let sorts: [SortLabel<PersonSort>] = [
+        SortLabel(.name, "name", reversed: "name, Z to A"), SortLabel(.age, "age", reversed: "age, oldest first"),
+        SortLabel(.newest, "Newest first", reversed: "Oldest first"),
+    ]
 
     /// The list's columns: the last name sorts by name (last, then first),
     /// the age by age.
