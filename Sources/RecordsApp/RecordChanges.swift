@@ -84,7 +84,8 @@ extension AppDatabase {
     ///
     /// A change is logged when its transaction commits, with the next
     /// sequence; a transaction rolled back logs nothing. An `UPDATE` that
-    /// writes a value a record already had is logged too. The log is a
+    /// writes a value a record already had is logged too. Updates of one
+    /// record that follow each other in a batch come as one, the last. The log is a
     /// signal to read again, not the data: read the record through its
     /// store (it may have changed again since, or be gone).
     ///
@@ -125,7 +126,18 @@ extension AppDatabase {
                     // A row another program wrote with an unknown app or kind is left out.
                     guard let app = App(rawValue: try row[1]), let kind = RecordChange.Kind(rawValue: try row[2])
                     else { continue }
-                    changes.append(RecordChange(sequence: last, app: app, kind: kind, id: try row[3]))
+                    let change = RecordChange(sequence: last, app: app, kind: kind, id: try row[3])
+                    // Updates of one record in a row say the same thing: the
+                    // reader sees them together, after all of them, so the
+                    // last one stands for all (a profile picture replaced,
+                    // its old row deleted and the new one inserted, is one).
+                    if kind == .updated, let previous = changes.last, previous.kind == .updated,
+                        previous.app == app, previous.id == change.id
+                    {
+                        changes[changes.count - 1] = change
+                    } else {
+                        changes.append(change)
+                    }
                 }
             }
             // The log's sequences have no gaps but the trimmed start: a

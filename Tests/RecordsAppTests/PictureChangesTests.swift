@@ -94,10 +94,14 @@ struct PictureChangesTests {
         let ada = try await users.register(validForm())
         var start = try await file.database.latestChangeSequence()
         try await users.setPicture(userID: ada.id, from: .data(PictureBytes.make(count: 300)))
+        try await users.setPicture(userID: ada.id, from: .data(PictureBytes.make(count: 400)))
         try await users.removePicture(userID: ada.id)
+        let latest = try await file.database.latestChangeSequence()
         let logged = try await file.database.recordChanges(after: start, apps: [.users], limit: 100).changes
-        #expect(!logged.isEmpty)
-        #expect(logged.allSatisfy { $0.app == .users && $0.kind == .updated && $0.id == ada.id })
+        // Storing, replacing (the old row deleted, the new one inserted)
+        // and removing log four rows; a reader gets one update, the last.
+        #expect(latest - start == 4)
+        #expect(logged == [RecordChange(sequence: latest, app: .users, kind: .updated, id: ada.id)])
         try await users.setPicture(userID: ada.id, from: .data(PictureBytes.make(count: 300)))
         start = try await file.database.latestChangeSequence()
         try file.database.write { db in try db.execute("DELETE FROM User_Master WHERE UID = \(ada.id)") }
