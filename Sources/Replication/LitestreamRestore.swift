@@ -93,20 +93,48 @@ public enum LitestreamRestore {
         return earliest...latest
     }
 
-    /// Checks that Litestream can list the replica (`litestream ltx`): a
-    /// store that is unreachable, a bucket that does not exist or
-    /// credentials it refuses are found here, before a server starts,
-    /// rather than in its log while it serves without a replica.
+    /// Checks that the replica can be written: a directory is made if
+    /// missing and a file written in it and removed; an S3 store is listed
+    /// by Litestream (`litestream ltx`). A path under a file, a directory
+    /// that cannot be written, a store that is unreachable, a bucket that
+    /// does not exist or credentials it refuses are found here, before a
+    /// server starts, rather than in its log while it serves without a
+    /// replica (Litestream itself starts and only logs them).
     ///
     /// Litestream's S3 client retries an unreachable endpoint for about two
     /// minutes; the check gives up after `limit`.
     ///
-    /// - Throws: ``ReplicationError`` with Litestream's words, or saying
-    ///   that the replica did not answer in time.
+    /// - Throws: ``ReplicationError`` with the reason (Litestream's words
+    ///   for a store), or saying that the store did not answer in time.
     public static func checkReachable(
         executable: String, replica: ReplicaLocation, within limit: Duration = .seconds(20),
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws {
+        if case .directory(let path) = replica {
+            let probe = path + "/.records-probe-\(UUID().uuidString)"
+            // Made as `mkdir -p` would, with the system's words for a
+            // failure (Foundation's are a bare "error 512" here).
+            var made = ""
+            for component in path.split(separator: "/") {
+                made += "/" + component
+                if mkdir(made, 0o755) != 0 && errno != EEXIST {
+                    throw ReplicationError(
+                        "cannot make the replica directory \(made): \(String(cString: strerror(errno)))")
+                }
+            }
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw ReplicationError("the replica \(path) is a file, not a directory")
+            }
+            let descriptor = open(probe, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+            guard descriptor >= 0 else {
+                throw ReplicationError(
+                    "cannot write to the replica directory \(path): \(String(cString: strerror(errno)))")
+            }
+            close(descriptor)
+            unlink(probe)
+            return
+        }
         let (status, said) = try runLitestream(
             executable, ["ltx", "-no-expand-env", "-level", "all", replica.url], replica: replica,
             environment: environment, limit: limit)
