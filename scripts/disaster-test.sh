@@ -124,10 +124,6 @@ done
 
 private_work_directory disaster
 
-field() { # field NAME LINE: the value after " NAME="
-    local rest="${2##* "$1"=}"
-    echo "${rest%% *}"
-}
 client() { "$python" "$root/scripts/disaster-client.py" "$@"; }
 
 echo "== disaster test: seed $seed (replay with --seed $seed), $creates creates at 16 connections, $configuration build${replica_url:+, replica in $replica_url}"

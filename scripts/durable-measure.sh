@@ -95,10 +95,6 @@ done = function(summary, latency, requests)
 end
 LUA
 
-field() { # field NAME LINE: the number after " NAME="
-    local rest="${2##* "$1"=}"
-    echo "${rest%% *}"
-}
 
 printf '%-28s %5s %10s %8s %8s %8s\n' mode conns creates/s "p50 ms" "p99 ms" failures
 for mode in async durable; do

@@ -56,3 +56,9 @@ start_serve() {
     echo "records serve $* did not start: $(tail -n 5 "$log")" >&2
     return 1
 }
+
+# field NAME LINE: the value after " NAME=" in a `RESULT key=value ...` line.
+field() {
+    local rest="${2##* "$1"=}"
+    echo "${rest%% *}"
+}
