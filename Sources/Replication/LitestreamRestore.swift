@@ -33,6 +33,10 @@ public enum LitestreamRestore {
         executable: String, replica: ReplicaLocation, output: String, timestamp: Date? = nil,
         ifReplicaExists: Bool = false, environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws -> Outcome {
+        // An unreachable store would be retried for about two minutes.
+        if case .s3 = replica {
+            try checkReachable(executable: executable, replica: replica, environment: environment)
+        }
         var timestamp = timestamp
         if let moment = timestamp,
             let range = try? history(executable: executable, replica: replica, environment: environment)

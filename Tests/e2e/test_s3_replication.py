@@ -206,7 +206,8 @@ def test_a_missing_bucket_is_a_clear_error_that_changes_nothing(moto, tmp_path):
     assert "cannot reach the replica" in run.stderr and "NoSuchBucket" in run.stderr, run.stderr
     assert not os.path.exists(database)
     restore = records(environment, database, "restore", missing, check=False)
-    assert restore.returncode != 0 and "cannot restore from" in restore.stderr, restore.stderr
+    assert restore.returncode != 0 and "cannot reach the replica" in restore.stderr, restore.stderr
+    assert "NoSuchBucket" in restore.stderr, restore.stderr
     assert not os.path.exists(database)
     replica = records(environment, str(tmp_path / "unused.sqlite"), "serve", "--listen", "127.0.0.1:0",
                       "--read-replica", missing, check=False)
@@ -232,10 +233,15 @@ def test_credentials_the_store_refuses_are_a_clear_error(tmp_path):
 
 def test_an_unreachable_endpoint_is_an_error_at_start_not_a_server_without_a_replica(moto, tmp_path):
     environment = moto.environment(AWS_ENDPOINT_URL=f"http://127.0.0.1:{free_port()}")
-    run = records(environment, str(tmp_path / "records.sqlite"), "serve", "--listen", "127.0.0.1:0",
-                  "--replicate", "s3://records/db", check=False)
+    database = str(tmp_path / "records.sqlite")
+    run = records(environment, database, "serve", "--listen", "127.0.0.1:0", "--replicate", "s3://records/db",
+                  check=False)
     assert run.returncode != 0 and "Serving" not in run.stdout, run
     assert "did not answer within 20 s" in run.stderr, run.stderr
+    # A restore gives up as soon, rather than after Litestream's two minutes of retries.
+    restore = records(environment, database, "restore", "s3://records/db", check=False)
+    assert restore.returncode != 0 and "did not answer within 20 s" in restore.stderr, restore.stderr
+    assert not os.path.exists(database)
 
 
 def test_an_empty_s3_replica_restores_nothing_and_a_new_server_starts_fresh(moto, tmp_path):
