@@ -3,7 +3,7 @@
 # the server's disk is lost in the middle of a run of writes.
 #
 #   scripts/disaster-test.sh [--no-build] [--release] [--seed N] [--creates N]
-#                            [--mode durable|async|both] [--replica URL]
+#                            [--mode durable|async|both] [--replica URL] [--keep]
 #
 # For each mode (--replicate DIR --durable, then --replicate DIR alone), on a
 # fresh data directory with a directory replica beside it:
@@ -28,6 +28,9 @@
 # under PATH/MODE); it goes with --mode durable, as the lag is measured on a
 # directory replica only.
 #
+# --keep leaves the working directory (the servers' logs, the creates' log)
+# and prints its path.
+#
 # The kill's moment comes from --seed (default: a new one, printed), so a
 # failing run is replayed with the same --seed: the same number of answers
 # before the kill (the timing of the syncs around it is the machine's).
@@ -45,11 +48,13 @@ seed=""
 creates=1000
 modes="durable async"
 replica_url=""
-usage() { sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; }
+keep_work=0
+usage() { sed -n '2,40p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
     case "$1" in
     --no-build) build=0 ;;
     --release) configuration=release ;;
+    --keep) keep_work=1 ;;
     --seed | --creates | --mode | --replica)
         [ $# -ge 2 ] || {
             echo "disaster-test: $1 needs a value" >&2

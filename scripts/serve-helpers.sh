@@ -4,7 +4,8 @@
 
 # private_work_directory NAME: makes `work`, a private temporary directory,
 # and sets traps that stop the `server` still running (SIGTERM) and remove
-# `work` when the script ends, however it ends.
+# `work` when the script ends, however it ends (kept, and its path printed,
+# when `keep_work` is 1: the servers' logs, for a run to look into).
 private_work_directory() {
     work="$(mktemp -d "${TMPDIR:-/tmp}/records-$1.XXXXXX")"
     chmod 700 "$work"
@@ -20,7 +21,11 @@ serve_helpers_cleanup() {
         kill -TERM "$server" 2>/dev/null || true
         wait "$server" 2>/dev/null || true
     fi
-    rm -rf "$work"
+    if [ "${keep_work:-0}" -eq 1 ]; then
+        echo "== kept $work" >&2
+    else
+        rm -rf "$work"
+    fi
 }
 
 # make_api_user DATABASE: registers a user in DATABASE and prints a
