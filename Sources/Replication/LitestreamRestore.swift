@@ -33,6 +33,10 @@ public enum LitestreamRestore {
         executable: String, replica: ReplicaLocation, output: String, timestamp: Date? = nil,
         ifReplicaExists: Bool = false, environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws -> Outcome {
+        // An unreachable store would be retried for about two minutes.
+        if case .s3 = replica {
+            try checkReachable(executable: executable, replica: replica, environment: environment)
+        }
         var timestamp = timestamp
         if let moment = timestamp,
             let range = try? history(executable: executable, replica: replica, environment: environment)
@@ -93,10 +97,79 @@ public enum LitestreamRestore {
         return earliest...latest
     }
 
+    /// Checks that the replica can be written: a directory is made if
+    /// missing and a file written in it and removed; an S3 store is listed
+    /// by Litestream (`litestream ltx`). A path under a file, a directory
+    /// that cannot be written, a store that is unreachable, a bucket that
+    /// does not exist or credentials it refuses are found here, before a
+    /// server starts, rather than in its log while it serves without a
+    /// replica (Litestream itself starts and only logs them).
+    ///
+    /// Litestream's S3 client retries an unreachable endpoint for about two
+    /// minutes; the check gives up after `limit`.
+    ///
+    /// - Throws: ``ReplicationError`` with the reason (Litestream's words
+    ///   for a store), or saying that the store did not answer in time.
+    public static func checkReachable(
+        executable: String, replica: ReplicaLocation, within limit: Duration = .seconds(20),
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws {
+        if case .directory(let path) = replica {
+            let probe = path + "/.records-probe-\(UUID().uuidString)"
+            // Made as `mkdir -p` would, with the system's words for a
+            // failure (Foundation's are a bare "error 512" here).
+            var made = ""
+            for component in path.split(separator: "/") {
+                made += "/" + component
+                if mkdir(made, 0o755) != 0 && errno != EEXIST {
+                    throw ReplicationError(
+                        "cannot make the replica directory \(made): \(String(cString: strerror(errno)))")
+                }
+            }
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw ReplicationError("the replica \(path) is a file, not a directory")
+            }
+            let descriptor = open(probe, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+            guard descriptor >= 0 else {
+                throw ReplicationError(
+                    "cannot write to the replica directory \(path): \(String(cString: strerror(errno)))")
+            }
+            close(descriptor)
+            unlink(probe)
+            return
+        }
+        let (status, said) = try runLitestream(
+            executable, ["ltx", "-no-expand-env", "-level", "all", replica.url], replica: replica,
+            environment: environment, limit: limit)
+        guard let status else {
+            throw ReplicationError(
+                "the replica \(replica) did not answer within \(limit.components.seconds) s: "
+                    + "check that the endpoint is reachable")
+        }
+        if status != 0 {
+            let reason = said.split(separator: "\n").map(Self.message).suffix(2).joined(separator: "; ")
+            throw ReplicationError(
+                "cannot reach the replica \(replica): \(reason.isEmpty ? "litestream exited with status \(status)" : reason)"
+                    + LitestreamSupervisor.hint(said, environment: replica.isPlainHTTP ? [:] : environment))
+        }
+    }
+
     /// Runs Litestream to its end: its status and output (both streams).
     static func runLitestream(
         _ executable: String, _ arguments: [String], replica: ReplicaLocation, environment: [String: String]
     ) throws -> (Int32, String) {
+        let (status, said) = try runLitestream(
+            executable, arguments, replica: replica, environment: environment, limit: nil)
+        return (status ?? -1, said)
+    }
+
+    /// Runs Litestream to its end, or kills it after `limit`: its status
+    /// (nil when it was killed for taking too long) and output.
+    static func runLitestream(
+        _ executable: String, _ arguments: [String], replica: ReplicaLocation, environment: [String: String],
+        limit: Duration?
+    ) throws -> (Int32?, String) {
         var childEnvironment = environment
         if replica.isPlainHTTP { childEnvironment["AWS_CA_BUNDLE"] = nil }
         let child = Process()
@@ -112,9 +185,15 @@ public enum LitestreamRestore {
         } catch {
             throw ReplicationError("cannot run \(executable): \(error.localizedDescription)")
         }
+        let watch = ChildDeadline()
+        if let limit {
+            let seconds = Double(limit.components.seconds) + Double(limit.components.attoseconds) / 1e18
+            let pid = child.processIdentifier
+            DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { watch.expire(pid) }
+        }
         let said = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         child.waitUntilExit()
-        return (child.terminationStatus, said)
+        return (watch.finish() ? nil : child.terminationStatus, said)
     }
 
     /// A log line's message: the `msg="…"` of Litestream's structured
@@ -144,5 +223,30 @@ public enum LitestreamRestore {
         }
         guard let message = field("msg") else { return line.trimmingCharacters(in: .whitespaces) }
         return field("error").map { "\(message): \($0)" } ?? message
+    }
+}
+
+/// Kills a child process that runs past its deadline, unless it has
+/// finished first.
+private final class ChildDeadline: @unchecked Sendable {
+    private let lock = NSLock()
+    private var finished = false
+    private var expired = false
+
+    /// The deadline has come: kills `pid` unless ``finish()`` came first.
+    func expire(_ pid: Int32) {
+        lock.withLock {
+            guard !finished else { return }
+            expired = true
+            kill(pid, SIGKILL)
+        }
+    }
+
+    /// The child has ended: whether it was killed for its deadline.
+    func finish() -> Bool {
+        lock.withLock {
+            finished = true
+            return expired
+        }
     }
 }

@@ -55,17 +55,35 @@ public enum LitestreamVFS {
     /// has no effect: a program sets it and starts itself again.
     public static let replicaVariable = "LITESTREAM_REPLICA_URL"
 
-    /// The value of ``replicaVariable`` for `replica`.
-    ///
-    /// - Throws: ``ReplicationError`` for an S3 replica, which this
-    ///   version does not serve.
-    public static func replicaURL(for replica: ReplicaLocation) throws -> String {
-        guard case .directory = replica else {
-            throw ReplicationError(
-                "read replicas are served from a directory or file:// replica; an S3 replica is not supported "
-                    + "yet: restore it (records restore) or mount the bucket")
-        }
-        return replica.url
+    /// The value of ``replicaVariable`` for `replica`: its URL, and for an
+    /// S3 store with its own endpoint (MinIO, moto) the endpoint and path
+    /// style as the URL's query, which the VFS's S3 client reads (it takes
+    /// no configuration file).
+    public static func replicaURL(for replica: ReplicaLocation) -> String {
+        guard case .s3(_, _, let endpoint?) = replica else { return replica.url }
+        var query = URLComponents()
+        query.queryItems = [
+            URLQueryItem(name: "endpoint", value: endpoint.absoluteString),
+            URLQueryItem(name: "forcePathStyle", value: "true"),
+        ]
+        // `+` is a space in a query; the endpoint has none, but is kept exact.
+        let text = (query.percentEncodedQuery ?? "").replacingOccurrences(of: "+", with: "%2B")
+        return replica.url + "?" + text
+    }
+
+    /// The environment the process serving `replica` through the VFS needs,
+    /// made from `environment`: ``replicaVariable`` set, and for an S3 store
+    /// reached over plain HTTP no `AWS_CA_BUNDLE`, with which Litestream's
+    /// S3 client refuses to start (as ``LitestreamSupervisor`` leaves it out
+    /// of Litestream's). Credentials stay where they are: the S3 client reads
+    /// `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY` itself.
+    public static func environment(for replica: ReplicaLocation, from environment: [String: String])
+        -> [String: String]
+    {
+        var wanted = environment
+        wanted[replicaVariable] = replicaURL(for: replica)
+        if replica.isPlainHTTP { wanted["AWS_CA_BUNDLE"] = nil }
+        return wanted
     }
 
     /// How long without a successful poll of the replica before a

@@ -16,7 +16,7 @@ let readReplicaOptions: [Command.Option] = [
         name: "read-replica", valueName: "URL",
         help:
             "Serve a read-only copy that follows the database another records serve replicates to URL "
-            + "(a directory or file:///PATH), through Litestream's read-replica VFS"),
+            + "(a directory, file:///PATH or s3://BUCKET/PATH), through Litestream's read-replica VFS"),
     Command.Option(
         name: "litestream-vfs", valueName: "PATH",
         help: "Litestream's read-replica VFS library (default: the one in .build/venv)"),
@@ -76,10 +76,20 @@ func prepareReadReplica(_ invocation: Invocation) throws -> ReadReplicaServing? 
                         + "and let it make its first copy (about a second)")
             }
         }
-        let url = try LitestreamVFS.replicaURL(for: replica)
-        if ProcessInfo.processInfo.environment[LitestreamVFS.replicaVariable] != url {
-            try restartWithEnvironment(LitestreamVFS.replicaVariable, url)
+        if case .s3 = replica {
+            // The VFS waits, silently, on a store it cannot reach or a
+            // replica with no copy: Litestream lists it first.
+            let executable = try LitestreamSupervisor.findExecutable(explicit: nil)
+            try LitestreamRestore.checkReachable(executable: executable, replica: replica)
+            guard try LitestreamRestore.history(executable: executable, replica: replica) != nil else {
+                throw ReplicationError(
+                    "the replica \(replica) holds no copy of a database yet: start the primary with --replicate "
+                        + "and let it make its first copy (about a second)")
+            }
         }
+        let current = ProcessInfo.processInfo.environment
+        let wanted = LitestreamVFS.environment(for: replica, from: current)
+        if wanted != current { try restart(with: wanted, changing: current) }
         try LoadableExtension.loadForProcess(at: library, entryPoint: LitestreamVFS.entryPoint)
         let staleness = LitestreamVFS.staleConnectionCheck(replica: replica) { reason in
             serveLog("the read replica's connection stopped following the primary (\(reason)): opening a new one")
@@ -98,11 +108,13 @@ func prepareReadReplica(_ invocation: Invocation) throws -> ReadReplicaServing? 
     }
 }
 
-/// Starts this program again, with the same arguments, and `name` set to
-/// `value` in its environment: for a library that reads only the
-/// environment the process started with. Returns only on failure.
-private func restartWithEnvironment(_ name: String, _ value: String) throws {
-    setenv(name, value, 1)
+/// Starts this program again, with the same arguments, and the
+/// environment `wanted` (what differs from `current` is set or removed):
+/// for a library that reads only the environment the process started
+/// with. Returns only on failure.
+private func restart(with wanted: [String: String], changing current: [String: String]) throws {
+    for (name, value) in wanted where current[name] != value { setenv(name, value, 1) }
+    for name in current.keys where wanted[name] == nil { unsetenv(name) }
     #if os(Linux)
         let program = "/proc/self/exe"
     #else
@@ -113,5 +125,5 @@ private func restartWithEnvironment(_ name: String, _ value: String) throws {
     execv(program, argv)
     let reason = String(cString: strerror(errno))
     for pointer in argv { free(pointer) }
-    throw CommandFailure(message: "cannot start records again with \(name) set: \(reason)")
+    throw CommandFailure(message: "cannot start records again with the environment the replica needs: \(reason)")
 }

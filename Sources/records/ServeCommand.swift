@@ -234,6 +234,13 @@ private func prepareReplication(_ invocation: Invocation) throws -> ReplicationP
     let replica = try replicaLocation(text, path: invocation.path)
     let executable = try litestreamExecutable(arguments.value("litestream"))
     let database = try invocation.databaseFilePath()
+    // Litestream itself starts and runs on without a replica it can write,
+    // only logging its failures: a server must not.
+    do {
+        try LitestreamRestore.checkReachable(executable: executable, replica: replica)
+    } catch let error as ReplicationError {
+        throw CommandFailure(message: error.message)
+    }
     if arguments.flag("restore-if-missing") && !FileManager.default.fileExists(atPath: database) {
         serveLog("the database \(database) is missing: restoring it from \(replica)")
         let restored = try restoreDatabase(

@@ -90,7 +90,6 @@ struct ReadReplicaCLITests {
         let missing = sandbox.path("no-replica-here")
         let cases: [(arguments: [String], status: Int32, message: String)] = [
             (["--read-replica", missing], 1, "the replica \(missing) does not exist"),
-            (["--read-replica", "s3://bucket/records"], 1, "an S3 replica is not supported yet"),
             (["--read-replica", missing, "--replicate", missing], 2, "does not go with --replicate"),
             (["--read-replica", missing, "--synchronous", "normal"], 2, "does not go with --synchronous"),
             (["--read-replica", missing, "--restore-if-missing"], 2, "--restore-if-missing goes with --replicate"),

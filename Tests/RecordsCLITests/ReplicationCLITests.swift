@@ -169,6 +169,15 @@ struct ReplicationCLITests {
             (["serve", "--litestream", litestream], "--litestream goes with --replicate"),
             (["serve", "--durable"], "--durable goes with --replicate"),
             (["serve", "--replicate", "gopher://x"], "replicas to gopher:// are not supported"),
+            // Litestream would start, and only log that it cannot write.
+            (
+                ["serve", "--replicate", sandbox.database + "/replica", "--listen", "127.0.0.1:0"],
+                "cannot make the replica directory \(sandbox.database)/replica: Not a directory"
+            ),
+            (
+                ["serve", "--replicate", sandbox.database, "--listen", "127.0.0.1:0"],
+                "the replica \(sandbox.database) is a file, not a directory"
+            ),
             (
                 ["serve", "--replicate", sandbox.path("r"), "--litestream", "/bin/false", "--listen", "127.0.0.1:0"],
                 "Litestream did not start replicating"
@@ -181,6 +190,49 @@ struct ReplicationCLITests {
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: sandbox.database)) == database)
         #expect(!FileManager.default.fileExists(atPath: sandbox.path("x.sqlite")))
+    }
+
+    @Test("A restore from an empty or corrupt replica is an error that writes nothing")
+    func emptyOrCorruptReplica() async throws {
+        let sandbox = try Sandbox()
+        _ = try litestreamBinary()
+        let empty = sandbox.path("empty")
+        try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: false)
+        let fromEmpty = try await sandbox.run("restore", empty, "--to", sandbox.path("a.sqlite"))
+        #expect(fromEmpty.status != 0)
+        #expect(fromEmpty.stderr.contains("cannot restore from \(empty)"), "\(fromEmpty)")
+        #expect(fromEmpty.stderr.contains("no matching backup files"), "\(fromEmpty)")
+
+        let replica = sandbox.path("replica")
+        try await sandbox.run("people", "add", "--first", "Rosalind", "--last", "Franklin").succeeds()
+        let server = try await ServeProcess(sandbox: sandbox, ["--listen", "127.0.0.1:0", "--replicate", replica])
+        _ = try await restoredPeople(sandbox, replica: replica, containing: "Franklin")
+        #expect(await server.stop().status == 0)
+        // Every copy in the replica damaged past its header, as a failing
+        // disk or a partial upload would leave it.
+        let files = (FileManager.default.enumerator(atPath: replica)?.allObjects as? [String] ?? [])
+            .filter { $0.hasSuffix(".ltx") }
+        try #require(!files.isEmpty)
+        for file in files {
+            let url = URL(fileURLWithPath: replica + "/" + file)
+            var bytes = [UInt8](try Data(contentsOf: url))
+            for index in stride(from: 200, to: bytes.count, by: 97) { bytes[index] ^= 0x5A }
+            try Data(bytes).write(to: url)
+        }
+        let fromCorrupt = try await sandbox.run("restore", replica, "--to", sandbox.path("b.sqlite"))
+        #expect(fromCorrupt.status != 0)
+        #expect(fromCorrupt.stderr.contains("cannot restore from \(replica)"), "\(fromCorrupt)")
+        // A new disk with a damaged replica: the server does not start on
+        // an empty database as if nothing had been lost.
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: sandbox.database + suffix) }
+        let serve = try await sandbox.run(
+            "serve", "--listen", "127.0.0.1:0", "--replicate", replica, "--restore-if-missing")
+        #expect(serve.status != 0)
+        #expect(serve.stderr.contains("cannot restore from \(replica)"), "\(serve)")
+        #expect(!serve.stdout.contains("Serving"), "\(serve)")
+        let left = try FileManager.default.contentsOfDirectory(atPath: sandbox.root.path)
+        #expect(!left.contains { $0.hasPrefix("a.sqlite") || $0.hasPrefix("b.sqlite") || $0.contains(".restoring-") })
+        #expect(!FileManager.default.fileExists(atPath: sandbox.database))
     }
 
     @Test("A restore to a moment gives the database as it was then; before the first copy, nothing")

@@ -107,4 +107,24 @@ struct LitestreamConfigurationTests {
         #expect(LitestreamSupervisor.hint(line, environment: ["AWS_CA_BUNDLE": "/x.pem"]).contains("AWS_CA_BUNDLE"))
         #expect(LitestreamSupervisor.hint(line, environment: [:]).isEmpty)
     }
+
+    @Test("The read-replica VFS gets an S3 store's endpoint in its URL, and no certificate bundle over plain HTTP")
+    func vfsEnvironment() throws {
+        let directory = ReplicaLocation.directory("/srv/replica")
+        let plain = ReplicaLocation.s3(bucket: "b", path: "p/db", endpoint: URL(string: "http://127.0.0.1:5000"))
+        let secure = ReplicaLocation.s3(bucket: "b", path: "p/db", endpoint: URL(string: "https://store.example"))
+        #expect(LitestreamVFS.replicaURL(for: directory) == "file:///srv/replica")
+        #expect(LitestreamVFS.replicaURL(for: .s3(bucket: "b", path: "db", endpoint: nil)) == "s3://b/db")
+        #expect(
+            LitestreamVFS.replicaURL(for: plain) == "s3://b/p/db?endpoint=http://127.0.0.1:5000&forcePathStyle=true")
+        let base = ["AWS_CA_BUNDLE": "/ca.pem", "AWS_ACCESS_KEY_ID": "key", "HOME": "/root"]
+        let overHTTP = LitestreamVFS.environment(for: plain, from: base)
+        #expect(overHTTP["AWS_CA_BUNDLE"] == nil)
+        #expect(overHTTP["AWS_ACCESS_KEY_ID"] == "key" && overHTTP["HOME"] == "/root")
+        #expect(overHTTP[LitestreamVFS.replicaVariable] == LitestreamVFS.replicaURL(for: plain))
+        let overHTTPS = LitestreamVFS.environment(for: secure, from: base)
+        #expect(overHTTPS["AWS_CA_BUNDLE"] == "/ca.pem")
+        // Once set, nothing changes: the restarted process does not restart again.
+        #expect(LitestreamVFS.environment(for: plain, from: overHTTP) == overHTTP)
+    }
 }
