@@ -108,6 +108,10 @@ public enum LitestreamVFS {
     /// - when the replica's newest level-1 file is not the one it had when
     ///   the connection opened (a directory replica, checked by listing its
     ///   `ltx/1`: a compaction runs every 30 s);
+    /// - for a replica that is not listed (an S3 store, where a listing is
+    ///   a request), when a compaction is due since the connection opened:
+    ///   Litestream runs them every 30 s of the clock (at :00 and :30), so
+    ///   the connection is replaced 3 s after each;
     /// - whatever the replica, when `PRAGMA litestream_lag` says the last
     ///   successful poll is ``stalePollSeconds`` or more ago.
     ///
@@ -124,9 +128,14 @@ public enum LitestreamVFS {
         return StaleConnectionCheck(every: interval, onReplace: onReplace) {
             let opened = ContinuousClock.now
             let newestAtOpen = levelOne.flatMap { newestLTXFile(in: $0) }
+            let compaction = levelOne == nil ? compactionSettled(after: Date()) : nil
             return { db in
                 if let levelOne, newestLTXFile(in: levelOne) != newestAtOpen {
                     return "the replica's level-1 compaction ran after the connection opened, "
+                        + "which Litestream's VFS does not follow reliably"
+                }
+                if let compaction, Date() >= compaction {
+                    return "a level-1 compaction of the replica was due since the connection opened, "
                         + "which Litestream's VFS does not follow reliably"
                 }
                 // Another VFS ignores the pragma: no column, no answer.
@@ -141,6 +150,21 @@ public enum LitestreamVFS {
                 return nil
             }
         }
+    }
+
+    /// Litestream's level-1 compaction interval: its compactions run at
+    /// multiples of it on the clock.
+    static let compactionInterval: TimeInterval = 30
+    /// The time a compaction's file takes to reach the replica, at most.
+    static let compactionMargin: TimeInterval = 3
+
+    /// When the first compaction that a connection opened at `opened` can
+    /// have missed has reached the replica: a connection opened less than
+    /// ``compactionMargin`` after a compaction may have missed that one.
+    static func compactionSettled(after opened: Date) -> Date {
+        let time = opened.timeIntervalSince1970 - compactionMargin
+        let next = ((time / compactionInterval).rounded(.down) + 1) * compactionInterval
+        return Date(timeIntervalSince1970: next + compactionMargin)
     }
 
     /// The name of the newest LTX file in `directory` (their names are

@@ -1,8 +1,9 @@
 import Foundation
-import Replication
 import SQLiteStore
 import TestSupport
 import Testing
+
+@testable import Replication
 
 /// When a connection through Litestream's VFS is replaced: the check
 /// `records serve --read-replica` installs.
@@ -54,9 +55,22 @@ struct VFSStalenessTests {
         #expect(try staleness.makeCheck()(db) == nil)
     }
 
+    @Test(
+        "A connection to a replica that is not listed is replaced 3 s after the next compaction of the clock",
+        arguments: [(10.0, 33.0), (29.0, 33.0), (31.0, 33.0), (32.5, 33.0), (33.0, 63.0), (45.0, 63.0)])
+    func compactionOfTheClock(opened: Double, settled: Double) {
+        // Seconds past a minute: Litestream compacts level 1 at :00 and :30.
+        let minute = 1_800_000_000.0 - 1_800_000_000.0.truncatingRemainder(dividingBy: 60)
+        let due = LitestreamVFS.compactionSettled(after: Date(timeIntervalSince1970: minute + opened))
+        #expect(due.timeIntervalSince1970 - minute == settled)
+    }
+
     @Test("Without the VFS (no litestream_lag answer) a connection is never called stale")
     func plainConnection() throws {
-        let check = LitestreamVFS.staleConnectionCheck(replica: .s3(bucket: "b", path: "p", endpoint: nil)).makeCheck()
-        #expect(try check(Database(path: ":memory:")) == nil)
+        let (_, location) = try replica()
+        let check = LitestreamVFS.staleConnectionCheck(replica: location).makeCheck()
+        let db = try Database(path: ":memory:")
+        #expect(try check(db) == nil)
+        #expect(try check(db) == nil)
     }
 }
