@@ -137,15 +137,16 @@ public final class AppDatabase: Sendable {
     /// - Parameters:
     ///   - url: The database file. Its directory must exist.
     ///   - start: What a new database starts from.
-    ///   - adoptingForeignDatabase: See ``init(url:template:adoptingForeignDatabase:synchronous:debugLog:)``.
-    ///   - synchronous: See ``init(url:template:adoptingForeignDatabase:synchronous:debugLog:)``.
+    ///   - adoptingForeignDatabase: See ``init(url:template:adoptingForeignDatabase:synchronous:automaticCheckpoints:debugLog:)``.
+    ///   - synchronous: See ``init(url:template:adoptingForeignDatabase:synchronous:automaticCheckpoints:debugLog:)``.
+    ///   - automaticCheckpoints: See ``init(url:template:adoptingForeignDatabase:synchronous:automaticCheckpoints:debugLog:)``.
     ///   - debugLog: Receives every statement and error.
-    /// - Throws: What ``init(url:template:adoptingForeignDatabase:synchronous:debugLog:)``
+    /// - Throws: What ``init(url:template:adoptingForeignDatabase:synchronous:automaticCheckpoints:debugLog:)``
     ///   throws, and ``DatabaseFileError`` when the sample is needed and
     ///   missing.
     public convenience init(
         url: URL, start: Start, adoptingForeignDatabase: Bool = false, synchronous: SynchronousMode? = nil,
-        debugLog: (@Sendable (String) -> Void)? = nil
+        automaticCheckpoints: Bool = true, debugLog: (@Sendable (String) -> Void)? = nil
     ) throws {
         let template: URL?
         switch start {
@@ -154,7 +155,7 @@ public final class AppDatabase: Sendable {
         }
         try self.init(
             url: url, template: template, adoptingForeignDatabase: adoptingForeignDatabase, synchronous: synchronous,
-            debugLog: debugLog)
+            automaticCheckpoints: automaticCheckpoints, debugLog: debugLog)
     }
 
     /// Opens the database at `url`, installing `template` there first if no
@@ -176,6 +177,10 @@ public final class AppDatabase: Sendable {
     ///     every commit that returned survives a power failure. `normal`
     ///     makes single writes several times faster and survives the
     ///     process being killed, not a power failure.
+    ///   - automaticCheckpoints: Whether a commit checkpoints the
+    ///     write-ahead log once it is 1,000 pages long (SQLite's default).
+    ///     Pass false while another program checkpoints the database, such
+    ///     as Litestream replicating it.
     ///   - debugLog: Receives every statement and error.
     /// - Throws: ``ForeignDatabaseError`` (another application's database:
     ///   nothing was changed), ``DatabaseFileError`` (template or location
@@ -183,7 +188,7 @@ public final class AppDatabase: Sendable {
     ///   `MigrationError` (made by a newer version, or a migration failed).
     public convenience init(
         url: URL, template: URL?, adoptingForeignDatabase: Bool = false, synchronous: SynchronousMode? = nil,
-        debugLog: (@Sendable (String) -> Void)? = nil
+        automaticCheckpoints: Bool = true, debugLog: (@Sendable (String) -> Void)? = nil
     ) throws {
         do {
             if !adoptingForeignDatabase { try Self.refuseForeignDatabase(at: url) }
@@ -193,6 +198,7 @@ public final class AppDatabase: Sendable {
             }
             var configuration = Self.configuration(debugLog: debugLog)
             configuration.synchronous = synchronous
+            if !automaticCheckpoints { configuration.automaticCheckpointFrames = 0 }
             let pool = try DatabasePool(path: url.path, configuration: configuration)
             try self.init(writer: pool, path: url.path, debugLog: debugLog)
         } catch {

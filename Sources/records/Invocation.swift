@@ -119,7 +119,7 @@ final class Invocation {
     ///
     /// - Parameter synchronous: How often its commits wait for the disk
     ///   (`records serve --synchronous`); nil for SQLite's default, `full`.
-    func database(synchronous: SynchronousMode? = nil) throws -> AppDatabase {
+    func database(synchronous: SynchronousMode? = nil, automaticCheckpoints: Bool = true) throws -> AppDatabase {
         if let openDatabase { return openDatabase }
         try checkLocationVariables()
         let location = try AppDatabase.location(databasePath: globals.databasePath, environment: environment)
@@ -129,7 +129,7 @@ final class Invocation {
         log?("database \(location.url.path) (from \(location.source.rawValue))")
         let database = try AppDatabase(
             url: location.url, start: .sample, adoptingForeignDatabase: globals.adopt, synchronous: synchronous,
-            debugLog: log)
+            automaticCheckpoints: automaticCheckpoints, debugLog: log)
         openDatabase = database
         return database
     }

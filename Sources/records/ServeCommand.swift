@@ -170,7 +170,12 @@ let serveCommand = Command(
         }
         let readReplica = try prepareReadReplica(invocation)
         let replication = try prepareReplication(invocation)
-        let database = try readReplica?.database ?? invocation.database(synchronous: synchronous)
+        // While Litestream replicates the database, it alone checkpoints
+        // it: its documentation advises applications under write load not
+        // to race it with their own.
+        let database =
+            try readReplica?.database
+            ?? invocation.database(synchronous: synchronous, automaticCheckpoints: replication == nil)
         let supervisor = try replication.map { try startReplication($0) }
         var configuration = WebConfiguration()
         configuration.registration = registration

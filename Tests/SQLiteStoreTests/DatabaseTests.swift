@@ -173,6 +173,30 @@ struct OpeningTests {
         #expect(try unset.fetchOne(Int.self, "PRAGMA synchronous") == sqliteDefault)
     }
 
+    @Test("Automatic checkpoints off: commits leave the write-ahead log to grow for another program to checkpoint")
+    func automaticCheckpointsOff() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("wal.sqlite")
+        var configuration = Configuration()
+        configuration.journalMode = .wal
+        #expect(
+            try Database(path: path, configuration: configuration).fetchOne(Int.self, "PRAGMA wal_autocheckpoint")
+                == 1000)
+        configuration.automaticCheckpointFrames = 0
+        let pool = try DatabasePool(path: path, configuration: configuration)
+        defer { try? pool.close() }
+        #expect(try pool.write { try $0.fetchOne(Int.self, "PRAGMA wal_autocheckpoint") } == 0)
+        // 1,500 commits of a page or more each: SQLite's default would have
+        // checkpointed and reused the log from its start after 1,000 frames.
+        try pool.write { db in try db.execute("CREATE TABLE t (x BLOB)") }
+        for _ in 0..<1500 { try pool.write { db in try db.execute("INSERT INTO t VALUES (zeroblob(3000))") } }
+        let walSize = try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int ?? 0
+        #expect(walSize > 1500 * 4096)
+        configuration.automaticCheckpointFrames = -5
+        #expect(
+            try Database(path: path, configuration: configuration).fetchOne(Int.self, "PRAGMA wal_autocheckpoint") == 0)
+    }
+
     @Test("The busy timeout installs the library's busy handler, not SQLite's")
     func busyTimeout() throws {
         var configuration = Configuration()

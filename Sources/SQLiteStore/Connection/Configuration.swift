@@ -52,6 +52,15 @@ public struct Configuration: Sendable {
     /// database is replicated), and keep the default when it is not.
     public var synchronous: SynchronousMode?
 
+    /// After how many frames in the write-ahead log a commit of this
+    /// connection checkpoints it (`PRAGMA wal_autocheckpoint`, always a
+    /// PASSIVE checkpoint); nil keeps SQLite's default, 1,000 pages. Zero
+    /// switches automatic checkpoints off: set it when another program
+    /// checkpoints the database instead, such as Litestream while it
+    /// replicates (its documentation advises applications under write load
+    /// to leave checkpoints to it, so that they do not race it).
+    public var automaticCheckpointFrames: Int?
+
     /// How many prepared statements ``Database/cachedStatement(_:)`` keeps.
     public var statementCacheCapacity = 256
 

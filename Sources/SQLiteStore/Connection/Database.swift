@@ -148,6 +148,10 @@ public final class Database {
             // A setting of this connection, not a write: read-only ones take it too.
             try execute("PRAGMA synchronous = \(unsafeLiteral: synchronous.rawValue)")
         }
+        if let frames = configuration.automaticCheckpointFrames {
+            // A number, never text from outside: a negative count means zero.
+            try execute("PRAGMA wal_autocheckpoint = \(unsafeLiteral: String(max(frames, 0)))")
+        }
         try configuration.prepareDatabase?(self)
     }
 
