@@ -139,7 +139,9 @@ import Testing
     @Test func theConnectionsPerClientLeaveAQuarterOfTheServersForOthers() {
         var options = ServerOptions()
         #expect(options.effectiveConnectionsPerClient == 128)
-        options.connectionsPerClient = 10_000
+        options.connectionsPerClient = 100_000
+        #expect(options.effectiveConnectionsPerClient == options.connectionLimit - options.connectionLimit / 4)
+        options.connectionLimit = 2048
         #expect(options.effectiveConnectionsPerClient == 1_536)
         options.connectionLimit = 40
         #expect(options.effectiveConnectionsPerClient == 30)
