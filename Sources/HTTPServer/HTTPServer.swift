@@ -154,10 +154,14 @@ public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
 
 /// An HTTP server over GNU libmicrohttpd, serving an ``HTTPApplication``.
 ///
-/// libmicrohttpd parses HTTP and runs each connection on a thread of its
-/// own, so a request can wait for the database (its reads run on the
-/// pool's readers, many at once) and a streamed response can block between
-/// chunks without holding up other connections. Form bodies go through
+/// libmicrohttpd parses HTTP on a few threads, each with an epoll event
+/// loop (``ServerOptions/eventLoopThreads``). No callback blocks: a request
+/// whose answer is not ready (it waits for the database, whose reads run
+/// on the pool's readers, many at once), or a streamed response with
+/// nothing to send yet, suspends its connection, which holds no thread
+/// until it is resumed (``ParkingLot``); a ``ResponseStream`` that can only
+/// block is read on a dispatch thread meanwhile, a ``WaitingResponseStream``
+/// (an event stream) wakes its connection itself. Form bodies go through
 /// libmicrohttpd's post processor, chunk by chunk; an upload's file, or a
 /// streamed raw body, goes to the route's ``UploadSink`` as it arrives; a
 /// raw body of another route is kept as it came.

@@ -66,7 +66,9 @@ public struct Response: Sendable {
 /// closes it (also when the client went away first).
 public protocol ResponseStream: AnyObject, Sendable {
     /// Fills `buffer` from the start and returns how many bytes it wrote;
-    /// 0 ends the body. May block (the connection has its own thread).
+    /// 0 ends the body. May block: on the event loop it runs on a dispatch
+    /// thread while the connection waits suspended (a stream that waits
+    /// long, for events, should be a ``WaitingResponseStream`` instead).
     ///
     /// - Throws: to abort the response (the connection is closed).
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int

@@ -149,7 +149,8 @@ final class BlockingReadPump: Sendable {
             if state.offset < state.chunk.count {
                 let count = min(buffer.count, state.chunk.count - state.offset)
                 state.chunk.withUnsafeBytes { bytes in
-                    buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[state.offset..<state.offset + count]))
+                    buffer.copyMemory(
+                        from: UnsafeRawBufferPointer(rebasing: bytes[state.offset..<state.offset + count]))
                 }
                 state.offset += count
                 return (.success(.bytes(count)), false)

@@ -37,8 +37,9 @@ let serveCommand = Command(
         Command.Option(
             name: "max-connections-per-client", valueName: "N",
             help:
-                "The most connections one client address may hold open (default 128, at most 1536 of the "
-                + "server's 2048); raise it behind a reverse proxy"),
+                "The most connections one client address may hold open (default 128, at most "
+                + "\(ServerOptions().maximumConnectionsPerClient) of the server's \(ServerOptions().connectionLimit)); "
+                + "raise it behind a reverse proxy"),
         Command.Option(
             name: "synchronous", valueName: "MODE",
             help:
@@ -72,7 +73,7 @@ let serveCommand = Command(
 
         One client address may hold at most 128 connections at once (a browser opens
         about six); more are closed at once, so that one client cannot take the
-        server's 2048 and lock everyone else out. Behind a reverse proxy, or when many
+        server's 16384 and lock everyone else out. Behind a reverse proxy, or when many
         people share one address, raise it with --max-connections-per-client.
 
         It prints its address once it listens, logs one line per request on standard error
