@@ -7,7 +7,10 @@ import Foundation
 /// two events: the task answered (without the body: the answer is sent
 /// and the body discarded), or it asked for the body
 /// (``Request/receivingBody(acceptingFile:)``). It then reads the body,
-/// hands it over with ``deliver(_:)``, and waits for the answer.
+/// hands it over with ``deliver(_:)``, and waits for the answer. On the
+/// event loop (``ServerOptions/eventLoopThreads``) it never blocks: it
+/// takes an event if there is one (``takeEvent()``), else parks the
+/// connection, which the gate's `wake` resumes after the next event.
 final class BodyGate: Sendable {
     /// A body as the server read it.
     struct Received: Sendable {

@@ -187,7 +187,10 @@ extension Callbacks {
     ///
     /// libmicrohttpd takes a response only before the body is read or once
     /// all of it is, so the answer is written on the connection directly,
-    /// and the connection is then closed.
+    /// and the connection is then closed. It waits for the answer (an
+    /// error page, made at once) and the send (at most 5 s a stall) on this
+    /// thread, also on the event loop: libmicrohttpd cannot be asked to
+    /// call back once the connection is past its body.
     static func refuseOversizedBody(_ exchange: Exchange, core: ServerCore, connection: OpaquePointer)
         -> MHD_Result
     {

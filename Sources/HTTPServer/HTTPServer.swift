@@ -264,8 +264,9 @@ public final class HTTPServer: Sendable {
     }
 
     /// Runs `work` on the server's request threads and blocks this thread
-    /// until it is done: for a ``ResponseStream``, whose reads run on the
-    /// connection's thread, that needs an `async` call.
+    /// until it is done: for a ``ResponseStream``, whose reads run on a
+    /// thread that may block (a dispatch thread on the event loop, the
+    /// connection's own otherwise), that needs an `async` call.
     public static func waitBlocking<T: Sendable>(_ work: @escaping @Sendable () async -> T) -> T {
         Callbacks.wait(work)
     }
