@@ -121,3 +121,34 @@ struct MergeTests {
         #expect(try converged(world, a, b).count == 2)
     }
 }
+
+/// The server's own writes merge like a device's.
+struct ServerWriteMergeTests {
+    @Test(arguments: [true, false])
+    func aDeviceDeleteWinsOverAConcurrentServerEdit(serverEditsToNull: Bool) throws {
+        let world = try SyncWorld()
+        let a = try Device()
+        try a.execute("INSERT INTO people (first, age) VALUES (\("Ada"), \(36))")
+        try world.sync(a)
+        let value: Int? = serverEditsToNull ? nil : 37
+        try world.serverQueue.write { db in try db.execute("UPDATE people SET age = \(value)") }
+        try a.execute("DELETE FROM people")
+        try world.sync(a)
+        #expect(try world.count(world.serverQueue) == 0)
+        let conflicts = try world.conflicts()
+        #expect(conflicts.map(\.losingValue) == [value.map { .integer(Int64($0)) } ?? .null])
+    }
+
+    @Test func aServerDeleteWinsOverAConcurrentDeviceEdit() throws {
+        let world = try SyncWorld()
+        let a = try Device()
+        try a.execute("INSERT INTO people (first, age) VALUES (\("Ada"), \(36))")
+        try world.sync(a)
+        try world.serverQueue.write { db in try db.execute("DELETE FROM people") }
+        try a.execute("UPDATE people SET age = NULL")
+        try world.sync(a)
+        try world.sync(a)
+        #expect(try world.count(a.queue) == 0)
+        #expect(try world.conflicts().map(\.losingValue) == [.null])
+    }
+}
