@@ -138,7 +138,7 @@ let package = Package(
         // imports the C module itself (SQLiteStore does not re-export it).
         .executableTarget(
             name: "bench",
-            dependencies: ["SQLiteStore", "RecordsApp"] + sqliteDependency
+            dependencies: ["SQLiteStore", "SQLiteStoreSync", "RecordsApp"] + sqliteDependency
         ),
         .testTarget(
             name: "SQLiteStoreTests",

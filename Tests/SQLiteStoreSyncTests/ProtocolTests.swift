@@ -94,6 +94,26 @@ struct ProtocolTests {
         #expect(try SyncWorld.dump(b.queue) == SyncWorld.dump(world.serverQueue))
     }
 
+    /// The issue's goals, before HTTP: at most 60 bytes per one-column
+    /// update in bulk, 100 for a single one.
+    @Test func aOneColumnUpdateTakesFewBytesOnTheWire() throws {
+        let world = try SyncWorld()
+        let a = try Device()
+        try a.queue.write { db in
+            for row in 0..<1_000 { try db.execute("INSERT INTO people (first, age) VALUES (\("P\(row)"), \(row))") }
+        }
+        try world.push(a)
+        try a.execute("UPDATE people SET age = age + 1")
+        let bulk = try #require(try a.client.makePush())
+        #expect(bulk.changes.changeCount == 1_000)
+        #expect(bulk.changes.encoded().count <= 60 * 1_000)
+        try world.push(a)
+        try a.execute("UPDATE people SET age = age + 1 WHERE id = 500")
+        let single = try #require(try a.client.makePush())
+        #expect(single.changes.changeCount == 1)
+        #expect(single.changes.encoded().count <= 100)
+    }
+
     @Test func syncOverATransportPushesAndPulls() async throws {
         let world = try SyncWorld()
         let (a, b) = (try Device(), try Device())
