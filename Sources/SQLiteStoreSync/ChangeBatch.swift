@@ -111,6 +111,8 @@ public struct ChangeBatch: Sendable, Equatable, Codable {
         return replicas.count - 1
     }
 
+    /// Whether two batches hold the same changes in the same order
+    /// (the lookup tables used while building one do not count).
     public static func == (lhs: ChangeBatch, rhs: ChangeBatch) -> Bool {
         lhs.tables == rhs.tables && lhs.replicas == rhs.replicas && lhs.rows == rhs.rows
     }

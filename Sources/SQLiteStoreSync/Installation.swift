@@ -104,7 +104,7 @@ extension SyncSchema {
     ///   - replicaID: This replica's identity, chosen once: a new random one
     ///     by default. Ignored when the database already has one.
     /// - Throws: ``SyncError/Kind/invalidDeclaration`` when a table, its
-    ///   integer primary key or a column is missing; a ``SQLiteError``.
+    ///   integer primary key or a column is missing; an `SQLiteError`.
     public func install(in db: Database, replicaID: UUID = UUID()) throws {
         try db.execute(sql: Bookkeeping.schema)
         if try db.fetchOne(Int.self, "SELECT COUNT(*) FROM \(identifier: Bookkeeping.state)") == 0 {
