@@ -14,6 +14,8 @@ final class ReplicaContext {
     private var tableNames: [Int64: String] = [:]
     private var uuids: [Int64: UUID] = [:]
     private var numbers: [UUID: Int64] = [:]
+    /// The UPDATE of one column of one table, by "table NUL column".
+    private var updateSQL: [String: String] = [:]
 
     init(_ db: Database, schema: SyncSchema) throws {
         self.db = db
@@ -126,12 +128,32 @@ final class ReplicaContext {
     }
 
     func row(table: Int64, gid: UUID) throws -> RowState? {
+        try row(table: table, gid: gid, withCell: nil).row
+    }
+
+    /// The row's state and, in the same query, one of its cells' (the
+    /// common case of a pull: one changed column per row).
+    func row(table: Int64, gid: UUID, withCell column: Int64?) throws -> (row: RowState?, cell: CellState?) {
         let statement = try db.cachedStatement(
-            sql: "SELECT local_id, deleted, created FROM \(Bookkeeping.rows) WHERE tbl = ? AND gid = ?")
-        guard let row = try statement.fetchOne(arguments: [table, gid.bytes]) else { return nil }
-        return RowState(
+            sql: """
+                SELECT r.local_id, r.deleted, r.created, c.clock, c.replica, c.position
+                FROM \(Bookkeeping.rows) AS r
+                LEFT JOIN \(Bookkeeping.cells) AS c ON c.tbl = r.tbl AND c.gid = r.gid AND c.col = ?
+                WHERE r.tbl = ? AND r.gid = ?
+                """)
+        let arguments = StatementArguments(values: [
+            column.map(SQLiteValue.integer) ?? .null, .integer(table), .blob(gid.bytes),
+        ])
+        guard let row = try statement.fetchOne(arguments: arguments) else { return (nil, nil) }
+        let state = RowState(
             localID: try row.decode(Int64?.self, at: 0), deleted: try row.decode(Bool.self, at: 1),
             created: try row.decode(Int64?.self, at: 2))
+        guard let clock = try row.decode(Int64?.self, at: 3) else { return (state, nil) }
+        return (
+            state,
+            CellState(
+                clock: clock, replica: try row.decode(Int64.self, at: 4), position: try row.decode(Int64?.self, at: 5))
+        )
     }
 
     struct CellState {
@@ -143,7 +165,8 @@ final class ReplicaContext {
     func cell(table: Int64, gid: UUID, column: Int64) throws -> CellState? {
         let statement = try db.cachedStatement(
             sql: "SELECT clock, replica, position FROM \(Bookkeeping.cells) WHERE tbl = ? AND gid = ? AND col = ?")
-        guard let row = try statement.fetchOne(arguments: [table, gid.bytes, column]) else { return nil }
+        let arguments = StatementArguments(values: [.integer(table), .blob(gid.bytes), .integer(column)])
+        guard let row = try statement.fetchOne(arguments: arguments) else { return nil }
         return CellState(
             clock: try row.decode(Int64.self, at: 0), replica: try row.decode(Int64.self, at: 1),
             position: try row.decode(Int64?.self, at: 2))
@@ -160,7 +183,11 @@ final class ReplicaContext {
                 ON CONFLICT (tbl, gid, col) DO UPDATE
                 SET clock = excluded.clock, replica = excluded.replica, position = excluded.position
                 """)
-        try statement.execute(arguments: [table, gid.bytes, column, clock, replica, position])
+        try statement.execute(
+            arguments: StatementArguments(values: [
+                .integer(table), .blob(gid.bytes), .integer(column), .integer(clock), .integer(replica),
+                position.map(SQLiteValue.integer) ?? .null,
+            ]))
     }
 
     /// Replaces a row's cells with its delete's.
@@ -197,10 +224,17 @@ final class ReplicaContext {
     }
 
     func write(_ value: SQLiteValue, to column: String, in table: SyncedTable, localID: Int64) throws {
-        let statement = try db.cachedStatement(
-            sql: "UPDATE \(quotedIdentifier(table.name)) SET \(quotedIdentifier(column)) = ? "
-                + "WHERE \(quotedIdentifier(table.primaryKey)) = ?")
-        try statement.execute(arguments: StatementArguments(values: [value, .integer(localID)]))
+        let key = table.name + "\u{0}" + column
+        let sql: String
+        if let known = updateSQL[key] {
+            sql = known
+        } else {
+            sql =
+                "UPDATE \(quotedIdentifier(table.name)) SET \(quotedIdentifier(column)) = ? "
+                + "WHERE \(quotedIdentifier(table.primaryKey)) = ?"
+            updateSQL[key] = sql
+        }
+        try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(values: [value, .integer(localID)]))
     }
 
     /// Inserts a row new to this replica and maps its identity to the local

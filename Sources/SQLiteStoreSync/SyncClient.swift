@@ -188,7 +188,11 @@ public final class SyncClient: Sendable {
         let name = batch.tables[row.table].name
         let table = context.table(name)!
         let catalog = context.catalog(name)!
-        let state = try context.row(table: catalog.id, gid: row.gid)
+        func columnName(_ cell: ChangeBatch.Cell) -> String { batch.tables[row.table].columns[cell.column] }
+        let firstColumn = row.cells.first.flatMap { cell in
+            cell.column == Bookkeeping.deleteColumn ? nil : catalog.columnIDs[columnName(cell)]
+        }
+        let (state, firstCell) = try context.row(table: catalog.id, gid: row.gid, withCell: firstColumn)
 
         if let delete = row.cells.first(where: { $0.column == Bookkeeping.deleteColumn }) {
             let replica = try context.number(ofReplica: batch.replicas[delete.replica])
@@ -205,7 +209,6 @@ public final class SyncClient: Sendable {
         }
         if state?.deleted == true { return }  // deleted here: the delete wins at the server too
 
-        func columnName(_ cell: ChangeBatch.Cell) -> String { batch.tables[row.table].columns[cell.column] }
         guard let localID = state?.localID else {
             let values = row.cells.map { (column: columnName($0), value: $0.value) }
             _ = try context.insert(values, into: table, catalog: catalog, gid: row.gid, created: nil)
@@ -216,14 +219,12 @@ public final class SyncClient: Sendable {
             }
             return
         }
-        for cell in row.cells {
+        for (index, cell) in row.cells.enumerated() {
             let column = catalog.columnIDs[columnName(cell)]!
             let incoming = Version(clock: cell.clock, replica: batch.replicas[cell.replica])
-            if let existing = try context.cell(table: catalog.id, gid: row.gid, column: column),
-                try context.version(of: existing) >= incoming
-            {
-                continue
-            }
+            let existing =
+                index == 0 ? firstCell : try context.cell(table: catalog.id, gid: row.gid, column: column)
+            if let existing, try context.version(of: existing) >= incoming { continue }
             try context.write(cell.value, to: columnName(cell), in: table, localID: localID)
             try context.setCell(
                 table: catalog.id, gid: row.gid, column: column, clock: cell.clock,
