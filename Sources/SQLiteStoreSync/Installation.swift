@@ -272,6 +272,8 @@ struct CaptureTriggers {
         """
     }
 
+    // No statement here relies on a conflict clause (OR IGNORE): the outer
+    // statement's (an app's INSERT OR REPLACE) would override it.
     var statements: [String] {
         let anyChanged = table.columns.map { "NEW.\(column($0)) IS NOT OLD.\(column($0))" }.joined(separator: " OR ")
         return [
@@ -283,7 +285,8 @@ struct CaptureTriggers {
             WHEN \(notApplying)
             BEGIN
                 \(Bookkeeping.tick);
-                INSERT OR IGNORE INTO \(Bookkeeping.rows) (tbl, gid, local_id) VALUES (\(tbl), randomblob(16), NEW.\(key));
+                INSERT INTO \(Bookkeeping.rows) (tbl, gid, local_id) SELECT \(tbl), randomblob(16), NEW.\(key)
+                    WHERE NOT EXISTS (SELECT 1 FROM \(Bookkeeping.rows) WHERE tbl = \(tbl) AND local_id = NEW.\(key));
                 \(record(update: false))
             END
             """,

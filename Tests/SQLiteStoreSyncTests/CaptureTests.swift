@@ -91,6 +91,19 @@ struct CaptureTests {
         }
     }
 
+    @Test func replacingARowRewritesItsColumnsUnderTheSameIdentity() throws {
+        let queue = try People.replica()
+        try queue.write { db in
+            try db.execute("INSERT INTO people (first, age) VALUES (\("Ada"), \(36))")
+            let gid = try db.fetchOne(Data.self, "SELECT gid FROM sqlitestore_sync_rows WHERE local_id = 1")
+            try db.execute("INSERT OR REPLACE INTO people (id, first) VALUES (1, \("Augusta"))")
+            #expect(try db.fetchOne(Data.self, "SELECT gid FROM sqlitestore_sync_rows WHERE local_id = 1") == gid)
+            #expect(try db.fetchOne(Int.self, "SELECT COUNT(*) FROM sqlitestore_sync_rows") == 1)
+            #expect(try outbox(db).map(\.value) == [.text("Augusta"), .null, .null, .null])
+            #expect(try db.fetchOne(Int.self, "SELECT COUNT(*) FROM sqlitestore_sync_cells") == 4)
+        }
+    }
+
     @Test func changingALocalIDKeepsTheGlobalIdentity() throws {
         let queue = try People.replica()
         try queue.write { db in
