@@ -28,22 +28,22 @@ struct SeededGenerator: RandomNumberGenerator {
 /// `SYNC_CHANGES=n` sets the most changes a replica makes per round.
 struct ConvergenceTests {
     private static let environment = ProcessInfo.processInfo.environment
-    @Test func replicasConvergeAndNoWriteIsLostSilently() throws {
-        let seeds: [UInt64] =
-            if let seed = Self.environment["SYNC_SEED"].flatMap(UInt64.init) {
-                [seed]
-            } else {
-                Array(1...UInt64(Self.environment["SYNC_SEEDS"].flatMap(Int.init) ?? 200))
-            }
+    static let seeds: [UInt64] =
+        if let seed = environment["SYNC_SEED"].flatMap(UInt64.init) {
+            [seed]
+        } else {
+            Array(1...UInt64(environment["SYNC_SEEDS"].flatMap(Int.init) ?? 200))
+        }
+
+    /// One case per seed, run in parallel; a failing case names its seed.
+    @Test(arguments: seeds)
+    func replicasConvergeAndNoWriteIsLostSilently(seed: UInt64) throws {
         let changes = Self.environment["SYNC_CHANGES"].flatMap(Int.init) ?? 30
-        for seed in seeds {
-            do {
-                var scenario = try Scenario(seed: seed, maximumChanges: changes)
-                try scenario.run()
-            } catch {
-                Issue.record("seed \(seed) failed (replay: SYNC_SEED=\(seed) SYNC_CHANGES=\(changes)): \(error)")
-                return
-            }
+        do {
+            var scenario = try Scenario(seed: seed, maximumChanges: changes)
+            try scenario.run()
+        } catch {
+            Issue.record("seed \(seed) failed (replay: SYNC_SEED=\(seed) SYNC_CHANGES=\(changes)): \(error)")
         }
     }
 }
