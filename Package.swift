@@ -25,6 +25,7 @@ let package = Package(
     products: [
         .library(name: "SQLiteStore", targets: ["SQLiteStore"]),
         .library(name: "SQLiteStoreAppSupport", targets: ["SQLiteStoreAppSupport"]),
+        .library(name: "SQLiteStoreSync", targets: ["SQLiteStoreSync"]),
         .library(name: "PasswordHashing", targets: ["PasswordHashing"]),
         .library(name: "RecordsApp", targets: ["RecordsApp"]),
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
@@ -89,6 +90,15 @@ let package = Package(
             name: "SQLiteStoreAppSupport",
             dependencies: ["SQLiteStore"]
         ),
+        // Sync between devices for the tables an app names: change capture
+        // by triggers (portable: Apple's SDKs lack the session extension's
+        // headers), column versions, merge rules, the conflict log, and the
+        // push/pull messages a transport carries. SQLiteStore's public API
+        // only, no transport of its own.
+        .target(
+            name: "SQLiteStoreSync",
+            dependencies: ["SQLiteStore"]
+        ),
         // The original tutorials' apps as UI-independent logic. The sample database is
         // built from Resources/sampledb.sql by scripts/make-sample-database.sh.
         .target(
@@ -128,7 +138,7 @@ let package = Package(
         // imports the C module itself (SQLiteStore does not re-export it).
         .executableTarget(
             name: "bench",
-            dependencies: ["SQLiteStore", "RecordsApp"] + sqliteDependency
+            dependencies: ["SQLiteStore", "SQLiteStoreSync", "RecordsApp"] + sqliteDependency
         ),
         .testTarget(
             name: "SQLiteStoreTests",
@@ -142,6 +152,10 @@ let package = Package(
         .testTarget(
             name: "SQLiteStoreAppSupportTests",
             dependencies: ["SQLiteStoreAppSupport", "SQLiteStore", "TestSupport"]
+        ),
+        .testTarget(
+            name: "SQLiteStoreSyncTests",
+            dependencies: ["SQLiteStoreSync", "SQLiteStore", "TestSupport"]
         ),
         .testTarget(
             name: "PasswordHashingTests",
@@ -164,7 +178,8 @@ let package = Package(
         .testTarget(
             name: "RecordsWebTests",
             dependencies: [
-                "RecordsWeb", "HTTPServer", "RecordsApp", "SQLiteStore", "PasswordHashing", "Replication", "TestSupport",
+                "RecordsWeb", "HTTPServer", "RecordsApp", "SQLiteStore", "PasswordHashing", "Replication",
+                "TestSupport",
                 "Thumbnails", "CVips",
             ]
         ),

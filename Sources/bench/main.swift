@@ -103,6 +103,9 @@ func main() -> Int32 {
             print("\n" + throughput)
         }
         if !options.json, let speedUp = Report.searchSpeedUp(results) { print("\n" + speedUp) }
+        if !options.json, workloads.contains(where: { $0.id == "W12" }) {
+            print("\n" + (try Workloads.syncWireSizes()))
+        }
         return 0
     } catch {
         FileHandle.standardError.write(Data("bench: \(error)\n".utf8))

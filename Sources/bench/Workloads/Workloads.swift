@@ -1,4 +1,5 @@
 import SQLiteStore
+
 #if canImport(SQLite3)
     import SQLite3
 #else
@@ -27,6 +28,7 @@ enum Workloads {
             + w9Observation
             + [w10Search, w10InsertIndexed]
             + w11SortedPage
+            + [w12SyncApply]
     }
 }
 

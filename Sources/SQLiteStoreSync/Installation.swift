@@ -1,0 +1,339 @@
+import Foundation
+import SQLiteStore
+
+// The engine's bookkeeping, in the replica's own database so that a sync
+// and the positions it moves commit together:
+//
+// - state: one row. This replica's number, the last hybrid logical clock
+//   value issued or seen, the `applying` flag, the last server position
+//   seen (`known`; on the server, the last one assigned) and the last
+//   outbox entry the server acknowledged.
+// - replicas: every replica met, numbered locally; on the server, the last
+//   outbox entry acknowledged to each.
+// - tables, columns: stable numbers for the synced names, so that
+//   reordering a declaration changes nothing stored.
+// - rows: global identity <-> local ID; a deleted row keeps its identity
+//   as a tombstone. `created` is the server position of its first change
+//   (server only), so a pull can send a row new to a device whole.
+// - cells: the version of each (row, column); column -1 is the row's
+//   delete. `position` is the server's order (server only).
+// - outbox: local changes not yet acknowledged, with their values and the
+//   server position known when each was made (which tells the server what
+//   the device had seen, hence which edits were concurrent).
+// - conflicts: the values that lost.
+//
+// The triggers consult `state.applying`, not a per-connection function or
+// temporary table, so that every connection of the app captures its writes
+// with nothing registered on it, and so that the flag, set and cleared
+// inside the transaction that applies remote changes, can never be left
+// on by a crash: it commits or rolls back with that transaction.
+enum Bookkeeping {
+    static let state = "sqlitestore_sync_state"
+    static let replicas = "sqlitestore_sync_replicas"
+    static let tables = "sqlitestore_sync_tables"
+    static let columns = "sqlitestore_sync_columns"
+    static let rows = "sqlitestore_sync_rows"
+    static let cells = "sqlitestore_sync_cells"
+    static let outbox = "sqlitestore_sync_outbox"
+    static let conflicts = "sqlitestore_sync_conflicts"
+
+    /// The column number of a row's delete in `cells` and on the wire.
+    static let deleteColumn = -1
+
+    /// The next hybrid logical clock value: milliseconds since 1970 in the
+    /// high bits, a counter in the low 16, never less than one more than the
+    /// last value issued or seen. Plain SQL (julianday, not unixepoch's
+    /// 'subsec', which needs SQLite 3.42), so the triggers need no function.
+    static let tick = """
+        UPDATE \(state) SET clock = max(clock + 1, \
+        CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER) * 65536)
+        """
+
+    static let schema = """
+        CREATE TABLE IF NOT EXISTS \(state) (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            replica INTEGER NOT NULL,
+            clock INTEGER NOT NULL,
+            applying INTEGER NOT NULL,
+            known INTEGER NOT NULL,
+            acknowledged INTEGER NOT NULL);
+        CREATE TABLE IF NOT EXISTS \(replicas) (
+            id INTEGER PRIMARY KEY,
+            uuid BLOB NOT NULL UNIQUE,
+            acknowledged INTEGER NOT NULL DEFAULT 0);
+        CREATE TABLE IF NOT EXISTS \(tables) (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+        CREATE TABLE IF NOT EXISTS \(columns) (
+            tbl INTEGER NOT NULL, id INTEGER NOT NULL, name TEXT NOT NULL,
+            PRIMARY KEY (tbl, id), UNIQUE (tbl, name)) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS \(rows) (
+            tbl INTEGER NOT NULL, gid BLOB NOT NULL, local_id INTEGER,
+            deleted INTEGER NOT NULL DEFAULT 0, created INTEGER,
+            PRIMARY KEY (tbl, gid)) WITHOUT ROWID;
+        CREATE UNIQUE INDEX IF NOT EXISTS \(rows)_local ON \(rows) (tbl, local_id);
+        CREATE TABLE IF NOT EXISTS \(cells) (
+            tbl INTEGER NOT NULL, gid BLOB NOT NULL, col INTEGER NOT NULL,
+            clock INTEGER NOT NULL, replica INTEGER NOT NULL, position INTEGER,
+            PRIMARY KEY (tbl, gid, col)) WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS \(cells)_position ON \(cells) (position) WHERE position IS NOT NULL;
+        CREATE TABLE IF NOT EXISTS \(outbox) (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            tbl INTEGER NOT NULL, gid BLOB NOT NULL, col INTEGER NOT NULL,
+            clock INTEGER NOT NULL, known INTEGER NOT NULL, value);
+        CREATE INDEX IF NOT EXISTS \(outbox)_cell ON \(outbox) (tbl, gid, col);
+        CREATE TABLE IF NOT EXISTS \(conflicts) (
+            id INTEGER PRIMARY KEY,
+            table_name TEXT NOT NULL, gid BLOB NOT NULL, column_name TEXT NOT NULL,
+            losing_value, losing_clock INTEGER NOT NULL, losing_replica BLOB NOT NULL,
+            winning_value, winning_clock INTEGER NOT NULL, winning_replica BLOB NOT NULL,
+            winner_deleted INTEGER NOT NULL, position INTEGER NOT NULL);
+        """
+}
+
+extension SyncSchema {
+    /// Creates the engine's bookkeeping tables and the triggers that capture
+    /// changes to the synced tables, in `db`. Run it from a migration, once
+    /// per replica; running it again (after adding a table or a column to
+    /// the declaration) keeps everything recorded and rewrites the
+    /// triggers.
+    ///
+    /// Rows already in a synced table get a global identity and are
+    /// recorded as local changes, to be pushed on the next sync.
+    ///
+    /// - Parameters:
+    ///   - db: The replica's database, inside a transaction (a migration's).
+    ///   - replicaID: This replica's identity, chosen once: a new random one
+    ///     by default. Ignored when the database already has one.
+    /// - Throws: ``SyncError/Kind/invalidDeclaration`` when a table, its
+    ///   integer primary key or a column is missing; an `SQLiteError`.
+    public func install(in db: Database, replicaID: UUID = UUID()) throws {
+        try db.execute(sql: Bookkeeping.schema)
+        if try db.fetchOne(Int.self, "SELECT COUNT(*) FROM \(identifier: Bookkeeping.state)") == 0 {
+            try db.execute("INSERT INTO \(identifier: Bookkeeping.replicas) (uuid) VALUES (\(replicaID.bytes))")
+            try db.execute(
+                """
+                INSERT INTO \(identifier: Bookkeeping.state) (id, replica, clock, applying, known, acknowledged)
+                VALUES (1, \(db.lastInsertedRowID), 0, 0, 0, 0)
+                """)
+        }
+        for table in tables {
+            try check(table, in: db)
+            let catalog = try TableCatalog.register(table, in: db)
+            for statement in CaptureTriggers(table: table, catalog: catalog).statements {
+                try db.execute(sql: statement)
+            }
+            try recordExistingRows(of: table, catalog: catalog, in: db)
+        }
+    }
+
+    private func check(_ table: SyncedTable, in db: Database) throws {
+        guard try db.tableExists(table.name) else {
+            throw SyncError(.invalidDeclaration, "cannot sync table \(table.name): there is no such table")
+        }
+        let columns = try db.columns(in: table.name)
+        let keys = columns.filter { $0.primaryKeyPosition != nil }
+        guard keys.count == 1, keys[0].name == table.primaryKey, keys[0].declaredType.uppercased() == "INTEGER"
+        else {
+            throw SyncError(
+                .invalidDeclaration,
+                "cannot sync table \(table.name): its primary key must be the one INTEGER PRIMARY KEY column "
+                    + "\(table.primaryKey)")
+        }
+        let names = Set(columns.map(\.name))
+        for column in table.columns where !names.contains(column) || column == table.primaryKey {
+            throw SyncError(
+                .invalidDeclaration, "cannot sync column \(column) of table \(table.name): there is no such column")
+        }
+        guard Set(table.columns).count == table.columns.count, !table.columns.isEmpty else {
+            throw SyncError(
+                .invalidDeclaration, "cannot sync table \(table.name): list each of its columns once, at least one")
+        }
+    }
+
+    /// Gives rows written before the engine was installed (or while a
+    /// table was not yet declared) an identity, and queues them for push.
+    private func recordExistingRows(of table: SyncedTable, catalog: TableCatalog, in db: Database) throws {
+        let unmapped = try db.fetchAll(
+            Int64.self,
+            """
+            SELECT \(identifier: table.primaryKey) FROM \(identifier: table.name) AS t
+            WHERE NOT EXISTS (SELECT 1 FROM \(identifier: Bookkeeping.rows) AS r
+                              WHERE r.tbl = \(catalog.id) AND r.local_id = t.\(identifier: table.primaryKey))
+            """)
+        for localID in unmapped {
+            let gid = UUID().bytes
+            try db.execute(
+                "INSERT INTO \(identifier: Bookkeeping.rows) (tbl, gid, local_id) VALUES (\(catalog.id), \(gid), \(localID))"
+            )
+            try db.execute(sql: Bookkeeping.tick)
+            let row = try db.fetchOne(
+                "SELECT \(identifiers: table.columns) FROM \(identifier: table.name) WHERE \(identifier: table.primaryKey) = \(localID)"
+            )
+            guard let row else { continue }
+            for (index, column) in table.columns.enumerated() {
+                let col = catalog.columnIDs[column]!
+                let value = try row[index]
+                try db.execute(
+                    """
+                    INSERT INTO \(identifier: Bookkeeping.outbox) (tbl, gid, col, clock, known, value)
+                    SELECT \(catalog.id), \(gid), \(col), clock, known, \(value) FROM \(identifier: Bookkeeping.state)
+                    """)
+                try db.execute(
+                    """
+                    INSERT INTO \(identifier: Bookkeeping.cells) (tbl, gid, col, clock, replica)
+                    SELECT \(catalog.id), \(gid), \(col), clock, replica FROM \(identifier: Bookkeeping.state) WHERE true
+                    ON CONFLICT (tbl, gid, col) DO UPDATE SET clock = excluded.clock, replica = excluded.replica
+                    """)
+            }
+        }
+    }
+}
+
+/// A synced table's stable numbers in this database.
+struct TableCatalog: Sendable {
+    let id: Int64
+    /// Column name -> stable number.
+    let columnIDs: [String: Int64]
+
+    static func register(_ table: SyncedTable, in db: Database) throws -> TableCatalog {
+        try db.execute("INSERT OR IGNORE INTO \(identifier: Bookkeeping.tables) (name) VALUES (\(table.name))")
+        let id = try db.fetchOne(
+            Int64.self, "SELECT id FROM \(identifier: Bookkeeping.tables) WHERE name = \(table.name)")!
+        for column in table.columns {
+            try db.execute(
+                """
+                INSERT OR IGNORE INTO \(identifier: Bookkeeping.columns) (tbl, id, name)
+                SELECT \(id), coalesce(max(id) + 1, 0), \(column) FROM \(identifier: Bookkeeping.columns)
+                WHERE tbl = \(id)
+                """)
+        }
+        return try load(table, in: db)
+    }
+
+    static func load(_ table: SyncedTable, in db: Database) throws -> TableCatalog {
+        guard
+            let id = try db.fetchOne(
+                Int64.self, "SELECT id FROM \(identifier: Bookkeeping.tables) WHERE name = \(table.name)")
+        else {
+            throw SyncError(.notInstalled, "table \(table.name) is not installed for sync; run SyncSchema.install")
+        }
+        var columnIDs: [String: Int64] = [:]
+        for row in try db.fetchAll("SELECT name, id FROM \(identifier: Bookkeeping.columns) WHERE tbl = \(id)") {
+            columnIDs[try row.decode(String.self, at: 0)] = try row.decode(Int64.self, at: 1)
+        }
+        for column in table.columns where columnIDs[column] == nil {
+            throw SyncError(.notInstalled, "column \(column) of \(table.name) is not installed for sync")
+        }
+        return TableCatalog(id: id, columnIDs: columnIDs)
+    }
+}
+
+/// The triggers that record an app's writes to one synced table.
+struct CaptureTriggers {
+    let table: SyncedTable
+    let catalog: TableCatalog
+
+    private var name: String { table.name }
+    private var key: String { quotedIdentifier(table.primaryKey) }
+    private var tbl: String { String(catalog.id) }
+    private func column(_ name: String) -> String { quotedIdentifier(name) }
+    private func number(_ name: String) -> String { String(catalog.columnIDs[name]!) }
+    private func trigger(_ kind: String) -> String { quotedIdentifier("sqlitestore_sync_\(kind)_\(name)") }
+
+    private var notApplying: String { "(SELECT applying FROM \(Bookkeeping.state)) = 0" }
+    private func gid(of row: String) -> String {
+        "(SELECT gid FROM \(Bookkeeping.rows) WHERE tbl = \(tbl) AND local_id = \(row).\(key))"
+    }
+
+    /// `(SELECT col, value ... UNION ALL ...)` for the columns an update
+    /// changed (all of them for an insert).
+    private func changed(update: Bool, values: Bool) -> String {
+        let parts = table.columns.map { name in
+            let value = values ? ", NEW.\(column(name)) AS value" : ""
+            let condition = update ? " WHERE NEW.\(column(name)) IS NOT OLD.\(column(name))" : ""
+            return "SELECT \(number(name)) AS col\(value)\(condition)"
+        }
+        return "(" + parts.joined(separator: " UNION ALL ") + ")"
+    }
+
+    private func record(update: Bool) -> String {
+        """
+        DELETE FROM \(Bookkeeping.outbox) WHERE tbl = \(tbl) AND gid = \(gid(of: "NEW"))
+            AND col IN (SELECT col FROM \(changed(update: update, values: false)));
+        INSERT INTO \(Bookkeeping.outbox) (tbl, gid, col, clock, known, value)
+            SELECT \(tbl), r.gid, c.col, s.clock, s.known, c.value
+            FROM \(Bookkeeping.rows) AS r, \(Bookkeeping.state) AS s, \(changed(update: update, values: true)) AS c
+            WHERE r.tbl = \(tbl) AND r.local_id = NEW.\(key);
+        INSERT INTO \(Bookkeeping.cells) (tbl, gid, col, clock, replica)
+            SELECT \(tbl), r.gid, c.col, s.clock, s.replica
+            FROM \(Bookkeeping.rows) AS r, \(Bookkeeping.state) AS s, \(changed(update: update, values: false)) AS c
+            WHERE r.tbl = \(tbl) AND r.local_id = NEW.\(key)
+            ON CONFLICT (tbl, gid, col) DO UPDATE
+            SET clock = excluded.clock, replica = excluded.replica, position = NULL;
+        """
+    }
+
+    // No statement here relies on a conflict clause (OR IGNORE): the outer
+    // statement's (an app's INSERT OR REPLACE) would override it.
+    var statements: [String] {
+        let anyChanged = table.columns.map { "NEW.\(column($0)) IS NOT OLD.\(column($0))" }.joined(separator: " OR ")
+        return [
+            "DROP TRIGGER IF EXISTS \(trigger("insert"))",
+            "DROP TRIGGER IF EXISTS \(trigger("update"))",
+            "DROP TRIGGER IF EXISTS \(trigger("delete"))",
+            """
+            CREATE TRIGGER \(trigger("insert")) AFTER INSERT ON \(quotedIdentifier(name))
+            WHEN \(notApplying)
+            BEGIN
+                \(Bookkeeping.tick);
+                INSERT INTO \(Bookkeeping.rows) (tbl, gid, local_id) SELECT \(tbl), randomblob(16), NEW.\(key)
+                    WHERE NOT EXISTS (SELECT 1 FROM \(Bookkeeping.rows) WHERE tbl = \(tbl) AND local_id = NEW.\(key));
+                \(record(update: false))
+            END
+            """,
+            """
+            CREATE TRIGGER \(trigger("update"))
+            AFTER UPDATE OF \(([table.primaryKey] + table.columns).map(column).joined(separator: ", "))
+            ON \(quotedIdentifier(name))
+            WHEN \(notApplying)
+            BEGIN
+                UPDATE \(Bookkeeping.rows) SET local_id = NEW.\(key)
+                    WHERE tbl = \(tbl) AND local_id = OLD.\(key) AND NEW.\(key) IS NOT OLD.\(key);
+                \(Bookkeeping.tick) WHERE \(anyChanged);
+                \(record(update: true))
+            END
+            """,
+            """
+            CREATE TRIGGER \(trigger("delete")) AFTER DELETE ON \(quotedIdentifier(name))
+            WHEN \(notApplying)
+            BEGIN
+                \(Bookkeeping.tick);
+                DELETE FROM \(Bookkeeping.outbox) WHERE tbl = \(tbl) AND gid = \(gid(of: "OLD"));
+                INSERT INTO \(Bookkeeping.outbox) (tbl, gid, col, clock, known, value)
+                    SELECT \(tbl), r.gid, \(Bookkeeping.deleteColumn), s.clock, s.known, NULL
+                    FROM \(Bookkeeping.rows) AS r, \(Bookkeeping.state) AS s
+                    WHERE r.tbl = \(tbl) AND r.local_id = OLD.\(key);
+                DELETE FROM \(Bookkeeping.cells) WHERE tbl = \(tbl) AND gid = \(gid(of: "OLD"));
+                INSERT INTO \(Bookkeeping.cells) (tbl, gid, col, clock, replica)
+                    SELECT \(tbl), r.gid, \(Bookkeeping.deleteColumn), s.clock, s.replica
+                    FROM \(Bookkeeping.rows) AS r, \(Bookkeeping.state) AS s
+                    WHERE r.tbl = \(tbl) AND r.local_id = OLD.\(key);
+                UPDATE \(Bookkeeping.rows) SET local_id = NULL, deleted = 1 WHERE tbl = \(tbl) AND local_id = OLD.\(key);
+            END
+            """,
+        ]
+    }
+}
+
+extension UUID {
+    /// The 16 bytes, as stored in the bookkeeping tables and sent.
+    var bytes: Data {
+        withUnsafeBytes(of: uuid) { Data($0) }
+    }
+
+    init?(bytes: Data) {
+        guard bytes.count == 16 else { return nil }
+        var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &value) { $0.copyBytes(from: bytes) }
+        self.init(uuid: value)
+    }
+}

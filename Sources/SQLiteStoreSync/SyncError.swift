@@ -1,0 +1,52 @@
+import Foundation
+
+/// Why the engine refused a declaration, a batch or a request.
+///
+/// A refused push or pull applies nothing: the whole batch is checked
+/// before anything is written, and the writing happens in one transaction.
+public struct SyncError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What went wrong, for code that reacts to it.
+    public enum Kind: Sendable, Equatable {
+        /// A synced table's declaration does not match the database (no
+        /// such table, column, or integer primary key).
+        case invalidDeclaration
+        /// The engine's bookkeeping tables are missing: ``SyncSchema/install(in:replicaID:)``
+        /// has not run on this database.
+        case notInstalled
+        /// The bytes of a change batch are cut short, garbled, or not a
+        /// change batch at all.
+        case malformedBatch
+        /// A push the server has already applied, in whole or in part
+        /// (a retry after a lost acknowledgement): nothing is applied
+        /// again. The client resumes after `acknowledgedThrough`.
+        case replayedPush(acknowledgedThrough: Int64)
+        /// A push that starts after a position the server never
+        /// acknowledged (the server's database was restored from an older
+        /// copy, or the client's bookkeeping was altered).
+        case pushOutOfOrder(acknowledgedThrough: Int64)
+        /// A batch names a table the receiver does not sync.
+        case unknownTable(String)
+        /// A batch names a column the receiver does not sync.
+        case unknownColumn(table: String, column: String)
+        /// A change's version is further in the future than the declared
+        /// ``SyncSchema/maximumClockSkew`` allows.
+        case clockSkew
+        /// A push carries changes made by another replica than the one
+        /// pushing.
+        case foreignChanges
+    }
+
+    /// What went wrong.
+    public let kind: Kind
+    /// A sentence for people: what was refused and why.
+    public let message: String
+
+    /// An error of `kind` with `message`.
+    public init(_ kind: Kind, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    /// The message.
+    public var description: String { message }
+}

@@ -1,0 +1,345 @@
+import Foundation
+import SQLiteStore
+
+/// The server half: accepts devices' pushes into one total order and
+/// answers their pulls.
+///
+/// The server's database is a replica like the devices' (the same tables,
+/// ``SyncSchema/install(in:replicaID:)`` run on it); what the server's own
+/// users write there is captured by the same triggers and takes its place
+/// in the order before the next push or pull is handled.
+///
+/// ```swift
+/// let server = SyncServer(writer: pool, schema: schema)
+/// let answer = try server.push(request)      // from a device, through any transport
+/// let changes = try server.pull(pullRequest)
+/// ```
+///
+/// Every accepted change gets the next server position, one increasing
+/// number; a device that has applied everything through position `n` asks
+/// for what follows `n`. Each push and pull runs in one transaction, with
+/// the positions it moves: a crash at any point leaves either all of it or
+/// none of it.
+public final class SyncServer: Sendable {
+    /// The server's database.
+    public let writer: any DatabaseWriter
+    /// The synced tables and limits.
+    public let schema: SyncSchema
+    private let now: @Sendable () -> Int64
+
+    /// A server over `writer`.
+    ///
+    /// - Parameters:
+    ///   - writer: The server's database, with the schema installed.
+    ///   - schema: The synced tables and the clock skew bound.
+    ///   - now: The server's clock in milliseconds since 1970, against
+    ///     which changes from the future are refused (the system clock by
+    ///     default).
+    public init(
+        writer: any DatabaseWriter, schema: SyncSchema,
+        now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
+    ) {
+        self.writer = writer
+        self.schema = schema
+        self.now = now
+    }
+
+    /// Applies a device's push, merging each column by the rules in
+    /// <doc:MergeRules>, and acknowledges it.
+    ///
+    /// - Throws: A ``SyncError``, with nothing applied: ``SyncError/Kind/replayedPush(acknowledgedThrough:)``
+    ///   for a push already applied (the device resumes after the position
+    ///   it carries), ``SyncError/Kind/pushOutOfOrder(acknowledgedThrough:)``,
+    ///   ``SyncError/Kind/unknownTable(_:)``, ``SyncError/Kind/unknownColumn(table:column:)``,
+    ///   ``SyncError/Kind/clockSkew``, ``SyncError/Kind/foreignChanges``, ``SyncError/Kind/malformedBatch``.
+    public func push(_ request: PushRequest) throws -> PushResponse {
+        let limit =
+            now() + Int64(schema.maximumClockSkew.components.seconds) * 1000
+            + schema.maximumClockSkew.components.attoseconds / 1_000_000_000_000_000
+        return try writer.write { db in
+            try Self.push(request, in: ReplicaContext(db, schema: schema), clockLimit: limit)
+        }
+    }
+
+    /// The changes after the device's position, at most about
+    /// `request.limit` of them.
+    public func pull(_ request: PullRequest) throws -> PullResponse {
+        try writer.write { db in try Self.pull(request, in: ReplicaContext(db, schema: schema)) }
+    }
+
+    /// The server's position: the number of the last change it accepted.
+    public func position() throws -> Int64 {
+        try writer.write { db in
+            let context = try ReplicaContext(db, schema: schema)
+            try Self.absorbLocalChanges(context)
+            return try context.state("known")
+        }
+    }
+
+    // MARK: - Push
+
+    private static func push(_ request: PushRequest, in context: ReplicaContext, clockLimit: Int64) throws
+        -> PushResponse
+    {
+        try absorbLocalChanges(context)
+        let db = context.db
+        let pusher = try context.number(ofReplica: request.replica)
+        let acknowledged = try db.fetchOne(
+            Int64.self, "SELECT acknowledged FROM \(identifier: Bookkeeping.replicas) WHERE id = \(pusher)")!
+        if request.after < acknowledged {
+            throw SyncError(
+                .replayedPush(acknowledgedThrough: acknowledged),
+                "the push was refused: changes through \(acknowledged) of this device were already applied; "
+                    + "send those after \(acknowledged)")
+        }
+        if request.after > acknowledged {
+            throw SyncError(
+                .pushOutOfOrder(acknowledgedThrough: acknowledged),
+                "the push was refused: it starts after change \(request.after), but the server has this device's "
+                    + "changes only through \(acknowledged)")
+        }
+        guard request.through >= request.after else {
+            throw SyncError(.malformedBatch, "the push was refused: its range ends before it starts")
+        }
+        try check(request, in: context, clockLimit: clockLimit)
+
+        var maximumClock: Int64 = 0
+        try context.applying {
+            for row in request.changes.rows {
+                try merge(row, of: request.changes, from: pusher, in: context)
+                for cell in row.cells { maximumClock = max(maximumClock, cell.clock) }
+            }
+        }
+        try context.observe(clock: maximumClock)
+        try db.execute(
+            """
+            UPDATE \(identifier: Bookkeeping.replicas) SET acknowledged = \(request.through) WHERE id = \(pusher)
+            """)
+        return PushResponse(acknowledgedThrough: request.through, serverPosition: try context.state("known"))
+    }
+
+    /// Everything that can be checked before applying, so that a bad batch
+    /// is refused whole.
+    private static func check(_ request: PushRequest, in context: ReplicaContext, clockLimit: Int64) throws {
+        let batch = request.changes
+        guard batch.replicas.allSatisfy({ $0 == request.replica }) else {
+            throw SyncError(.foreignChanges, "the push was refused: it carries changes of another device")
+        }
+        try context.checkNames(in: batch)
+        for row in batch.rows {
+            for cell in row.cells where cell.clock >> 16 > clockLimit {
+                throw SyncError(
+                    .clockSkew,
+                    "the push was refused: a change to \(batch.tables[row.table].name) is dated "
+                        + "\(cell.clock >> 16 - clockLimit) ms beyond the allowed clock skew; "
+                        + "check this device's clock")
+            }
+        }
+    }
+
+    private static func nextPosition(_ context: ReplicaContext) throws -> Int64 {
+        try context.db.execute("UPDATE \(identifier: Bookkeeping.state) SET known = known + 1")
+        return try context.state("known")
+    }
+
+    /// Merges one pushed row: a row new to the server is inserted whole,
+    /// then each column by version, a delete last.
+    private static func merge(
+        _ row: ChangeBatch.Row, of batch: ChangeBatch, from pusher: Int64, in context: ReplicaContext
+    ) throws {
+        let name = batch.tables[row.table].name
+        let table = context.table(name)!
+        let catalog = context.catalog(name)!
+        let pusherUUID = try context.uuid(ofReplica: pusher)
+        let updates = row.cells.filter { $0.column != Bookkeeping.deleteColumn }
+        var state = try context.row(table: catalog.id, gid: row.gid)
+
+        func columnName(_ cell: ChangeBatch.Cell) -> String { batch.tables[row.table].columns[cell.column] }
+        func columnID(_ cell: ChangeBatch.Cell) -> Int64 { catalog.columnIDs[columnName(cell)]! }
+
+        if state == nil, !updates.isEmpty {
+            let position = try nextPosition(context)
+            let values = updates.map { (column: columnName($0), value: $0.value) }
+            let localID = try context.insert(values, into: table, catalog: catalog, gid: row.gid, created: position)
+            for cell in updates {
+                try context.setCell(
+                    table: catalog.id, gid: row.gid, column: columnID(cell), clock: cell.clock, replica: pusher,
+                    position: position)
+            }
+            state = ReplicaContext.RowState(localID: localID, deleted: false, created: position)
+        } else if let current = state {
+            for cell in updates {
+                let incoming = Version(clock: cell.clock, replica: pusherUUID)
+                let log = ConflictLog(context: context, table: table, gid: row.gid)
+                guard let localID = current.localID, !current.deleted else {
+                    // Delete wins: an edit of a deleted row is kept only in the log.
+                    let delete = try context.cell(
+                        table: catalog.id, gid: row.gid, column: Int64(Bookkeeping.deleteColumn))
+                    try log.record(
+                        column: columnName(cell), losing: (cell.value, incoming),
+                        winning: (.null, try delete.map(context.version) ?? incoming), winnerDeleted: true)
+                    continue
+                }
+                let column = columnID(cell)
+                let existing = try context.cell(table: catalog.id, gid: row.gid, column: column)
+                let currentVersion = try existing.map(context.version)
+                if let existing, let currentVersion, incoming <= currentVersion {
+                    guard incoming < currentVersion, existing.replica != pusher else { continue }
+                    let value = try context.value(of: columnName(cell), in: table, localID: localID)
+                    if value != cell.value {
+                        try log.record(
+                            column: columnName(cell), losing: (cell.value, incoming),
+                            winning: (value, currentVersion), winnerDeleted: false)
+                    }
+                    continue
+                }
+                if let existing, let currentVersion, existing.replica != pusher,
+                    (existing.position ?? 0) > cell.known
+                {
+                    // The device had not seen the value it overwrites: concurrent edits.
+                    let value = try context.value(of: columnName(cell), in: table, localID: localID)
+                    if value != cell.value {
+                        try log.record(
+                            column: columnName(cell), losing: (value, currentVersion),
+                            winning: (cell.value, incoming), winnerDeleted: false)
+                    }
+                }
+                try context.write(cell.value, to: columnName(cell), in: table, localID: localID)
+                try context.setCell(
+                    table: catalog.id, gid: row.gid, column: column, clock: cell.clock, replica: pusher,
+                    position: try nextPosition(context))
+            }
+        }
+
+        guard let delete = row.cells.first(where: { $0.column == Bookkeeping.deleteColumn }) else { return }
+        let deleteVersion = Version(clock: delete.clock, replica: pusherUUID)
+        guard let current = state else {
+            try context.tombstone(
+                table: catalog.id, gid: row.gid, exists: false, clock: delete.clock, replica: pusher,
+                position: try nextPosition(context))
+            return
+        }
+        guard !current.deleted, let localID = current.localID else { return }
+        // Edits the deleting device had not seen lose to the delete: logged.
+        let log = ConflictLog(context: context, table: table, gid: row.gid)
+        let concurrent = try context.db.fetchAll(
+            """
+            SELECT col, clock, replica FROM \(identifier: Bookkeeping.cells)
+            WHERE tbl = \(catalog.id) AND gid = \(row.gid.bytes) AND col >= 0
+              AND replica <> \(pusher) AND coalesce(position, 0) > \(delete.known)
+            ORDER BY col
+            """)
+        for cell in concurrent {
+            guard let column = context.columnName(try cell.decode(Int64.self, at: 0), table: catalog.id) else {
+                continue
+            }
+            let version = Version(
+                clock: try cell.decode(Int64.self, at: 1),
+                replica: try context.uuid(ofReplica: try cell.decode(Int64.self, at: 2)))
+            try log.record(
+                column: column, losing: (try context.value(of: column, in: table, localID: localID), version),
+                winning: (.null, deleteVersion), winnerDeleted: true)
+        }
+        try context.deleteRow(of: table, localID: localID)
+        try context.tombstone(
+            table: catalog.id, gid: row.gid, exists: true, clock: delete.clock, replica: pusher,
+            position: try nextPosition(context))
+    }
+
+    /// Gives the server's own captured writes their positions, before any
+    /// push or pull is handled. They need no merge: the server's clock is
+    /// above every version it has accepted, so they are the latest.
+    private static func absorbLocalChanges(_ context: ReplicaContext) throws {
+        let db = context.db
+        let entries = try db.fetchAll(
+            "SELECT tbl, gid, col, clock FROM \(identifier: Bookkeeping.outbox) ORDER BY seq")
+        guard !entries.isEmpty else { return }
+        for entry in entries {
+            let table = try entry.decode(Int64.self, at: 0)
+            let gid = try entry.decode(Data.self, at: 1)
+            let column = try entry.decode(Int64.self, at: 2)
+            let position = try nextPosition(context)
+            try db.execute(
+                """
+                UPDATE \(identifier: Bookkeeping.cells) SET position = \(position)
+                WHERE tbl = \(table) AND gid = \(gid) AND col = \(column)
+                  AND clock = \(try entry.decode(Int64.self, at: 3)) AND replica = \(context.localReplica)
+                """)
+            try db.execute(
+                """
+                UPDATE \(identifier: Bookkeeping.rows) SET created = \(position)
+                WHERE tbl = \(table) AND gid = \(gid) AND created IS NULL
+                """)
+        }
+        try db.execute("DELETE FROM \(identifier: Bookkeeping.outbox)")
+    }
+
+    // MARK: - Pull
+
+    private static func pull(_ request: PullRequest, in context: ReplicaContext) throws -> PullResponse {
+        try absorbLocalChanges(context)
+        let db = context.db
+        let limit = max(1, request.limit)
+        let page = try db.fetchAll(
+            """
+            SELECT tbl, gid, col, clock, replica, position FROM \(identifier: Bookkeeping.cells)
+            WHERE position > \(request.after) ORDER BY position LIMIT \(limit)
+            """)
+        let serverPosition = try context.state("known")
+        guard let last = page.last else {
+            return PullResponse(changes: ChangeBatch(), through: max(request.after, serverPosition), hasMore: false)
+        }
+        let through = try last.decode(Int64.self, at: 5)
+        let requester = try context.number(ofReplica: request.replica)
+
+        // Rows in the order of their first change in the page.
+        var order: [RowKey] = []
+        var cellsByRow: [RowKey: [Row]] = [:]
+        for cell in page {
+            let key = RowKey(table: try cell.decode(Int64.self, at: 0), gid: try cell.decode(Data.self, at: 1))
+            if cellsByRow[key] == nil { order.append(key) }
+            cellsByRow[key, default: []].append(cell)
+        }
+
+        var batch = ChangeBatch()
+        for key in order {
+            guard let name = context.tableName(key.table), let table = context.table(name),
+                let gid = UUID(bytes: key.gid), let state = try context.row(table: key.table, gid: gid)
+            else { continue }
+            var cells = cellsByRow[key]!
+            if !state.deleted, (state.created ?? 0) > request.after {
+                // New to the device: send the whole row, so it can be inserted at once.
+                cells = try db.fetchAll(
+                    """
+                    SELECT tbl, gid, col, clock, replica, position FROM \(identifier: Bookkeeping.cells)
+                    WHERE tbl = \(key.table) AND gid = \(key.gid) ORDER BY col
+                    """)
+            }
+            var row = ChangeBatch.Row(table: batch.tableIndex(name), gid: gid, cells: [])
+            for cell in cells {
+                let replica = try cell.decode(Int64.self, at: 4)
+                guard replica != requester else { continue }
+                let column = try cell.decode(Int64.self, at: 2)
+                var value = SQLiteValue.null
+                var index = Bookkeeping.deleteColumn
+                if column != Int64(Bookkeeping.deleteColumn) {
+                    guard let columnName = context.columnName(column, table: key.table), let localID = state.localID
+                    else { continue }
+                    value = try context.value(of: columnName, in: table, localID: localID)
+                    index = batch.columnIndex(columnName, table: row.table)
+                }
+                row.cells.append(
+                    ChangeBatch.Cell(
+                        column: index, clock: try cell.decode(Int64.self, at: 3),
+                        replica: batch.replicaIndex(try context.uuid(ofReplica: replica)), known: 0, value: value))
+            }
+            if !row.cells.isEmpty { batch.rows.append(row) }
+        }
+        return PullResponse(changes: batch, through: through, hasMore: page.count == limit)
+    }
+
+    private struct RowKey: Hashable {
+        var table: Int64
+        var gid: Data
+    }
+}
