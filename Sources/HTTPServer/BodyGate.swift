@@ -7,10 +7,7 @@ import Foundation
 /// two events: the task answered (without the body: the answer is sent
 /// and the body discarded), or it asked for the body
 /// (``Request/receivingBody(acceptingFile:)``). It then reads the body,
-/// hands it over with ``deliver(_:)``, and waits for the answer. On the
-/// event loop (``ServerOptions/eventLoopThreads``) it never blocks: it
-/// takes an event if there is one (``takeEvent()``), else parks the
-/// connection, which the gate's `wake` resumes after the next event.
+/// hands it over with ``deliver(_:)``, and waits for the answer.
 final class BodyGate: Sendable {
     /// A body as the server read it.
     struct Received: Sendable {
@@ -41,12 +38,6 @@ final class BodyGate: Sendable {
 
     private let state = Locked(State())
     private let signal = DispatchSemaphore(value: 0)
-    /// Called after each event, for a connection that does not block
-    /// waiting for them (it parks instead: see ``ParkingLot``).
-    private let wake: (@Sendable () -> Void)?
-
-    /// A gate; `wake` is called after each event, from the task's thread.
-    init(wake: (@Sendable () -> Void)? = nil) { self.wake = wake }
 
     // MARK: - The request's task
 
@@ -61,12 +52,7 @@ final class BodyGate: Sendable {
                 state.events.append(.bodyWanted(request, fileGuard: fileGuard))
                 return nil
             }
-            if let now {
-                continuation.resume(with: now)
-            } else {
-                signal.signal()
-                wake?()
-            }
+            if let now { continuation.resume(with: now) } else { signal.signal() }
         }
     }
 
@@ -74,23 +60,14 @@ final class BodyGate: Sendable {
     func answer(_ response: Response) {
         state.withLock { $0.events.append(.answered(response)) }
         signal.signal()
-        wake?()
     }
 
     // MARK: - The connection's thread
 
     /// Blocks until the task asks for the body or answers.
     func nextEvent() -> Event {
-        while true {
-            signal.wait()
-            // The signal may count an event ``takeEvent()`` took already.
-            if let event = takeEvent() { return event }
-        }
-    }
-
-    /// The next event if there is one, without waiting.
-    func takeEvent() -> Event? {
-        state.withLock { $0.events.isEmpty ? nil : $0.events.removeFirst() }
+        signal.wait()
+        return state.withLock { $0.events.removeFirst() }
     }
 
     /// Hands the body to the task waiting for it.

@@ -291,16 +291,15 @@ struct APIEvent: Sendable {
     }
 }
 
-/// One `/api/v1/events` response: has the next events of its apps, the
-/// heartbeat, or the end, and otherwise waits (on the server's event loop,
-/// holding no thread; or on its connection's thread when it has one).
-final class ProgramEventStream: WaitingResponseStream, @unchecked Sendable {
+/// One `/api/v1/events` response: waits on its connection's thread for
+/// events of its apps, the heartbeat, or the end.
+final class ProgramEventStream: ResponseStream, @unchecked Sendable {
     let apps: Set<AppDatabase.App>
     let tokenID: Int64
     private let heartbeat: Duration
     private weak var hub: APIEvents?
-    // Guarded by `lock`.
-    private let lock = NSLock()
+    // Guarded by `condition`.
+    private let condition = NSCondition()
     private var pending: [APIEvent]
     private var position: Int64
     private var resync: Bool
@@ -308,10 +307,6 @@ final class ProgramEventStream: WaitingResponseStream, @unchecked Sendable {
     private var ended = false
     private var tokenIsOver = false
     private var isClosed = false
-    /// When the next keep-alive is due, unless something is sent first.
-    private var nextBeat = ContinuousClock.now
-    /// Wakes the connection waiting for the next bytes.
-    private var wake: (@Sendable () -> Void)?
 
     init(
         apps: Set<AppDatabase.App>, tokenID: Int64, position: Int64, backlog: [APIEvent], resync: Bool,
@@ -329,7 +324,7 @@ final class ProgramEventStream: WaitingResponseStream, @unchecked Sendable {
     /// Events read from the log: those after the stream's position, of its
     /// apps, are queued.
     func offer(_ events: [APIEvent]) {
-        let waiting = lock.withLock { () -> (@Sendable () -> Void)? in
+        condition.withLock {
             var added = false
             for event in events where event.sequence > position {
                 position = event.sequence
@@ -338,44 +333,39 @@ final class ProgramEventStream: WaitingResponseStream, @unchecked Sendable {
                     added = true
                 }
             }
-            guard added else { return nil }
-            defer { wake = nil }
-            return wake
+            if added { condition.signal() }
         }
-        waiting?()
     }
 
     func end() {
-        let waiting = lock.withLock {
+        condition.withLock {
             ended = true
-            defer { wake = nil }
-            return wake
+            condition.signal()
         }
-        waiting?()
     }
 
     /// Its token was revoked or expired: the stream ends now, without
     /// what is pending.
     func tokenEnded() {
-        let waiting = lock.withLock {
+        condition.withLock {
             tokenIsOver = true
-            defer { wake = nil }
-            return wake
+            condition.signal()
         }
-        waiting?()
     }
 
-    func readReady(into buffer: UnsafeMutableRawBufferPointer, wake: @escaping @Sendable () -> Void) throws
-        -> StreamReadiness
-    {
-        let now = ContinuousClock.now
-        let next: SSENext = lock.withLock {
-            if tokenIsOver { return .end }
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        let text: String? = condition.withLock {
+            if tokenIsOver { return nil }
             if !started {
                 started = true
-                nextBeat = now + heartbeat
-                return .text(resync ? "retry: 2000\nevent: resync\ndata: {}\n\n" : "retry: 2000\n: open\n\n")
+                return resync ? "retry: 2000\nevent: resync\ndata: {}\n\n" : "retry: 2000\n: open\n\n"
             }
+            let deadline = Date().addingTimeInterval(
+                Double(heartbeat.components.seconds) + Double(heartbeat.components.attoseconds) / 1e18)
+            while pending.isEmpty && !ended && !tokenIsOver {
+                if !condition.wait(until: deadline) { break }
+            }
+            if tokenIsOver { return nil }
             if !pending.isEmpty {
                 // As many whole events as fit the buffer.
                 var text = ""
@@ -386,22 +376,20 @@ final class ProgramEventStream: WaitingResponseStream, @unchecked Sendable {
                     taken += 1
                 }
                 pending.removeFirst(taken)
-                nextBeat = now + heartbeat
-                return .text(text)
+                return text
             }
-            if ended { return .end }
-            if now >= nextBeat {
-                nextBeat = now + heartbeat
-                return .text(": keep-alive\n\n")
-            }
-            self.wake = wake
-            return .wait(until: nextBeat)
+            if ended { return nil }
+            return ": keep-alive\n\n"
         }
-        return try next.write(into: buffer)
+        guard let text else { return 0 }
+        let bytes = Array(text.utf8)
+        guard bytes.count <= buffer.count else { throw HTTPError(status: 500, message: "event too large") }
+        buffer.copyBytes(from: bytes)
+        return bytes.count
     }
 
     func close() {
-        let first = lock.withLock {
+        let first = condition.withLock {
             defer { isClosed = true }
             return !isClosed
         }
