@@ -354,6 +354,11 @@ public final class AppDatabase: Sendable {
         configuration.label = applicationName
         configuration.busyTimeout = lockWaitLimit
         configuration.prepareDatabase = { db in
+            // Temporary tables, sorts and statement journals stay in memory:
+            // a file SQLite makes in TMPDIR for them lives, between its
+            // creation and its unlinking, long enough for a process killed
+            // then to leave it behind (the crash test found two).
+            try db.execute("PRAGMA temp_store = MEMORY")
             try SearchFolding.register(on: db)
             if let debugLog { db.trace { event in debugLog("SQL: \(event.sql)") } }
         }
