@@ -175,7 +175,16 @@ import Testing
         let hub = Broadcast()
         var routes = Self.routes(hub)
         routes.append(Route.get("/hello", access: .anyone) { _ in StreamingTests.text("hello") })
-        let server = try LocalServer(options: { $0.eventLoopThreads = 0 }, routes: routes)
+        // This stream sends no heartbeat, and libmicrohttpd closes a
+        // connection with a thread of its own when its stream brought
+        // nothing for the idle timeout (the apps' streams beat well within
+        // it): under the whole suite's load, the steps below have taken
+        // longer than the default 30 s.
+        let server = try LocalServer(
+            options: {
+                $0.eventLoopThreads = 0
+                $0.idleTimeout = 3600
+            }, routes: routes)
         defer { server.stopInBackground() }
         let port = server.server.port
         let socket = try await onOwnThread { try Self.openStream(port: port, from: "127.0.0.1") }

@@ -490,10 +490,11 @@ import Testing
         #expect(!sink.lock.withLock { sink.finished })
         #expect(sink.lock.withLock { sink.bytes.count } < 4 << 20)
         #expect(runs.value == 0)
-        // Let go as a hang-up, not by the body's rate check long after
-        // (libmicrohttpd's epoll can miss the end that came with the
-        // last bytes: the watchdog sees it).
-        #expect(server.server.slowConnectionsDropped == 0)
+        // Let go, whichever noticed first: libmicrohttpd seeing the
+        // hang-up, or (when its epoll missed the end that came with the
+        // last bytes, as under the whole suite's load) the watchdog's body
+        // rate check. Either way the connection is gone.
+        #expect(await eventually { server.server.openConnections == 0 })
     }
 }
 
