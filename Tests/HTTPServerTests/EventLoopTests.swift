@@ -118,8 +118,13 @@ import Testing
         #expect(await eventually { server.server.parkedConnections == count })
         #expect(server.server.openConnections >= count)
         let threadsAfter = TransportTests.threadCount()
-        // A thread a stream would add 500.
-        #expect(threadsAfter - threadsBefore < count / 5, "threads \(threadsBefore) -> \(threadsAfter)")
+        // A thread a stream would add 500. The count is the whole
+        // process's, so it means something only when no other test runs
+        // beside this one: `.ci/run`'s one-at-a-time pass (beside the rest
+        // of the suite, other tests' servers added 824).
+        if ProcessInfo.processInfo.environment["RECORDS_TESTS_ONE_AT_A_TIME"] == "1" {
+            #expect(threadsAfter - threadsBefore < count / 5, "threads \(threadsBefore) -> \(threadsAfter)")
+        }
         hub.publish()
         let delivered = try await onOwnThread { () throws -> Int in
             var delivered = 0
