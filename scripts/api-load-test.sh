@@ -5,6 +5,7 @@
 #   scripts/api-load-test.sh [--quick] [--seconds N] [--people N] [--no-build]
 #                            [--ours-only | --pocketbase-only] [--connections "1 16 64 500"]
 #                            [--streams N] [--kill-check] [--synchronous full|normal]
+#                            [--event-loop-threads N]
 #
 # Builds records (release) unless --no-build or --pocketbase-only, makes a
 # database with --people people (default 10000) and a user with a
@@ -23,6 +24,8 @@
 # --synchronous passes its mode to `records serve` (default full: every
 # create on the disk before it is answered; PocketBase runs SQLite with
 # synchronous=NORMAL, which --synchronous normal matches).
+# --event-loop-threads passes its count to `records serve` (0: a thread for
+# each connection, the server's transport before its event loop).
 #
 # --streams N instead opens N event streams on each server
 # (GET /api/v1/events?apps=people; PocketBase's /api/realtime subscribed to
@@ -47,10 +50,11 @@ theirs=1
 streams=0
 kill_check=0
 synchronous=full
+event_loop_threads=2
 connections=(1 16 64 500)
 while [ $# -gt 0 ]; do
     case "$1" in
-    --seconds | --people | --connections | --streams | --synchronous)
+    --seconds | --people | --connections | --streams | --synchronous | --event-loop-threads)
         if [ $# -lt 2 ]; then
             echo "api-load-test: $1 needs a value (see --help)" >&2
             exit 2
@@ -75,6 +79,10 @@ while [ $# -gt 0 ]; do
         synchronous="$2"
         shift
         ;;
+    --event-loop-threads)
+        event_loop_threads="$2"
+        shift
+        ;;
     --no-build) build=0 ;;
     --ours-only) theirs=0 ;;
     --pocketbase-only) ours=0 ;;
@@ -84,7 +92,7 @@ while [ $# -gt 0 ]; do
         ;;
     --kill-check) kill_check=1 ;;
     -h | --help)
-        sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '2,40p' "$0" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     *)
@@ -102,7 +110,7 @@ if [ ${#connections[@]} -eq 0 ]; then
     echo "api-load-test: --connections needs at least one count" >&2
     exit 2
 fi
-for number in "$seconds" "$people" "$streams" "${connections[@]}"; do
+for number in "$seconds" "$people" "$streams" "$event_loop_threads" "${connections[@]}"; do
     if ! [[ "$number" =~ ^[0-9]+$ ]]; then
         echo "api-load-test: '$number' is not a whole number" >&2
         exit 2
@@ -199,7 +207,7 @@ database="$work/records.sqlite"
 rec() { "$records" --database "$database" "$@"; }
 start_ours() { # on $ours_port
     "$records" --database "$database" serve --listen "127.0.0.1:$ours_port" --max-connections-per-client 1536 \
-        --synchronous "$synchronous" \
+        --synchronous "$synchronous" --event-loop-threads "$event_loop_threads" \
         >>"$work/serve.out" 2>>"$work/serve.log" &
     ours_pid=$!
     pids+=("$ours_pid")
@@ -576,7 +584,7 @@ if [ "$streams" -gt 0 ]; then
         fi
     done
     echo
-    echo "$streams event streams, one change; $(machine); load average $load_before before, $(cut -d ' ' -f 1-3 /proc/loadavg) after"
+    echo "$streams event streams, one change (records serve --event-loop-threads $event_loop_threads); $(machine); load average $load_before before, $(cut -d ' ' -f 1-3 /proc/loadavg) after"
     echo
     echo "| server | streams open | opened in s | RSS before MiB | RSS open MiB | KiB a stream | change p50 ms | p99 ms | max ms | create answered in ms | failures |"
     echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
@@ -674,7 +682,7 @@ done
 
 # --- The report ------------------------------------------------------------------
 echo
-echo "records serve (/api/v1, --synchronous $synchronous) and PocketBase $("$pocketbase" --version 2>/dev/null | awk '{ print $NF }'), $people people each, ${seconds} s per run, wrk (2 threads) on 127.0.0.1"
+echo "records serve (/api/v1, --synchronous $synchronous, --event-loop-threads $event_loop_threads) and PocketBase $("$pocketbase" --version 2>/dev/null | awk '{ print $NF }'), $people people each, ${seconds} s per run, wrk (2 threads) on 127.0.0.1"
 echo "machine: $(machine); load average $load_before before, $(cut -d ' ' -f 1-3 /proc/loadavg) after"
 echo
 echo "| operation | connections | ours req/s | PocketBase req/s | ratio | ours p50 / p99 ms | PocketBase p50 / p99 ms | failures (ours / PocketBase) |"

@@ -7,7 +7,10 @@ import Foundation
 /// two events: the task answered (without the body: the answer is sent
 /// and the body discarded), or it asked for the body
 /// (``Request/receivingBody(acceptingFile:)``). It then reads the body,
-/// hands it over with ``deliver(_:)``, and waits for the answer.
+/// hands it over with ``deliver(_:)``, and waits for the answer. On the
+/// event loop (``ServerOptions/eventLoopThreads``) it never blocks: it
+/// takes an event if there is one (``takeEvent()``), else parks the
+/// connection, which the gate's `wake` resumes after the next event.
 final class BodyGate: Sendable {
     /// A body as the server read it.
     struct Received: Sendable {
@@ -38,6 +41,12 @@ final class BodyGate: Sendable {
 
     private let state = Locked(State())
     private let signal = DispatchSemaphore(value: 0)
+    /// Called after each event, for a connection that does not block
+    /// waiting for them (it parks instead: see ``ParkingLot``).
+    private let wake: (@Sendable () -> Void)?
+
+    /// A gate; `wake` is called after each event, from the task's thread.
+    init(wake: (@Sendable () -> Void)? = nil) { self.wake = wake }
 
     // MARK: - The request's task
 
@@ -52,7 +61,12 @@ final class BodyGate: Sendable {
                 state.events.append(.bodyWanted(request, fileGuard: fileGuard))
                 return nil
             }
-            if let now { continuation.resume(with: now) } else { signal.signal() }
+            if let now {
+                continuation.resume(with: now)
+            } else {
+                signal.signal()
+                wake?()
+            }
         }
     }
 
@@ -60,14 +74,23 @@ final class BodyGate: Sendable {
     func answer(_ response: Response) {
         state.withLock { $0.events.append(.answered(response)) }
         signal.signal()
+        wake?()
     }
 
     // MARK: - The connection's thread
 
     /// Blocks until the task asks for the body or answers.
     func nextEvent() -> Event {
-        signal.wait()
-        return state.withLock { $0.events.removeFirst() }
+        while true {
+            signal.wait()
+            // The signal may count an event ``takeEvent()`` took already.
+            if let event = takeEvent() { return event }
+        }
+    }
+
+    /// The next event if there is one, without waiting.
+    func takeEvent() -> Event? {
+        state.withLock { $0.events.isEmpty ? nil : $0.events.removeFirst() }
     }
 
     /// Hands the body to the task waiting for it.

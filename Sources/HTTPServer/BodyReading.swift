@@ -166,6 +166,6 @@ extension Callbacks {
                 form: Form(form), body: exchange.rawBody, upload: exchange.sink, uploadError: exchange.uploadError,
                 problem: exchange.problem,
                 withheld: exchange.fileWithheld))
-        return queue(answer(from: gate), for: exchange, core: core, connection: connection)
+        return sendAnswer(exchange, core: core, connection: connection)
     }
 }

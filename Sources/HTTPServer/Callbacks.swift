@@ -16,6 +16,12 @@ enum Callbacks {
         let core = Unmanaged<ServerCore>.fromOpaque(context).takeUnretainedValue()
         if let existing = exchangeSlot.pointee {
             let exchange = Unmanaged<Exchange>.fromOpaque(existing).takeUnretainedValue()
+            // Called again after its parked connection was woken.
+            switch exchange.waiting {
+            case .decision: return Callbacks.decide(exchange, core: core, connection: connection)
+            case .answer: return Callbacks.sendAnswer(exchange, core: core, connection: connection)
+            case .nothing: break
+            }
             if uploadDataSize.pointee > 0 {
                 core.watchdog.bodyReceived(connection, count: uploadDataSize.pointee)
                 exchange.bodyBytes += uploadDataSize.pointee
@@ -40,17 +46,10 @@ enum Callbacks {
             path: url.map { String(cString: $0) } ?? "/", isSecure: core.isSecure)
         core.watchdog.headersArrived(connection)
         let exchange = Exchange(request: request, core: core)
+        if core.parking != nil { exchange.ticket = ParkingTicket(connection: connection) }
         exchangeSlot.pointee = Unmanaged.passRetained(exchange).toOpaque()
         core.requestStarted()
-        let result = Callbacks.begin(exchange, core: core, connection: connection)
-        // Only now does the server read the body, if there is one and the
-        // request was not answered already.
-        if !exchange.queued,
-            request.headers["content-length"].map({ $0 != "0" }) ?? (request.headers["transfer-encoding"] != nil)
-        {
-            core.watchdog.bodyExpected(connection)
-        }
-        return result
+        return Callbacks.begin(exchange, core: core, connection: connection)
     }
 
     static let completed: MHD_RequestCompletedCallback = { context, connection, exchangeSlot, _ in

@@ -38,6 +38,9 @@ final class ConnectionWatchdog: Sendable {
         /// While a body arrives: when the current period started, and the
         /// bytes that came in it.
         var bodyPeriod: (start: ContinuousClock.Instant, bytes: Int)?
+        /// The body's bytes at the last sweep, and how many sweeps in a row
+        /// saw no more come.
+        var bodyProgress: (bytes: Int, stalledSweeps: Int) = (0, 0)
     }
 
     private struct State {
@@ -127,6 +130,12 @@ final class ConnectionWatchdog: Sendable {
         let dropped = state.withLock { state -> Int in
             var dropped = 0
             for (key, entry) in state.entries {
+                if let period = entry.bodyPeriod, Self.hungUp(entry, bytes: period.bytes, key: key, in: &state) {
+                    // Not slow: gone. libmicrohttpd learns it from the shutdown.
+                    shutdown(entry.descriptor, Int32(SHUT_RDWR))
+                    state.entries[key]?.bodyPeriod = nil
+                    continue
+                }
                 if let period = entry.bodyPeriod, period.start.advanced(by: headerTimeout) < now {
                     if period.bytes >= bodyBytesPerPeriod {
                         state.entries[key]?.bodyPeriod = (now, 0)
@@ -146,6 +155,26 @@ final class ConnectionWatchdog: Sendable {
         if dropped > 0 {
             log("server: dropped \(dropped) connection(s) whose request did not arrive in time")
         }
+    }
+
+    /// Whether a client hung up in the middle of its body: nothing came for
+    /// two sweeps and its socket has nothing left to read but the end.
+    ///
+    /// On the event loop, libmicrohttpd (0.9.75) can miss such a hang-up:
+    /// its epoll is edge-triggered, and a read that returns less than it
+    /// asked for makes it wait for the next edge, which the end that came
+    /// with the last bytes never brings. The connection would then wait for
+    /// the body's rate check (two periods of the header timeout).
+    private static func hungUp(_ entry: Entry, bytes: Int, key: UInt, in state: inout State) -> Bool {
+        if bytes != entry.bodyProgress.bytes {
+            state.entries[key]?.bodyProgress = (bytes, 0)
+            return false
+        }
+        let stalled = entry.bodyProgress.stalledSweeps + 1
+        state.entries[key]?.bodyProgress.stalledSweeps = stalled
+        guard stalled >= 2 else { return false }
+        var byte: UInt8 = 0
+        return recv(entry.descriptor, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) == 0
     }
 
     private static func key(_ connection: OpaquePointer) -> UInt { UInt(bitPattern: Int(bitPattern: connection)) }

@@ -14,7 +14,7 @@ extension Callbacks {
     /// (read now, unless it is announced too large: then refused unread).
     static func begin(_ exchange: Exchange, core: ServerCore, connection: OpaquePointer) -> MHD_Result {
         let application = core.application
-        let gate = BodyGate()
+        let gate = BodyGate(wake: waker(for: exchange, core: core))
         exchange.gate = gate
         var request = exchange.request
         request.bodyGate = gate
@@ -23,7 +23,71 @@ extension Callbacks {
             let response = await application.respond(to: started)
             gate.answer(response)
         }
-        switch gate.nextEvent() {
+        return decide(exchange, core: core, connection: connection)
+    }
+
+    /// What wakes the exchange's parked connection, when it parks.
+    static func waker(for exchange: Exchange, core: ServerCore) -> (@Sendable () -> Void)? {
+        guard let parking = core.parking, let ticket = exchange.ticket else { return nil }
+        return { parking.wake(ticket) }
+    }
+
+    /// The task's next event, when it has one.
+    enum NextEvent {
+        case event(BodyGate.Event)
+        /// None yet: the connection is parked until there is one.
+        case parked
+        /// The server is closing: end the request.
+        case closing
+    }
+
+    /// The task's next event: waited for on this thread when the connection
+    /// has a thread of its own; else taken if it is there, or the
+    /// connection parks until it is.
+    static func nextEvent(_ exchange: Exchange, core: ServerCore) -> NextEvent {
+        guard let gate = exchange.gate else { return .event(.answered(Response(status: 500))) }
+        guard let parking = core.parking, let ticket = exchange.ticket else { return .event(gate.nextEvent()) }
+        while true {
+            if let event = gate.takeEvent() { return .event(event) }
+            if parking.isClosing { return .closing }
+            if parking.park(ticket) { return .parked }
+        }
+    }
+
+    /// The task's first event: its answer, or its asking for the body. On
+    /// the first call, or on a later one once the parked connection is
+    /// woken: libmicrohttpd calls again as if for the first time, so an
+    /// answer queued then still sends no "100 Continue" and reads no body.
+    static func decide(_ exchange: Exchange, core: ServerCore, connection: OpaquePointer) -> MHD_Result {
+        let event: BodyGate.Event
+        switch nextEvent(exchange, core: core) {
+        case .parked:
+            exchange.waiting = .decision
+            return .YES
+        case .closing:
+            droppingOnPurpose = true
+            return .NO
+        case .event(let next):
+            exchange.waiting = .nothing
+            event = next
+        }
+        let result = decided(event, exchange: exchange, core: core, connection: connection)
+        // Only now does the server read the body, if there is one and the
+        // request was not answered already.
+        let headers = exchange.request.headers
+        if !exchange.queued, exchange.waiting == .nothing,
+            headers["content-length"].map({ $0 != "0" }) ?? (headers["transfer-encoding"] != nil)
+        {
+            core.watchdog.bodyExpected(connection)
+        }
+        return result
+    }
+
+    /// Acts on the task's first event.
+    static func decided(
+        _ event: BodyGate.Event, exchange: Exchange, core: ServerCore, connection: OpaquePointer
+    ) -> MHD_Result {
+        switch event {
         case .answered(let response):
             return answerEarly(response, exchange: exchange, core: core, connection: connection)
         case .bodyWanted(let asking, let fileGuard):
@@ -36,10 +100,9 @@ extension Callbacks {
                 // Answered before a byte of the body is read: on the first
                 // call, libmicrohttpd sends no "100 Continue", reads no body,
                 // and closes the connection after the answer (lingering: see LingeringClose).
-                gate.deliver(BodyGate.Received(problem: FormProblem(.tooLarge)))
-                let response = answer(from: gate)
                 core.lingering.mark(connection)
-                return queue(response, for: exchange, core: core, connection: connection)
+                exchange.gate?.deliver(BodyGate.Received(problem: FormProblem(.tooLarge)))
+                return sendAnswer(exchange, core: core, connection: connection)
             }
             switch asking.route?.body ?? .none {
             case .none:
@@ -63,9 +126,28 @@ extension Callbacks {
         }
     }
 
+    /// Sends the task's answer once it has the body, or parks until it
+    /// comes.
+    static func sendAnswer(_ exchange: Exchange, core: ServerCore, connection: OpaquePointer) -> MHD_Result {
+        switch nextEvent(exchange, core: core) {
+        case .parked:
+            exchange.waiting = .answer
+            return .YES
+        case .closing:
+            droppingOnPurpose = true
+            return .NO
+        case .event(let event):
+            exchange.waiting = .nothing
+            return queue(response(from: event), for: exchange, core: core, connection: connection)
+        }
+    }
+
     /// Waits for the task's answer, once it has the body.
-    static func answer(from gate: BodyGate) -> Response {
-        switch gate.nextEvent() {
+    static func answer(from gate: BodyGate) -> Response { response(from: gate.nextEvent()) }
+
+    /// The answer an event carries.
+    static func response(from event: BodyGate.Event) -> Response {
+        switch event {
         case .answered(let response): response
         // A second request for the body is answered at once: never here.
         case .bodyWanted: Response(status: 500)
@@ -105,7 +187,10 @@ extension Callbacks {
     ///
     /// libmicrohttpd takes a response only before the body is read or once
     /// all of it is, so the answer is written on the connection directly,
-    /// and the connection is then closed.
+    /// and the connection is then closed. It waits for the answer (an
+    /// error page, made at once) and the send (at most 5 s a stall) on this
+    /// thread, also on the event loop: libmicrohttpd cannot be asked to
+    /// call back once the connection is past its body.
     static func refuseOversizedBody(_ exchange: Exchange, core: ServerCore, connection: OpaquePointer)
         -> MHD_Result
     {

@@ -41,6 +41,22 @@ final class Exchange: @unchecked Sendable {
     /// Whether the task asked for the body, and which files it accepts.
     var bodyWanted = false
     var fileGuard: (@Sendable (Request) -> Bool)?
+    /// Its place in the server's ``ParkingLot`` when connections do not
+    /// each have a thread: it parks there instead of blocking.
+    var ticket: ParkingTicket?
+    /// What a parked exchange waits for, so that the callback called again
+    /// after it is woken goes on where it stopped.
+    var waiting = Waiting.nothing
+
+    /// What a parked exchange waits for.
+    enum Waiting {
+        /// Nothing: it is not parked.
+        case nothing
+        /// The task's first event: its answer, or its asking for the body.
+        case decision
+        /// The task's answer, once it has the body.
+        case answer
+    }
 
     /// When the request's headers were in.
     let started = ContinuousClock.now

@@ -20,10 +20,22 @@ public struct ServerOptions: Sendable {
     /// request trickles in) before it is closed.
     public var idleTimeout: Int = 30
     /// The most connections open at once; libmicrohttpd closes more at
-    /// once (and logs it). Each costs a thread: measured, about 70 KiB of
-    /// resident memory for an idle connection or a live page's event
-    /// stream, so the default costs at most about 140 MiB.
-    public var connectionLimit: Int = 2048
+    /// once (and logs it). Each is an open file: the server raises its
+    /// soft limit on open files to the hard limit as it starts
+    /// (``HTTPServer/raiseOpenFileLimit()``), and this should stay below
+    /// that. With ``eventLoopThreads`` at 0 each also costs a thread
+    /// (measured: about 70 KiB of resident memory for an idle connection or
+    /// a live page's event stream); on the event loop a waiting connection
+    /// costs no thread (see docs/API.md for the figures).
+    public var connectionLimit: Int = 16384
+    /// The threads that serve all the connections, each with an epoll
+    /// event loop of its own: a connection waiting for its answer, for a
+    /// stream's next event, or idle between requests holds none of them
+    /// (it is suspended until what it waits for comes). 0 gives each
+    /// connection a thread of its own instead (libmicrohttpd's
+    /// thread-per-connection mode, as before the event loop), which
+    /// limits the connections to what threads the machine can hold.
+    public var eventLoopThreads: Int = 2
     /// The most connections open at once from one client address, so that
     /// one client cannot take them all: further ones are closed at once.
     /// At most three quarters of ``connectionLimit`` (a larger value is
@@ -32,8 +44,9 @@ public struct ServerOptions: Sendable {
     /// address, or behind a reverse proxy (all its connections come from
     /// its address).
     public var connectionsPerClient: Int = 128
-    /// The stack of each connection's thread. Requests do their work on
-    /// the database's threads, so a connection's thread needs little.
+    /// The stack of each connection's thread (or of each event loop's).
+    /// Requests do their work on the database's threads, so a
+    /// connection's thread needs little.
     public var threadStackSize: Int = 512 * 1024
     /// How long ``HTTPServer/stop()`` waits for requests in flight.
     public var shutdownGrace: Duration = .seconds(10)
@@ -141,10 +154,14 @@ public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
 
 /// An HTTP server over GNU libmicrohttpd, serving an ``HTTPApplication``.
 ///
-/// libmicrohttpd parses HTTP and runs each connection on a thread of its
-/// own, so a request can wait for the database (its reads run on the
-/// pool's readers, many at once) and a streamed response can block between
-/// chunks without holding up other connections. Form bodies go through
+/// libmicrohttpd parses HTTP on a few threads, each with an epoll event
+/// loop (``ServerOptions/eventLoopThreads``). No callback blocks: a request
+/// whose answer is not ready (it waits for the database, whose reads run
+/// on the pool's readers, many at once), or a streamed response with
+/// nothing to send yet, suspends its connection, which holds no thread
+/// until it is resumed (``ParkingLot``); a ``ResponseStream`` that can only
+/// block is read on a dispatch thread meanwhile, a ``WaitingResponseStream``
+/// (an event stream) wakes its connection itself. Form bodies go through
 /// libmicrohttpd's post processor, chunk by chunk; an upload's file, or a
 /// streamed raw body, goes to the route's ``UploadSink`` as it arrives; a
 /// raw body of another route is kept as it came.
@@ -173,14 +190,17 @@ public final class HTTPServer: Sendable {
         let watchdog = ConnectionWatchdog(
             headerTimeout: options.headerTimeout, idleTimeout: .seconds(max(1, options.idleTimeout)),
             minimumBodyRate: options.minimumBodyRate, log: { application.log($0) })
+        let parking = options.eventLoopThreads > 0 ? ParkingLot() : nil
         let core = ServerCore(
-            application: application, isSecure: options.tls != nil, grace: options.shutdownGrace, watchdog: watchdog)
+            application: application, isSecure: options.tls != nil, grace: options.shutdownGrace, watchdog: watchdog,
+            parking: parking)
         let address = try SocketAddress(host: options.host, port: options.port)
         self.core = core
         self.host = options.host
         self.daemon = try Daemon(options: options, address: address, core: core)
         self.port = daemon.boundPort
         watchdog.start()
+        parking?.start()
     }
 
     /// Raises this process's soft limit on open files to its hard limit
@@ -205,6 +225,11 @@ public final class HTTPServer: Sendable {
     /// Connections open now (served, or idle between requests).
     public var openConnections: Int { core.watchdog.connectionCount }
 
+    /// Connections suspended now, waiting without a thread (for their
+    /// answer, or a stream's next bytes); 0 when each connection has a
+    /// thread of its own.
+    public var parkedConnections: Int { core.parking?.parkedCount ?? 0 }
+
     /// Connections answered before their body was read that the server
     /// still reads from and discards, so that the client's sending does not
     /// make it lose the answer; each for at most two seconds.
@@ -221,6 +246,7 @@ public final class HTTPServer: Sendable {
         core.waitForRequestsInFlight()
         daemon.stop()
         core.watchdog.stop()
+        core.parking?.stop()
     }
 
     /// Stops the server as ``stop()`` does, waiting on a thread of its own
@@ -238,8 +264,9 @@ public final class HTTPServer: Sendable {
     }
 
     /// Runs `work` on the server's request threads and blocks this thread
-    /// until it is done: for a ``ResponseStream``, whose reads run on the
-    /// connection's thread, that needs an `async` call.
+    /// until it is done: for a ``ResponseStream``, whose reads run on a
+    /// thread that may block (a dispatch thread on the event loop, the
+    /// connection's own otherwise), that needs an `async` call.
     public static func waitBlocking<T: Sendable>(_ work: @escaping @Sendable () async -> T) -> T {
         Callbacks.wait(work)
     }
@@ -258,11 +285,17 @@ final class Daemon: Sendable {
     nonisolated(unsafe) private let pointer: OpaquePointer
     let boundPort: UInt16
     private let stopped = Locked(false)
+    private let parking: ParkingLot?
 
     init(options: ServerOptions, address: SocketAddress, core: ServerCore) throws {
-        var flags =
-            MHD_USE_THREAD_PER_CONNECTION.rawValue | MHD_USE_INTERNAL_POLLING_THREAD.rawValue
-            | MHD_USE_ERROR_LOG.rawValue | MHD_USE_ITC.rawValue | MHD_USE_POLL.rawValue
+        var flags = MHD_USE_ERROR_LOG.rawValue | MHD_USE_ITC.rawValue
+        if options.eventLoopThreads > 0 {
+            flags |= MHD_USE_EPOLL_INTERNAL_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
+        } else {
+            flags |=
+                MHD_USE_THREAD_PER_CONNECTION.rawValue | MHD_USE_INTERNAL_POLLING_THREAD.rawValue
+                | MHD_USE_POLL.rawValue
+        }
         if address.isIPv6 { flags |= MHD_USE_IPv6.rawValue }
         if options.tls != nil { flags |= MHD_USE_TLS.rawValue }
         // libmicrohttpd reads the PEM text while it starts; the copies are
@@ -296,6 +329,9 @@ final class Daemon: Sendable {
                 value: Int(bitPattern: unsafeBitCast(Callbacks.completed, to: UnsafeRawPointer.self)),
                 ptr_value: context),
         ]
+        if options.eventLoopThreads > 1 {
+            items.append(MHD_OptionItem(option: .THREAD_POOL_SIZE, value: options.eventLoopThreads, ptr_value: nil))
+        }
         if let certificate, let key {
             items.append(
                 MHD_OptionItem(option: .HTTPS_MEM_CERT, value: 0, ptr_value: UnsafeMutableRawPointer(certificate)))
@@ -319,6 +355,7 @@ final class Daemon: Sendable {
         }
         pointer = started
         boundPort = records_mhd_bound_port(started)
+        parking = core.parking
     }
 
     /// Stops accepting connections; those open go on.
@@ -333,7 +370,10 @@ final class Daemon: Sendable {
             defer { stopped = true }
             return stopped
         }
-        if !already { MHD_stop_daemon(pointer) }
+        guard !already else { return }
+        // libmicrohttpd may not stop with connections suspended.
+        parking?.close()
+        MHD_stop_daemon(pointer)
     }
 
     deinit { stop() }

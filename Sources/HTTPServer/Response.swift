@@ -66,12 +66,65 @@ public struct Response: Sendable {
 /// closes it (also when the client went away first).
 public protocol ResponseStream: AnyObject, Sendable {
     /// Fills `buffer` from the start and returns how many bytes it wrote;
-    /// 0 ends the body. May block (the connection has its own thread).
+    /// 0 ends the body. May block: on the event loop it runs on a dispatch
+    /// thread while the connection waits suspended (a stream that waits
+    /// long, for events, should be a ``WaitingResponseStream`` instead).
     ///
     /// - Throws: to abort the response (the connection is closed).
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int
     /// The response is over: release what the stream holds. Called once.
     func close()
+}
+
+/// What a ``WaitingResponseStream`` has for the server now.
+public enum StreamReadiness: Sendable, Equatable {
+    /// This many bytes (more than 0) were written to the buffer.
+    case bytes(Int)
+    /// The body is over.
+    case end
+    /// Nothing yet: the stream calls the `wake` it was given once it has
+    /// something (or the end), and the server asks again then, or at
+    /// `until` if it comes first (a heartbeat's time), whichever is first.
+    case wait(until: ContinuousClock.Instant?)
+}
+
+/// A ``ResponseStream`` that can say it has nothing yet instead of
+/// blocking: a long-lived stream (server-sent events) then holds no thread
+/// while it waits, when the server does not give each connection a thread
+/// of its own (``ServerOptions/eventLoopThreads``).
+///
+/// Other streams' ``ResponseStream/read(into:)`` runs on a thread of its
+/// own there, while the connection waits without one.
+public protocol WaitingResponseStream: ResponseStream {
+    /// Fills `buffer` from the start with what is ready, without blocking.
+    ///
+    /// - Parameter wake: To call (from any thread, at most once needed)
+    ///   when something is ready after this returned
+    ///   ``StreamReadiness/wait(until:)``; calling it when nothing is
+    ///   waiting does no harm.
+    /// - Throws: to abort the response (the connection is closed).
+    func readReady(into buffer: UnsafeMutableRawBufferPointer, wake: @escaping @Sendable () -> Void) throws
+        -> StreamReadiness
+}
+
+extension WaitingResponseStream {
+    /// Blocks until ``readReady(into:wake:)`` has something: for a
+    /// connection with a thread of its own.
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        let ready = DispatchSemaphore(value: 0)
+        while true {
+            switch try readReady(into: buffer, wake: { ready.signal() }) {
+            case .bytes(let count): return count
+            case .end: return 0
+            case .wait(let deadline?):
+                let (seconds, attoseconds) = ContinuousClock.now.duration(to: deadline).components
+                let nanoseconds = max(0, seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+                _ = ready.wait(timeout: .now() + .nanoseconds(Int(clamping: nanoseconds)))
+            case .wait(nil):
+                ready.wait()
+            }
+        }
+    }
 }
 
 /// A cookie to set, with the attributes the web app always uses:

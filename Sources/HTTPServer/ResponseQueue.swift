@@ -25,7 +25,8 @@ extension Callbacks {
                     buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), .RESPMEM_MUST_COPY)
             }
         case .stream(let length, let stream):
-            let box = Unmanaged.passRetained(StreamBox(stream)).toOpaque()
+            let parked = core.parking.flatMap { parking in exchange.ticket.map { (parking, $0) } }
+            let box = Unmanaged.passRetained(StreamBox(stream, parked: parked)).toOpaque()
             handle = MHD_create_response_from_callback(
                 length ?? UInt64.max, 64 * 1024, streamReader, box, streamFree)
             if handle == nil { Unmanaged<StreamBox>.fromOpaque(box).takeRetainedValue().stream.close() }
@@ -52,23 +53,157 @@ extension Callbacks {
     static let streamReader: MHD_ContentReaderCallback = { context, _, buffer, capacity in
         guard let context, let buffer else { return -2 }
         let box = Unmanaged<StreamBox>.fromOpaque(context).takeUnretainedValue()
-        do {
-            let count = try box.stream.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: capacity))
-            return count > 0 ? count : -1  // MHD_CONTENT_READER_END_OF_STREAM
-        } catch {
-            return -2  // MHD_CONTENT_READER_END_WITH_ERROR
-        }
+        return box.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: capacity))
     }
 
     static let streamFree: MHD_ContentReaderFreeCallback = { context in
         guard let context else { return }
         let box = Unmanaged<StreamBox>.fromOpaque(context).takeRetainedValue()
-        box.stream.close()
+        box.close()
     }
 
 }
 
+/// A streamed response's body, as libmicrohttpd's content reader sees it.
 final class StreamBox {
     let stream: any ResponseStream
+    /// Where the connection parks while the stream has nothing, when
+    /// connections do not each have a thread; nil when they do (the
+    /// stream's read then blocks that thread).
+    private let parked: (lot: ParkingLot, ticket: ParkingTicket)?
+    /// Runs a stream that can only block on threads of its own.
+    private let pump: BlockingReadPump?
+
+    init(_ stream: any ResponseStream, parked: (ParkingLot, ParkingTicket)?) {
+        self.stream = stream
+        self.parked = parked
+        pump = parked != nil && !(stream is any WaitingResponseStream) ? BlockingReadPump(stream) : nil
+    }
+
+    /// What libmicrohttpd's content reader returns: a count of bytes, 0
+    /// when the connection is parked, -1 at the end, -2 on an error.
+    func read(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        guard let (lot, ticket) = parked else {
+            do {
+                let count = try stream.read(into: buffer)
+                return count > 0 ? count : -1  // MHD_CONTENT_READER_END_OF_STREAM
+            } catch {
+                return -2  // MHD_CONTENT_READER_END_WITH_ERROR
+            }
+        }
+        let wake: @Sendable () -> Void = { lot.wake(ticket) }
+        while true {
+            let readiness: StreamReadiness
+            do {
+                if let pump {
+                    readiness = try pump.read(into: buffer, wake: wake)
+                } else if let waiting = stream as? any WaitingResponseStream {
+                    readiness = try waiting.readReady(into: buffer, wake: wake)
+                } else {
+                    return -2
+                }
+            } catch {
+                return -2
+            }
+            switch readiness {
+            case .bytes(let count): return count > 0 ? count : -1
+            case .end: return -1
+            case .wait(let deadline):
+                if lot.isClosing { return -2 }
+                if lot.park(ticket, until: deadline) { return 0 }
+            }
+        }
+    }
+
+    func close() {
+        if let pump { pump.close() } else { stream.close() }
+    }
+}
+
+/// Reads a ``ResponseStream`` that blocks on a dispatch thread, a chunk
+/// ahead, for a connection that may not block its thread: the reader gets
+/// what is read, or waits (parked) for the read to finish.
+final class BlockingReadPump: Sendable {
+    private struct State {
+        var chunk: [UInt8] = []
+        var offset = 0
+        var reading = false
+        var finished = false
+        var failure: (any Error)?
+        var wake: (@Sendable () -> Void)?
+        /// Closed while a read ran: the stream is closed after it.
+        var closeAfterRead = false
+        var closed = false
+    }
+
+    private let stream: any ResponseStream
+    private let state = Locked(State())
+    private static let chunkSize = 64 * 1024
+
     init(_ stream: any ResponseStream) { self.stream = stream }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer, wake: @escaping @Sendable () -> Void) throws
+        -> StreamReadiness
+    {
+        let (readiness, start): (Result<StreamReadiness, any Error>, Bool) = state.withLock { state in
+            if state.offset < state.chunk.count {
+                let count = min(buffer.count, state.chunk.count - state.offset)
+                state.chunk.withUnsafeBytes { bytes in
+                    buffer.copyMemory(
+                        from: UnsafeRawBufferPointer(rebasing: bytes[state.offset..<state.offset + count]))
+                }
+                state.offset += count
+                return (.success(.bytes(count)), false)
+            }
+            if let failure = state.failure { return (.failure(failure), false) }
+            if state.finished { return (.success(.end), false) }
+            state.wake = wake
+            if state.reading { return (.success(.wait(until: nil)), false) }
+            state.reading = true
+            return (.success(.wait(until: nil)), true)
+        }
+        if start {
+            DispatchQueue.global().async { [self] in readAhead() }
+        }
+        return try readiness.get()
+    }
+
+    private func readAhead() {
+        var chunk = [UInt8](repeating: 0, count: Self.chunkSize)
+        let result = Result { try chunk.withUnsafeMutableBytes { try stream.read(into: $0) } }
+        let (wake, closeNow) = state.withLock { state in
+            state.reading = false
+            switch result {
+            case .success(let count) where count > 0:
+                chunk.removeSubrange(count...)
+                state.chunk = chunk
+                state.offset = 0
+            case .success:
+                state.finished = true
+            case .failure(let error):
+                state.failure = error
+            }
+            defer { state.wake = nil }
+            return (state.wake, state.closeAfterRead)
+        }
+        if closeNow {
+            stream.close()
+        } else {
+            wake?()
+        }
+    }
+
+    /// Closes the stream, once a read that runs is over.
+    func close() {
+        let now = state.withLock { state -> Bool in
+            guard !state.closed else { return false }
+            state.closed = true
+            if state.reading {
+                state.closeAfterRead = true
+                return false
+            }
+            return true
+        }
+        if now { stream.close() }
+    }
 }

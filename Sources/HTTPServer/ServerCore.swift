@@ -16,11 +16,19 @@ final class ServerCore: Sendable {
     let watchdog: ConnectionWatchdog
     /// Closes connections answered before their body was read.
     let lingering = LingeringClose()
+    /// Suspends and resumes waiting connections when they do not each have
+    /// a thread (``ServerOptions/eventLoopThreads`` above 0); nil when
+    /// they do, and simply block.
+    let parking: ParkingLot?
     private let grace: Duration
     private let state = Locked((inFlight: 0, stopping: false))
 
-    init(application: any HTTPApplication, isSecure: Bool, grace: Duration, watchdog: ConnectionWatchdog) {
+    init(
+        application: any HTTPApplication, isSecure: Bool, grace: Duration, watchdog: ConnectionWatchdog,
+        parking: ParkingLot? = nil
+    ) {
         self.application = application
+        self.parking = parking
         self.isSecure = isSecure
         self.grace = grace
         self.watchdog = watchdog

@@ -35,10 +35,16 @@ let serveCommand = Command(
                 "Who may register: first-user (the default: anyone until the first account exists), open (anyone), "
                 + "or closed (nobody; add accounts with records users register)"),
         Command.Option(
+            name: "event-loop-threads", valueName: "N",
+            help:
+                "Threads serving all connections on epoll event loops (default 2, at most 64); 0 gives each "
+                + "connection a thread of its own instead, as before the event loop"),
+        Command.Option(
             name: "max-connections-per-client", valueName: "N",
             help:
-                "The most connections one client address may hold open (default 128, at most 1536 of the "
-                + "server's 2048); raise it behind a reverse proxy"),
+                "The most connections one client address may hold open (default 128, at most "
+                + "\(ServerOptions().maximumConnectionsPerClient) of the server's \(ServerOptions().connectionLimit)); "
+                + "raise it behind a reverse proxy"),
         Command.Option(
             name: "synchronous", valueName: "MODE",
             help:
@@ -72,7 +78,7 @@ let serveCommand = Command(
 
         One client address may hold at most 128 connections at once (a browser opens
         about six); more are closed at once, so that one client cannot take the
-        server's 2048 and lock everyone else out. Behind a reverse proxy, or when many
+        server's 16384 and lock everyone else out. Behind a reverse proxy, or when many
         people share one address, raise it with --max-connections-per-client.
 
         It prints its address once it listens, logs one line per request on standard error
@@ -139,6 +145,14 @@ let serveCommand = Command(
             break
         default:
             throw UsageError(message: "--tls-cert and --tls-key go together", helpPath: invocation.path)
+        }
+        if let text = arguments.value("event-loop-threads") {
+            guard let count = Int(text), (0...64).contains(count) else {
+                throw UsageError(
+                    message: "--event-loop-threads takes a number from 0 to 64, not '\(text)'",
+                    helpPath: invocation.path)
+            }
+            options.eventLoopThreads = count
         }
         if let text = arguments.value("max-connections-per-client") {
             let most = options.maximumConnectionsPerClient

@@ -152,8 +152,9 @@ struct ServeCLITests {
         for arguments in [
             ["--listen", "8080"], ["--listen", "127.0.0.1:99999"], ["--listen", "127.0.0.1:http"],
             ["--tls-cert", "cert.pem"], ["--tls-key", "key.pem"],
-            ["--max-connections-per-client", "0"], ["--max-connections-per-client", "1537"],
-            ["--max-connections-per-client", "many"],
+            ["--max-connections-per-client", "0"], ["--max-connections-per-client", "12289"],
+            ["--max-connections-per-client", "many"], ["--event-loop-threads", "-1"],
+            ["--event-loop-threads", "65"], ["--event-loop-threads", "two"],
         ] {
             let run = try await sandbox.run(["serve"] + arguments)
             #expect(run.status == 2, "\(arguments): \(run)")

@@ -291,15 +291,16 @@ struct APIEvent: Sendable {
     }
 }
 
-/// One `/api/v1/events` response: waits on its connection's thread for
-/// events of its apps, the heartbeat, or the end.
-final class ProgramEventStream: ResponseStream, @unchecked Sendable {
+/// One `/api/v1/events` response: has the next events of its apps, the
+/// heartbeat, or the end, and otherwise waits (on the server's event loop,
+/// holding no thread; or on its connection's thread when it has one).
+final class ProgramEventStream: WaitingResponseStream, @unchecked Sendable {
     let apps: Set<AppDatabase.App>
     let tokenID: Int64
     private let heartbeat: Duration
     private weak var hub: APIEvents?
-    // Guarded by `condition`.
-    private let condition = NSCondition()
+    // Guarded by `lock`.
+    private let lock = NSLock()
     private var pending: [APIEvent]
     private var position: Int64
     private var resync: Bool
@@ -307,6 +308,10 @@ final class ProgramEventStream: ResponseStream, @unchecked Sendable {
     private var ended = false
     private var tokenIsOver = false
     private var isClosed = false
+    /// When the next keep-alive is due, unless something is sent first.
+    private var nextBeat = ContinuousClock.now
+    /// Wakes the connection waiting for the next bytes.
+    private var wake: (@Sendable () -> Void)?
 
     init(
         apps: Set<AppDatabase.App>, tokenID: Int64, position: Int64, backlog: [APIEvent], resync: Bool,
@@ -324,7 +329,7 @@ final class ProgramEventStream: ResponseStream, @unchecked Sendable {
     /// Events read from the log: those after the stream's position, of its
     /// apps, are queued.
     func offer(_ events: [APIEvent]) {
-        condition.withLock {
+        let waiting = lock.withLock { () -> (@Sendable () -> Void)? in
             var added = false
             for event in events where event.sequence > position {
                 position = event.sequence
@@ -333,39 +338,44 @@ final class ProgramEventStream: ResponseStream, @unchecked Sendable {
                     added = true
                 }
             }
-            if added { condition.signal() }
+            guard added else { return nil }
+            defer { wake = nil }
+            return wake
         }
+        waiting?()
     }
 
     func end() {
-        condition.withLock {
+        let waiting = lock.withLock {
             ended = true
-            condition.signal()
+            defer { wake = nil }
+            return wake
         }
+        waiting?()
     }
 
     /// Its token was revoked or expired: the stream ends now, without
     /// what is pending.
     func tokenEnded() {
-        condition.withLock {
+        let waiting = lock.withLock {
             tokenIsOver = true
-            condition.signal()
+            defer { wake = nil }
+            return wake
         }
+        waiting?()
     }
 
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        let text: String? = condition.withLock {
-            if tokenIsOver { return nil }
+    func readReady(into buffer: UnsafeMutableRawBufferPointer, wake: @escaping @Sendable () -> Void) throws
+        -> StreamReadiness
+    {
+        let now = ContinuousClock.now
+        let next: SSENext = lock.withLock {
+            if tokenIsOver { return .end }
             if !started {
                 started = true
-                return resync ? "retry: 2000\nevent: resync\ndata: {}\n\n" : "retry: 2000\n: open\n\n"
+                nextBeat = now + heartbeat
+                return .text(resync ? "retry: 2000\nevent: resync\ndata: {}\n\n" : "retry: 2000\n: open\n\n")
             }
-            let deadline = Date().addingTimeInterval(
-                Double(heartbeat.components.seconds) + Double(heartbeat.components.attoseconds) / 1e18)
-            while pending.isEmpty && !ended && !tokenIsOver {
-                if !condition.wait(until: deadline) { break }
-            }
-            if tokenIsOver { return nil }
             if !pending.isEmpty {
                 // As many whole events as fit the buffer.
                 var text = ""
@@ -376,20 +386,22 @@ final class ProgramEventStream: ResponseStream, @unchecked Sendable {
                     taken += 1
                 }
                 pending.removeFirst(taken)
-                return text
+                nextBeat = now + heartbeat
+                return .text(text)
             }
-            if ended { return nil }
-            return ": keep-alive\n\n"
+            if ended { return .end }
+            if now >= nextBeat {
+                nextBeat = now + heartbeat
+                return .text(": keep-alive\n\n")
+            }
+            self.wake = wake
+            return .wait(until: nextBeat)
         }
-        guard let text else { return 0 }
-        let bytes = Array(text.utf8)
-        guard bytes.count <= buffer.count else { throw HTTPError(status: 500, message: "event too large") }
-        buffer.copyBytes(from: bytes)
-        return bytes.count
+        return try next.write(into: buffer)
     }
 
     func close() {
-        let first = condition.withLock {
+        let first = lock.withLock {
             defer { isClosed = true }
             return !isClosed
         }

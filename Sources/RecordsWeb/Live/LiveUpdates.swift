@@ -373,22 +373,27 @@ final class TopicObservation: @unchecked Sendable {
     }
 }
 
-/// One `/events` response: waits on its connection's thread for a change
-/// of its topics, the heartbeat, or the end.
-final class EventStream: ResponseStream, @unchecked Sendable {
+/// One `/events` response: has the next change of its topics, the
+/// heartbeat, or the end, and otherwise waits (on the server's event loop,
+/// holding no thread; or on its connection's thread when it has one).
+final class EventStream: WaitingResponseStream, @unchecked Sendable {
     let topics: Set<AppDatabase.App>
     /// The session it was opened with; it ends with it.
     let sessionID: Int64?
     private let heartbeat: Duration
     private let retry: Duration
     private weak var hub: LiveUpdates?
-    // Guarded by `condition`.
-    private let condition = NSCondition()
+    // Guarded by `lock`.
+    private let lock = NSLock()
     private var changed: Set<AppDatabase.App> = []
     private var ended = false
     private var sessionIsOver = false
     private var started = false
     private var isClosed = false
+    /// When the next keep-alive is due, unless something is sent first.
+    private var nextBeat = ContinuousClock.now
+    /// Wakes the connection waiting for the next bytes.
+    private var wake: (@Sendable () -> Void)?
 
     init(topics: Set<AppDatabase.App>, sessionID: Int64?, heartbeat: Duration, retry: Duration, hub: LiveUpdates) {
         self.topics = topics
@@ -400,61 +405,63 @@ final class EventStream: ResponseStream, @unchecked Sendable {
 
     /// A topic's table changed.
     func signal(_ topic: AppDatabase.App) {
-        condition.withLock {
-            changed.insert(topic)
-            condition.signal()
-        }
+        change { _ = $0.changed.insert(topic) }
     }
 
     /// Ends the stream once what is pending is sent.
     func end() {
-        condition.withLock {
-            ended = true
-            condition.signal()
-        }
+        change { $0.ended = true }
     }
 
     /// Its session ended: the stream ends now, and what is pending is
     /// not sent.
     func sessionEnded() {
-        condition.withLock {
-            sessionIsOver = true
-            condition.signal()
-        }
+        change { $0.sessionIsOver = true }
     }
 
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        let text: String? = condition.withLock {
-            if sessionIsOver { return nil }
+    /// Changes the state under the lock, then wakes the waiting connection.
+    private func change(_ body: (EventStream) -> Void) {
+        let waiting = lock.withLock {
+            body(self)
+            defer { wake = nil }
+            return wake
+        }
+        waiting?()
+    }
+
+    func readReady(into buffer: UnsafeMutableRawBufferPointer, wake: @escaping @Sendable () -> Void) throws
+        -> StreamReadiness
+    {
+        let now = ContinuousClock.now
+        let next: SSENext = lock.withLock {
+            if sessionIsOver { return .end }
             if !started {
                 started = true
+                nextBeat = now + heartbeat
                 // The browser reconnects this soon after losing the stream;
                 // the comment makes the response start at once.
-                return "retry: \(Self.milliseconds(retry))\n: open\n\n"
+                return .text("retry: \(Self.milliseconds(retry))\n: open\n\n")
             }
-            let deadline = Date().addingTimeInterval(Self.seconds(heartbeat))
-            while changed.isEmpty && !ended && !sessionIsOver {
-                if !condition.wait(until: deadline) { break }
-            }
-            if sessionIsOver { return nil }
             if !changed.isEmpty {
                 let names = changed.map(\.rawValue).sorted().joined(separator: ",")
                 changed = []
-                return "event: change\ndata: \(names)\n\n"
+                nextBeat = now + heartbeat
+                return .text("event: change\ndata: \(names)\n\n")
             }
-            if ended { return nil }
-            return ": keep-alive\n\n"
+            if ended { return .end }
+            if now >= nextBeat {
+                nextBeat = now + heartbeat
+                return .text(": keep-alive\n\n")
+            }
+            self.wake = wake
+            return .wait(until: nextBeat)
         }
-        guard let text else { return 0 }
-        let bytes = Array(text.utf8)
-        // Events are a few dozen bytes; libmicrohttpd offers 64 KiB.
-        guard bytes.count <= buffer.count else { throw HTTPError(status: 500, message: "event too large") }
-        buffer.copyBytes(from: bytes)
-        return bytes.count
+        // Events are a few dozen bytes; libmicrohttpd offers kilobytes.
+        return try next.write(into: buffer)
     }
 
     func close() {
-        let first = condition.withLock {
+        let first = lock.withLock {
             defer { isClosed = true }
             return !isClosed
         }
@@ -467,4 +474,27 @@ final class EventStream: ResponseStream, @unchecked Sendable {
     }
 
     private static func milliseconds(_ duration: Duration) -> Int { Int((seconds(duration) * 1000).rounded()) }
+}
+
+/// What an event stream has next: text to send, its end, or nothing until
+/// a time (its heartbeat) unless woken first.
+enum SSENext {
+    case text(String)
+    case end
+    case wait(until: ContinuousClock.Instant)
+
+    /// As the server takes it: the text written to `buffer`.
+    ///
+    /// - Throws: ``HTTPError`` (500) when the text does not fit.
+    func write(into buffer: UnsafeMutableRawBufferPointer) throws -> StreamReadiness {
+        switch self {
+        case .end: return .end
+        case .wait(let deadline): return .wait(until: deadline)
+        case .text(let text):
+            let bytes = Array(text.utf8)
+            guard bytes.count <= buffer.count else { throw HTTPError(status: 500, message: "event too large") }
+            buffer.copyBytes(from: bytes)
+            return .bytes(bytes.count)
+        }
+    }
 }
