@@ -143,3 +143,11 @@ public struct AppSyncConflict: Sendable {
     /// The record's local ID here; nil when the record is not here.
     public let localID: Int64?
 }
+
+extension AppDatabase {
+    /// The local ID of the synced record with the global identity
+    /// `globalID` in `table` here, or nil.
+    public func localID(ofSynced globalID: UUID, in table: String) async throws -> Int64? {
+        try await writer.read { db in try SyncConflict.localID(ofRow: globalID, in: table, db) }
+    }
+}
