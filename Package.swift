@@ -174,7 +174,8 @@ let package = Package(
         .testTarget(
             name: "RecordsAppTests",
             dependencies: [
-                "RecordsApp", "SQLiteStore", "SQLiteStoreAppSupport", "SQLiteStoreSync", "PasswordHashing", "TestSupport",
+                "RecordsApp", "SQLiteStore", "SQLiteStoreAppSupport", "SQLiteStoreSync", "PasswordHashing",
+                "TestSupport",
             ]
         ),
         .testTarget(

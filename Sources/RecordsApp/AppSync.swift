@@ -11,8 +11,7 @@ public struct AppSync: Sendable {
     /// The problems of a row's values, by column (empty when it is valid).
     let problems: @Sendable (_ values: [String: SQLiteValue]) -> [SyncValidationError.Problem]
 
-    init(table: SyncedTable, problems: @escaping @Sendable ([String: SQLiteValue]) -> [SyncValidationError.Problem])
-    {
+    init(table: SyncedTable, problems: @escaping @Sendable ([String: SQLiteValue]) -> [SyncValidationError.Problem]) {
         self.table = table
         self.problems = problems
     }

@@ -26,7 +26,8 @@ public struct SyncRemote: Sendable, Equatable, CustomStringConvertible {
     ///   or control characters.
     public init(url text: String, token: String) throws {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
-        guard let url = URL(string: trimmed), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
+        guard let url = URL(string: trimmed), let scheme = url.scheme?.lowercased(),
+            ["http", "https"].contains(scheme),
             url.host?.isEmpty == false
         else {
             throw ValidationError(
@@ -37,7 +38,8 @@ public struct SyncRemote: Sendable, Equatable, CustomStringConvertible {
             token.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F })
         else {
             throw ValidationError(
-                field: "token", message: "The token must be one word of printable characters, as records token create printed it.")
+                field: "token",
+                message: "The token must be one word of printable characters, as records token create printed it.")
         }
         self.url = url
         self.token = token
@@ -100,7 +102,8 @@ public struct SyncRemote: Sendable, Equatable, CustomStringConvertible {
         close(descriptor)
         guard ok, rename(temporary, file.path) == 0 else {
             unlink(temporary)
-            throw SyncRemoteError(message: "cannot write \(file.path): \(String(cString: strerror(ok ? errno : error)))")
+            throw SyncRemoteError(
+                message: "cannot write \(file.path): \(String(cString: strerror(ok ? errno : error)))")
         }
     }
 

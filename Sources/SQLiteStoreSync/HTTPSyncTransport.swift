@@ -65,7 +65,7 @@ public struct HTTPSyncTransport: SyncTransport {
         {
             return data
         }
-        throw Self.error(status: response.statusCode, body: data, host: host)
+        throw Self.refusal(status: response.statusCode, problem: data, host: host)
     }
 
     private var host: String { baseURL.host ?? baseURL.absoluteString }
@@ -73,7 +73,8 @@ public struct HTTPSyncTransport: SyncTransport {
     private func load(_ request: URLRequest) async throws -> (Data, URLResponse) {
         let box = TaskBox()
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Data, URLResponse), any Error>) in
+            try await withCheckedThrowingContinuation {
+                (continuation: CheckedContinuation<(Data, URLResponse), any Error>) in
                 let task = session.dataTask(with: request) { data, response, error in
                     if let error {
                         continuation.resume(throwing: Self.transportError(error, host: host))
@@ -100,14 +101,24 @@ public struct HTTPSyncTransport: SyncTransport {
         return HTTPSyncError(.unreachable, "cannot reach the server at \(host): \(error.localizedDescription)")
     }
 
-    /// The error a refusal stands for.
-    static func error(status: Int, body: Data, host: String) -> any Error {
+    /// The error a server's refusal stands for: the engine's own error for
+    /// the refusals it knows (a replayed push with its acknowledgement, a
+    /// record the server's rules refuse), else an ``HTTPSyncError``. For a
+    /// transport of one's own over the same endpoints.
+    ///
+    /// - Parameters:
+    ///   - status: The answer's HTTP status.
+    ///   - problem: Its body, a problem document (RFC 9457) when the
+    ///     server gave one.
+    ///   - host: The server's name, for the messages.
+    public static func refusal(status: Int, problem body: Data, host: String) -> any Error {
         let problem = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:]
         let code = problem["code"] as? String ?? ""
         let detail = problem["detail"] as? String ?? "the server at \(host) answered \(status)"
         func number(_ name: String) -> Int64 { (problem[name] as? NSNumber)?.int64Value ?? 0 }
         switch code {
-        case "replayed-push": return SyncError(.replayedPush(acknowledgedThrough: number("acknowledgedThrough")), detail)
+        case "replayed-push":
+            return SyncError(.replayedPush(acknowledgedThrough: number("acknowledgedThrough")), detail)
         case "push-out-of-order":
             return SyncError(.pushOutOfOrder(acknowledgedThrough: number("acknowledgedThrough")), detail)
         case "malformed-batch": return SyncError(.malformedBatch, detail)
@@ -178,11 +189,17 @@ private final class TaskBox: Sendable {
     private let state = Mutex()
 
     func set(_ task: URLSessionDataTask) {
-        if state.update({ $0.task = task; return $0.cancelled }) { task.cancel() }
+        if state.update({
+            $0.task = task; return $0.cancelled
+        }) {
+            task.cancel()
+        }
     }
 
     func cancel() {
-        state.update { $0.cancelled = true; return $0.task }?.cancel()
+        state.update {
+            $0.cancelled = true; return $0.task
+        }?.cancel()
     }
 
     private final class Mutex: @unchecked Sendable {

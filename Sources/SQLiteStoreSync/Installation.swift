@@ -173,7 +173,9 @@ extension SyncSchema {
                 "SELECT \(identifiers: table.columns) FROM \(identifier: table.name) WHERE \(identifier: table.primaryKey) = \(localID)"
             )
             guard let row else { continue }
-            let gid = try identity.globalID(table: table.name, localID: localID, values: table.columns.indices.map { try row[$0] }).bytes
+            let gid = try identity.globalID(
+                table: table.name, localID: localID, values: table.columns.indices.map { try row[$0] }
+            ).bytes
             try db.execute(
                 "INSERT INTO \(identifier: Bookkeeping.rows) (tbl, gid, local_id) VALUES (\(catalog.id), \(gid), \(localID))"
             )

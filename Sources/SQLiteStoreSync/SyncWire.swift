@@ -93,7 +93,9 @@ public enum SyncWire {
         return try read {
             let replica = try uuid(&reader)
             let after = try integer(&reader)
-            let limit = try reader.bytes(4).enumerated().reduce(UInt32(0)) { $0 | UInt32($1.element) << (8 * $1.offset) }
+            let limit = try reader.bytes(4).enumerated().reduce(UInt32(0)) {
+                $0 | UInt32($1.element) << (8 * $1.offset)
+            }
             guard reader.isAtEnd else { throw ByteReader.End() }
             return PullRequest(replica: replica, after: after, limit: Int(limit))
         }
@@ -107,7 +109,8 @@ public enum SyncWire {
             let more = try reader.byte()
             guard more <= 1 else { throw ByteReader.End() }
             return PullResponse(
-                changes: try ChangeBatch(encoded: Data(data.dropFirst(3 + 8 + 1))), through: through, hasMore: more == 1)
+                changes: try ChangeBatch(encoded: Data(data.dropFirst(3 + 8 + 1))), through: through, hasMore: more == 1
+            )
         }
     }
 
@@ -126,7 +129,8 @@ public enum SyncWire {
             throw SyncError(.malformedBatch, "the sync message was refused: it is not a \(kind) message")
         }
         guard opening.2 == version else {
-            throw SyncError(.malformedBatch, "the sync message was refused: it is in format \(opening.2), not \(version)")
+            throw SyncError(
+                .malformedBatch, "the sync message was refused: it is in format \(opening.2), not \(version)")
         }
         return reader
     }

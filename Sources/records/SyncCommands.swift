@@ -30,7 +30,8 @@ let remoteCommands = CommandFamily(
                 """,
             examples: [
                 "records remote set http://records.example.com:8080 --token-file ~/sync.token",
-                "records token create --email ada@example.com --name laptop | records remote set http://host:8080",
+                "printf '%s\\n' \"$PW\" | records token create --email ada@example.com --name laptop --password-stdin "
+                    + "| records remote set http://host:8080",
             ],
             run: { invocation in
                 let url = invocation.arguments.positionals.first ?? ""
@@ -39,8 +40,9 @@ let remoteCommands = CommandFamily(
                 let path = try invocation.databaseFilePath()
                 try remote.save(forDatabaseAt: path)
                 try invocation.afterChange("the remote was set") {
-                    try Console.out("This database syncs with \(Terminal.clean(remote.description)) (token kept in "
-                        + "\(Terminal.clean(SyncRemote.fileURL(forDatabaseAt: path).path))).")
+                    try Console.out(
+                        "This database syncs with \(Terminal.clean(remote.description)) (token kept in "
+                            + "\(Terminal.clean(SyncRemote.fileURL(forDatabaseAt: path).path))).")
                 }
             }),
         Command(
@@ -156,7 +158,7 @@ let conflictsCommand = Command(
         record's ID in this database, '-' when it is not here (deleted); TIME is when the losing value was \
         written (UTC).
         """,
-    examples: ["records conflicts", "records --database /srv/records.sqlite conflicts --json"],
+    examples: ["records conflicts", "records --database server.sqlite conflicts --json"],
     run: { invocation in
         let database = try invocation.database()
         let conflicts = try await database.syncConflicts().map(ConflictSummary.init)

@@ -30,7 +30,10 @@ extension PeopleSchema {
         }
         return problems
             + AppSync.problems(
-                { _ = try PersonDraft(firstName: first, lastName: last, age: age.flatMap { Int(exactly: $0) }).validated() },
+                {
+                    _ = try PersonDraft(firstName: first, lastName: last, age: age.flatMap { Int(exactly: $0) })
+                        .validated()
+                },
                 columns: columns)
     }
 }

@@ -17,14 +17,17 @@ enum SyncAPI {
 
     static func operations(_ context: WebContext) -> [APIOperation] {
         let refusals: [APIOperation.Answer] = [
-            .problem(400, "The body is not a sync message, or its change batch is cut short or garbled (code malformed-batch)."),
+            .problem(
+                400,
+                "The body is not a sync message, or its change batch is cut short or garbled (code malformed-batch)."),
             .problem(401, "No valid token (missing, unknown, expired or revoked)."),
             .problem(415, "The body is not \(SyncWire.contentType)."),
         ]
         return [
             APIOperation(
                 method: "POST", path: "/sync/push", operationID: "syncPush",
-                summary: "Send a device's changes since the server's last acknowledgement; all of them are applied, or none.",
+                summary:
+                    "Send a device's changes since the server's last acknowledgement; all of them are applied, or none.",
                 access: .write, tag: "sync", requestBody: .binary(types: [SyncWire.contentType]),
                 answers: [
                     .init(
