@@ -117,3 +117,13 @@ extension SyncConflict {
             """) ?? nil
     }
 }
+
+extension SyncClient {
+    /// The number of the last local change captured in `db`, 0 before the
+    /// first: it grows with every write to a synced table (and never
+    /// shrinks, even once the changes are acknowledged), so a watcher that
+    /// sees it move knows there is something to push.
+    public static func lastLocalChange(_ db: Database) throws -> Int64 {
+        try db.fetchOne(Int64.self, "SELECT seq FROM sqlite_sequence WHERE name = \(Bookkeeping.outbox)") ?? 0
+    }
+}

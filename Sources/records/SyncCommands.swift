@@ -85,7 +85,9 @@ let syncCommand = Command(
     options: [
         Command.Option(
             name: "server", valueName: "URL", help: "Sync with URL this once, instead of the remote that is set"),
-        tokenFileOption, .json,
+        tokenFileOption,
+        .flag("watch", "Keep syncing as changes happen, here or on the server, until Ctrl-C or SIGTERM"),
+        .json,
     ],
     discussion: """
         People, contacts and coffees (names and prices; pictures stay where they were set) sync; user \
@@ -93,14 +95,20 @@ let syncCommand = Command(
         value wins, and every value that lost is kept in the server's conflict log (records conflicts, on the \
         server's database). A sync that is stopped, even killed, resumes where it stopped with nothing applied \
         twice. Without --server, the remote set by records remote set is used. Prints what was sent, received \
-        and lost in conflicts; on a terminal, progress goes to standard error.
+        and lost in conflicts; on a terminal, progress goes to standard error. With --watch it syncs again \
+        whenever the server's event stream tells of a change and whenever a synced record is changed here \
+        (by records or any other program), printing a line for each sync that moved something.
         """,
     examples: [
-        "records sync", "records sync --server http://host:8080 --token-file ~/sync.token",
+        "records sync", "records sync --server http://host:8080 --token-file ~/sync.token", "records sync --watch",
     ],
     run: { invocation in
         let database = try invocation.database()
         let remote = try syncRemote(invocation, path: database.path)
+        if invocation.arguments.flag("watch") {
+            try await watchSync(database, remote: remote, json: invocation.wantsJSON)
+            return
+        }
         let transport = HTTPSyncTransport(baseURL: remote.apiURL, token: remote.token)
         let showsProgress = isatty(STDERR_FILENO) == 1
         let report: SyncReport
@@ -127,12 +135,6 @@ let syncCommand = Command(
                     + "conflicts \(report.conflicts).")
         }
     })
-
-private struct SyncSummary: Encodable {
-    let sent: Int
-    let received: Int
-    let conflicts: Int
-}
 
 /// The remote of `--server` and a token, or the one set.
 @MainActor
