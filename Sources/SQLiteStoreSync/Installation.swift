@@ -106,6 +106,13 @@ extension SyncSchema {
     /// - Throws: ``SyncError/Kind/invalidDeclaration`` when a table, its
     ///   integer primary key or a column is missing; an `SQLiteError`.
     public func install(in db: Database, replicaID: UUID = UUID()) throws {
+        try install(in: db, replicaID: replicaID, existingRows: .random)
+    }
+
+    /// Installs the engine as ``install(in:replicaID:)`` does, giving the
+    /// rows already in the synced tables the identities `existingRows`
+    /// chooses.
+    public func install(in db: Database, replicaID: UUID = UUID(), existingRows: ExistingRowIdentity) throws {
         try db.execute(sql: Bookkeeping.schema)
         if try db.fetchOne(Int.self, "SELECT COUNT(*) FROM \(identifier: Bookkeeping.state)") == 0 {
             try db.execute("INSERT INTO \(identifier: Bookkeeping.replicas) (uuid) VALUES (\(replicaID.bytes))")
@@ -121,7 +128,7 @@ extension SyncSchema {
             for statement in CaptureTriggers(table: table, catalog: catalog).statements {
                 try db.execute(sql: statement)
             }
-            try recordExistingRows(of: table, catalog: catalog, in: db)
+            try recordExistingRows(of: table, catalog: catalog, identity: existingRows, in: db)
         }
     }
 
@@ -151,7 +158,9 @@ extension SyncSchema {
 
     /// Gives rows written before the engine was installed (or while a
     /// table was not yet declared) an identity, and queues them for push.
-    private func recordExistingRows(of table: SyncedTable, catalog: TableCatalog, in db: Database) throws {
+    private func recordExistingRows(
+        of table: SyncedTable, catalog: TableCatalog, identity: ExistingRowIdentity, in db: Database
+    ) throws {
         let unmapped = try db.fetchAll(
             Int64.self,
             """
@@ -160,15 +169,17 @@ extension SyncSchema {
                               WHERE r.tbl = \(catalog.id) AND r.local_id = t.\(identifier: table.primaryKey))
             """)
         for localID in unmapped {
-            let gid = UUID().bytes
-            try db.execute(
-                "INSERT INTO \(identifier: Bookkeeping.rows) (tbl, gid, local_id) VALUES (\(catalog.id), \(gid), \(localID))"
-            )
-            try db.execute(sql: Bookkeeping.tick)
             let row = try db.fetchOne(
                 "SELECT \(identifiers: table.columns) FROM \(identifier: table.name) WHERE \(identifier: table.primaryKey) = \(localID)"
             )
             guard let row else { continue }
+            let gid = try identity.globalID(
+                table: table.name, localID: localID, values: table.columns.indices.map { try row[$0] }
+            ).bytes
+            try db.execute(
+                "INSERT INTO \(identifier: Bookkeeping.rows) (tbl, gid, local_id) VALUES (\(catalog.id), \(gid), \(localID))"
+            )
+            try db.execute(sql: Bookkeeping.tick)
             for (index, column) in table.columns.enumerated() {
                 let col = catalog.columnIDs[column]!
                 let value = try row[index]

@@ -33,11 +33,15 @@ public struct PushResponse: Sendable, Equatable, Codable {
     public var acknowledgedThrough: Int64
     /// The server's position after applying them.
     public var serverPosition: Int64
+    /// How many values lost a merge while the push was applied (the
+    /// device's or the server's): each is in the server's conflict log.
+    public var conflicts: Int
 
     /// An answer.
-    public init(acknowledgedThrough: Int64, serverPosition: Int64) {
+    public init(acknowledgedThrough: Int64, serverPosition: Int64, conflicts: Int = 0) {
         self.acknowledgedThrough = acknowledgedThrough
         self.serverPosition = serverPosition
+        self.conflicts = conflicts
     }
 }
 

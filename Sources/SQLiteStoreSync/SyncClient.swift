@@ -7,6 +7,9 @@ public struct SyncReport: Sendable, Equatable {
     public var sent: Int = 0
     /// Column changes (and deletes) pulled and applied.
     public var received: Int = 0
+    /// Values that lost a merge on the server while this device's pushes
+    /// were applied (see ``SyncConflict``).
+    public var conflicts: Int = 0
 }
 
 /// The device half: pushes local changes since the server's last
@@ -46,46 +49,60 @@ public final class SyncClient: Sendable {
 
     /// Pushes, then pulls until the server has nothing more.
     ///
+    /// Pushes go in batches of at most `pushLimit` changes, pulls of about
+    /// `pullLimit`; after each, `progress` gets the counts so far, and a
+    /// cancelled task stops there (`CancellationError`), keeping what was
+    /// acknowledged and applied.
+    ///
     /// - Throws: The transport's errors, or a ``SyncError`` the server
     ///   answered with (other than a replay, which is handled); whatever
     ///   was acknowledged or applied before stays so.
-    public func sync(over transport: some SyncTransport) async throws -> SyncReport {
+    public func sync(
+        over transport: some SyncTransport, pushLimit: Int = 2_000, pullLimit: Int = 10_000,
+        progress: (@Sendable (SyncReport) -> Void)? = nil
+    ) async throws -> SyncReport {
         var report = SyncReport()
         let schema = schema
-        while let request = try await writer.read({ db in try Self.makePush(db, schema) }) {
+        while let request = try await writer.read({ db in try Self.makePush(db, schema, limit: pushLimit) }) {
+            try Task.checkCancellation()
             do {
                 let response = try await transport.push(request)
                 let acknowledged = min(response.acknowledgedThrough, request.through)
                 try await writer.write { db in try Self.resume(db, after: acknowledged) }
                 report.sent += request.changes.changeCount
+                report.conflicts += response.conflicts
             } catch let error as SyncError {
                 guard case .replayedPush(let acknowledged) = error.kind, acknowledged > request.after else {
                     throw error
                 }
                 try await writer.write { db in try Self.resume(db, after: acknowledged) }
             }
+            progress?(report)
         }
         while true {
-            let request = try await writer.read { db in try Self.makePull(db, schema, limit: 10_000) }
+            try Task.checkCancellation()
+            let request = try await writer.read { db in try Self.makePull(db, schema, limit: pullLimit) }
             let response = try await transport.pull(request)
             report.received += try await writer.write { db in try Self.apply(response, for: request, db, schema) }
+            progress?(report)
             if !response.hasMore { break }
         }
         return report
     }
 
-    /// The local changes not yet acknowledged, or nil when there are none.
-    public func makePush() throws -> PushRequest? {
-        try writer.read { db in try Self.makePush(db, schema) }
+    /// The local changes not yet acknowledged, at most `limit` of them, or
+    /// nil when there are none.
+    public func makePush(limit: Int = .max) throws -> PushRequest? {
+        try writer.read { db in try Self.makePush(db, schema, limit: limit) }
     }
 
-    private static func makePush(_ db: Database, _ schema: SyncSchema) throws -> PushRequest? {
+    private static func makePush(_ db: Database, _ schema: SyncSchema, limit: Int) throws -> PushRequest? {
         let context = try ReplicaContext(db, schema: schema)
         let after = try context.state("acknowledged")
         let entries = try db.fetchAll(
             """
             SELECT seq, tbl, gid, col, clock, known, value FROM \(identifier: Bookkeeping.outbox)
-            WHERE seq > \(after) ORDER BY seq
+            WHERE seq > \(after) ORDER BY seq LIMIT \(Int64(clamping: max(1, limit)))
             """)
         guard let last = entries.last else { return nil }
         var batch = ChangeBatch()

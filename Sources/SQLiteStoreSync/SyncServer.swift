@@ -26,6 +26,7 @@ public final class SyncServer: Sendable {
     /// The synced tables and limits.
     public let schema: SyncSchema
     private let now: @Sendable () -> Int64
+    private let validate: (@Sendable (SyncedRow) throws -> Void)?
 
     /// A server over `writer`.
     ///
@@ -35,13 +36,21 @@ public final class SyncServer: Sendable {
     ///   - now: The server's clock in milliseconds since 1970, against
     ///     which changes from the future are refused (the system clock by
     ///     default).
+    ///   - validate: The app's rules for its rows, or nil for none. Called
+    ///     once for each row a push changed and left in place, with the
+    ///     row's values after the merge, inside the push's transaction,
+    ///     before it commits: whatever it throws (a
+    ///     ``SyncValidationError`` says which row and column, and why)
+    ///     refuses the whole push, with nothing applied.
     public init(
         writer: any DatabaseWriter, schema: SyncSchema,
-        now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
+        now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
+        validate: (@Sendable (SyncedRow) throws -> Void)? = nil
     ) {
         self.writer = writer
         self.schema = schema
         self.now = now
+        self.validate = validate
     }
 
     /// Applies a device's push, merging each column by the rules in
@@ -56,8 +65,9 @@ public final class SyncServer: Sendable {
         let limit =
             now() + Int64(schema.maximumClockSkew.components.seconds) * 1000
             + schema.maximumClockSkew.components.attoseconds / 1_000_000_000_000_000
+        let validate = validate
         return try writer.write { db in
-            try Self.push(request, in: ReplicaContext(db, schema: schema), clockLimit: limit)
+            try Self.push(request, in: ReplicaContext(db, schema: schema), clockLimit: limit, validate: validate)
         }
     }
 
@@ -78,9 +88,10 @@ public final class SyncServer: Sendable {
 
     // MARK: - Push
 
-    private static func push(_ request: PushRequest, in context: ReplicaContext, clockLimit: Int64) throws
-        -> PushResponse
-    {
+    private static func push(
+        _ request: PushRequest, in context: ReplicaContext, clockLimit: Int64,
+        validate: (@Sendable (SyncedRow) throws -> Void)?
+    ) throws -> PushResponse {
         try absorbLocalChanges(context)
         let db = context.db
         let pusher = try context.number(ofReplica: request.replica)
@@ -104,18 +115,22 @@ public final class SyncServer: Sendable {
         try check(request, in: context, clockLimit: clockLimit)
 
         var maximumClock: Int64 = 0
+        let conflictsBefore = try ConflictLog.count(db)
         try context.applying {
             for row in request.changes.rows {
                 try merge(row, of: request.changes, from: pusher, in: context)
                 for cell in row.cells { maximumClock = max(maximumClock, cell.clock) }
             }
         }
+        if let validate { try Self.validate(request, in: context, with: validate) }
         try context.observe(clock: maximumClock)
         try db.execute(
             """
             UPDATE \(identifier: Bookkeeping.replicas) SET acknowledged = \(request.through) WHERE id = \(pusher)
             """)
-        return PushResponse(acknowledgedThrough: request.through, serverPosition: try context.state("known"))
+        return PushResponse(
+            acknowledgedThrough: request.through, serverPosition: try context.state("known"),
+            conflicts: try ConflictLog.count(db) - conflictsBefore)
     }
 
     /// Everything that can be checked before applying, so that a bad batch

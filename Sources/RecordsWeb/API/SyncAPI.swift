@@ -1,0 +1,138 @@
+import Foundation
+import HTTPServer
+import RecordsApp
+import SQLiteStoreSync
+
+/// The sync endpoints devices use (`records sync`, an app's
+/// ``HTTPSyncTransport``): `POST /api/v1/sync/push` with a read-write
+/// token, `POST /api/v1/sync/pull` with any token. Bodies are
+/// ``SyncWire`` messages (`application/vnd.sqlitestore.sync`); refusals
+/// are problem documents whose `code` names the engine's error.
+enum SyncAPI {
+    /// The largest push a device may send (the client sends at most 2,000
+    /// changes per push, far below it).
+    static let pushLimit = 16 * 1024 * 1024
+    /// A pull request is a few bytes.
+    static let pullLimit = 1024
+
+    static func operations(_ context: WebContext) -> [APIOperation] {
+        let refusals: [APIOperation.Answer] = [
+            .problem(
+                400,
+                "The body is not a sync message, or its change batch is cut short or garbled (code malformed-batch)."),
+            .problem(401, "No valid token (missing, unknown, expired or revoked)."),
+            .problem(415, "The body is not \(SyncWire.contentType)."),
+        ]
+        return [
+            APIOperation(
+                method: "POST", path: "/sync/push", operationID: "syncPush",
+                summary:
+                    "Send a device's changes since the server's last acknowledgement; all of them are applied, or none.",
+                access: .write, tag: "sync", requestBody: .binary(types: [SyncWire.contentType]),
+                answers: [
+                    .init(
+                        status: 200, summary: "Applied: the acknowledgement, the server's position and the conflicts.",
+                        content: .binary(types: [SyncWire.contentType])),
+                    .problem(403, "The token may only read."),
+                    .problem(
+                        409,
+                        "Already applied (code replayed-push) or starting after what the server has (code push-out-of-order): acknowledgedThrough says where to resume."
+                    ),
+                    .problem(413, "The body is larger than \(pushLimit / 1024 / 1024) MiB."),
+                    .problem(
+                        422,
+                        "A table or column the server does not sync (codes unknown-table, unknown-column), a change dated beyond the allowed clock skew (clock-skew), changes of another device (foreign-changes), or a record the apps' rules refuse (invalid-record: table, globalID and errors by column)."
+                    ),
+                ] + refusals,
+                body: .bytes(limit: pushLimit)
+            ) { request in
+                _ = try request.requireWriter()
+                let push = try engine { try SyncWire.pushRequest(Data(try body(request))) }
+                let response = try await engine {
+                    try await context.database.syncPush(push, on: context.database.syncServer())
+                }
+                return answer(SyncWire.encode(response))
+            },
+            APIOperation(
+                method: "POST", path: "/sync/pull", operationID: "syncPull",
+                summary: "Get the changes the server accepted after a device's position, in the server's order.",
+                access: .read, tag: "sync", requestBody: .binary(types: [SyncWire.contentType]),
+                answers: [
+                    .init(
+                        status: 200, summary: "The changes, the position they reach, and whether more wait.",
+                        content: .binary(types: [SyncWire.contentType])),
+                    .problem(413, "The body is larger than \(pullLimit) bytes."),
+                ] + refusals,
+                body: .bytes(limit: pullLimit)
+            ) { request in
+                let pull = try engine { try SyncWire.pullRequest(Data(try body(request))) }
+                let response = try await engine {
+                    try await context.database.syncPull(pull, on: context.database.syncServer())
+                }
+                return answer(SyncWire.encode(response))
+            },
+        ]
+    }
+
+    private static func body(_ request: Request) throws -> [UInt8] {
+        let type = request.headers["content-type"]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces)
+        guard type?.lowercased() == SyncWire.contentType else {
+            throw Problem(
+                status: 415, code: "unsupported-media-type",
+                detail: "A sync message is sent as \(SyncWire.contentType).")
+        }
+        return request.body
+    }
+
+    private static func answer(_ data: Data) -> Response {
+        Response(status: 200, headers: [("Content-Type", SyncWire.contentType)], body: .bytes(Array(data)))
+    }
+
+    private static func engine<T>(_ body: () throws -> T) throws -> T {
+        do { return try body() } catch { throw problem(error) ?? error }
+    }
+
+    private static func engine<T>(_ body: () async throws -> T) async throws -> T {
+        do { return try await body() } catch { throw problem(error) ?? error }
+    }
+
+    /// The problem document of an engine's refusal.
+    static func problem(_ error: any Error) -> Problem? {
+        if let error = error as? SyncValidationError {
+            let app = AppDatabase.app(syncing: error.table)?.rawValue ?? error.table
+            var problem = Problem(
+                status: 422, code: "invalid-record",
+                detail: "The push was refused, nothing of it was applied: a \(app) record is not valid. "
+                    + error.problems.map { Problem.sentence($0.message) }.joined(separator: " ")
+                    + " Fix it and sync again.",
+                errors: error.problems.map { ($0.column, Problem.sentence($0.message)) })
+            problem.extra = [
+                ("table", .string(error.table)), ("app", .string(app)),
+                ("globalID", .string(error.globalID.uuidString)),
+            ]
+            return problem
+        }
+        guard let error = error as? SyncError else { return nil }
+        let detail = Problem.sentence(error.message)
+        switch error.kind {
+        case .malformedBatch: return Problem(status: 400, code: "malformed-batch", detail: detail)
+        case .replayedPush(let acknowledged), .pushOutOfOrder(let acknowledged):
+            let replay = if case .replayedPush = error.kind { true } else { false }
+            var problem = Problem(
+                status: 409, code: replay ? "replayed-push" : "push-out-of-order", detail: detail)
+            problem.extra = [("acknowledgedThrough", .integer(acknowledged))]
+            return problem
+        case .clockSkew: return Problem(status: 422, code: "clock-skew", detail: detail)
+        case .foreignChanges: return Problem(status: 422, code: "foreign-changes", detail: detail)
+        case .unknownTable(let table):
+            var problem = Problem(status: 422, code: "unknown-table", detail: detail)
+            problem.extra = [("table", .string(table))]
+            return problem
+        case .unknownColumn(let table, let column):
+            var problem = Problem(status: 422, code: "unknown-column", detail: detail)
+            problem.extra = [("table", .string(table)), ("column", .string(column))]
+            return problem
+        case .invalidDeclaration, .notInstalled: return nil
+        }
+    }
+}
