@@ -42,6 +42,11 @@ struct SyncWorld {
         server = SyncServer(writer: serverQueue, schema: schema, now: now)
     }
 
+    init(queue: DatabaseQueue, schema: SyncSchema) {
+        serverQueue = queue
+        server = SyncServer(writer: queue, schema: schema)
+    }
+
     static let wallClock: @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
 
     /// Through JSON and back: what reaches the other side.
