@@ -371,10 +371,11 @@ public final class SyncClient: Sendable {
             }
         }
         try context.stage(references)
+        let replicas = try batch.replicas.map { try context.number(ofReplica: $0) }
         var maximumClock: Int64 = 0
         try context.applying {
             for row in batch.rows {
-                try Self.apply(row, of: batch, in: context)
+                try Self.apply(row, of: batch, replicas: replicas, in: context)
                 for cell in row.cells { maximumClock = max(maximumClock, cell.clock) }
             }
         }
@@ -392,7 +393,9 @@ public final class SyncClient: Sendable {
     /// version, so the device keeps the higher of its own and the server's;
     /// a local value that loses here is still in the outbox and reaches the
     /// server, which logs it.
-    private static func apply(_ row: ChangeBatch.Row, of batch: ChangeBatch, in context: ReplicaContext) throws {
+    private static func apply(
+        _ row: ChangeBatch.Row, of batch: ChangeBatch, replicas: [Int64], in context: ReplicaContext
+    ) throws {
         let name = batch.tables[row.table].name
         guard let table = context.table(name), let catalog = context.catalog(name) else { return }
         let names = batch.tables[row.table].columns
@@ -406,7 +409,7 @@ public final class SyncClient: Sendable {
         let (state, firstCell) = try context.row(table: catalog.id, gid: row.gid, withCell: firstColumn)
 
         if let delete = cells.first(where: { $0.column == Bookkeeping.deleteColumn }) {
-            let replica = try context.number(ofReplica: batch.replicas[delete.replica])
+            let replica = replicas[delete.replica]
             if let state, !state.deleted, let localID = state.localID {
                 if !table.largeColumns.isEmpty {
                     try context.keepOutboxReferences(
@@ -429,25 +432,27 @@ public final class SyncClient: Sendable {
             let values = cells.map { (column: columnName($0), value: $0.value) }
             let localID = try context.insert(values, into: table, catalog: catalog, gid: row.gid, created: nil)
             for cell in cells {
-                let replica = try context.number(ofReplica: batch.replicas[cell.replica])
-                if let reference = cell.reference {
-                    try context.write(
-                        reference, to: columnName(cell), in: table, catalog: catalog, gid: row.gid, localID: localID,
-                        clock: cell.clock, replica: replica)
-                }
-                try context.setCell(
-                    table: catalog.id, gid: row.gid, column: catalog.columnIDs[columnName(cell)]!, clock: cell.clock,
-                    replica: replica, position: nil)
+                guard let reference = cell.reference else { continue }
+                try context.write(
+                    reference, to: columnName(cell), in: table, catalog: catalog, gid: row.gid, localID: localID,
+                    clock: cell.clock, replica: replicas[cell.replica])
             }
+            try context.insertCells(
+                table: catalog.id, gid: row.gid,
+                cells.map { (catalog.columnIDs[columnName($0)]!, $0.clock, replicas[$0.replica]) }, position: nil)
             return
         }
         for (index, cell) in cells.enumerated() {
             let column = catalog.columnIDs[columnName(cell)]!
-            let incoming = Version(clock: cell.clock, replica: batch.replicas[cell.replica])
             let existing =
                 index == 0 ? firstCell : try context.cell(table: catalog.id, gid: row.gid, column: column)
-            if let existing, try context.version(of: existing) >= incoming { continue }
-            let replica = try context.number(ofReplica: batch.replicas[cell.replica])
+            if let existing, existing.clock >= cell.clock {
+                // Versions order by clock first: the replicas decide only a tie.
+                if existing.clock > cell.clock { continue }
+                let incoming = Version(clock: cell.clock, replica: batch.replicas[cell.replica])
+                if try context.version(of: existing) >= incoming { continue }
+            }
+            let replica = replicas[cell.replica]
             if table.isLarge(columnName(cell)) {
                 try context.keepOutboxReferences(
                     of: table, catalog: catalog, gid: row.gid, localID: localID, columns: [columnName(cell)])

@@ -405,19 +405,24 @@ public final class SyncServer: Sendable {
         }
 
         var batch = ChangeBatch()
+        let wholeRow = try db.makeStatement(
+            sql: """
+                SELECT tbl, gid, col, clock, replica, position FROM \(Bookkeeping.cells)
+                WHERE tbl = ? AND gid = ? ORDER BY col
+                """)
         for key in order {
             guard let name = context.tableName(key.table), let table = context.table(name),
                 let gid = UUID(bytes: key.gid), let state = try context.row(table: key.table, gid: gid)
             else { continue }
             var cells = cellsByRow[key]!
-            if request.columns == nil, !state.deleted, (state.created ?? 0) > request.after {
+            if request.columns == nil, !state.deleted, (state.created ?? 0) > request.after,
+                cells.count < table.columns.count
+            {
                 // New to the device: send the whole row, so it can be inserted at once.
-                cells = try db.fetchAll(
-                    """
-                    SELECT tbl, gid, col, clock, replica, position FROM \(identifier: Bookkeeping.cells)
-                    WHERE tbl = \(key.table) AND gid = \(key.gid) ORDER BY col
-                    """)
+                cells = try wholeRow.fetchAll(
+                    arguments: StatementArguments(values: [.integer(key.table), .blob(key.gid)]))
             }
+            let values = try state.localID.map { try context.rowValues(of: table, localID: $0) }
             var row = ChangeBatch.Row(table: batch.tableIndex(name), gid: gid, cells: [])
             for cell in cells {
                 let replica = try cell.decode(Int64.self, at: 4)
@@ -429,11 +434,15 @@ public final class SyncServer: Sendable {
                 var index = Bookkeeping.deleteColumn
                 if column != Int64(Bookkeeping.deleteColumn) {
                     guard let columnName = context.columnName(column, table: key.table), let localID = state.localID,
-                        let catalog = context.catalog(name)
+                        let catalog = context.catalog(name), let values, let position = table.columnIndex(columnName)
                     else { continue }
-                    (value, reference) = try context.outgoingValue(
-                        table: table, catalog: catalog, column: columnName, gid: gid, localID: localID, clock: clock,
-                        replica: replica)
+                    if table.isLarge(columnName) {
+                        (value, reference) = try context.outgoingValue(
+                            table: table, catalog: catalog, column: columnName, gid: gid, localID: localID,
+                            clock: clock, replica: replica)
+                    } else {
+                        value = values[position]
+                    }
                     index = batch.columnIndex(columnName, table: row.table)
                 }
                 row.cells.append(
