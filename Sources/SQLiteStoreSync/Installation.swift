@@ -21,6 +21,16 @@ import SQLiteStore
 //   server position known when each was made (which tells the server what
 //   the device had seen, hence which edits were concurrent).
 // - conflicts: the values that lost.
+// - staging: large values being received in chunks (or staged for an
+//   apply), by content hash, with how many bytes have arrived; `bytes` is
+//   the last column so that SQLite reserves it without building it in
+//   memory.
+// - large: the content hash and size of each large cell's BLOB, for the
+//   version (clock, replica) it was computed for; a row of it whose version
+//   differs from the cell's is stale.
+// - backfill: columns a replica started syncing after it had pulled (an
+//   upgrade), whose values it has yet to fetch from the server, with how
+//   far that fetch has gone and the server position it stops at.
 //
 // The triggers consult `state.applying`, not a per-connection function or
 // temporary table, so that every connection of the app captures its writes
@@ -36,6 +46,9 @@ enum Bookkeeping {
     static let cells = "sqlitestore_sync_cells"
     static let outbox = "sqlitestore_sync_outbox"
     static let conflicts = "sqlitestore_sync_conflicts"
+    static let staging = "sqlitestore_sync_staging"
+    static let large = "sqlitestore_sync_large"
+    static let backfill = "sqlitestore_sync_backfill"
 
     /// The column number of a row's delete in `cells` and on the wire.
     static let deleteColumn = -1
@@ -86,6 +99,17 @@ enum Bookkeeping {
             losing_value, losing_clock INTEGER NOT NULL, losing_replica BLOB NOT NULL,
             winning_value, winning_clock INTEGER NOT NULL, winning_replica BLOB NOT NULL,
             winner_deleted INTEGER NOT NULL, position INTEGER NOT NULL);
+        CREATE TABLE IF NOT EXISTS \(staging) (
+            id INTEGER PRIMARY KEY, hash BLOB NOT NULL UNIQUE, size INTEGER NOT NULL,
+            received INTEGER NOT NULL, bytes BLOB);
+        CREATE TABLE IF NOT EXISTS \(large) (
+            tbl INTEGER NOT NULL, gid BLOB NOT NULL, col INTEGER NOT NULL,
+            clock INTEGER NOT NULL, replica INTEGER NOT NULL, hash BLOB NOT NULL, size INTEGER NOT NULL,
+            PRIMARY KEY (tbl, gid, col)) WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS \(large)_hash ON \(large) (hash);
+        CREATE TABLE IF NOT EXISTS \(backfill) (
+            tbl INTEGER NOT NULL, col INTEGER NOT NULL, after INTEGER NOT NULL, until INTEGER NOT NULL,
+            PRIMARY KEY (tbl, col)) WITHOUT ROWID;
         """
 }
 
@@ -122,9 +146,26 @@ extension SyncSchema {
                 VALUES (1, \(db.lastInsertedRowID), 0, 0, 0, 0)
                 """)
         }
+        let pulled = try db.fetchOne(Int64.self, "SELECT known FROM \(identifier: Bookkeeping.state)") ?? 0
         for table in tables {
             try check(table, in: db)
+            let before = try db.fetchAll(
+                String.self,
+                """
+                SELECT c.name FROM \(identifier: Bookkeeping.columns) AS c
+                JOIN \(identifier: Bookkeeping.tables) AS t ON t.id = c.tbl WHERE t.name = \(table.name)
+                """)
             let catalog = try TableCatalog.register(table, in: db)
+            // A replica that has pulled and starts syncing a column (an
+            // upgrade) has skipped its values so far: fetch them on the next
+            // pull, up to the position reached (later ones come with pulls).
+            for column in table.columns where pulled > 0 && !before.contains(column) {
+                try db.execute(
+                    """
+                    INSERT OR IGNORE INTO \(identifier: Bookkeeping.backfill) (tbl, col, after, until)
+                    VALUES (\(catalog.id), \(catalog.columnIDs[column]!), 0, \(pulled))
+                    """)
+            }
             for statement in CaptureTriggers(table: table, catalog: catalog).statements {
                 try db.execute(sql: statement)
             }
@@ -154,6 +195,11 @@ extension SyncSchema {
             throw SyncError(
                 .invalidDeclaration, "cannot sync table \(table.name): list each of its columns once, at least one")
         }
+        for column in table.largeColumns.sorted() where table.columnIndex(column) == nil {
+            throw SyncError(
+                .invalidDeclaration,
+                "cannot sync column \(column) of table \(table.name) as large: it is not among the synced columns")
+        }
     }
 
     /// Gives rows written before the engine was installed (or while a
@@ -169,20 +215,23 @@ extension SyncSchema {
                               WHERE r.tbl = \(catalog.id) AND r.local_id = t.\(identifier: table.primaryKey))
             """)
         for localID in unmapped {
+            // Large values are read from the table when pushed, not copied
+            // (nor part of a row's identity from its contents).
+            let small = table.columns.filter { !table.isLarge($0) }
             let row = try db.fetchOne(
-                "SELECT \(identifiers: table.columns) FROM \(identifier: table.name) WHERE \(identifier: table.primaryKey) = \(localID)"
+                "SELECT \(identifiers: small + [table.primaryKey]) FROM \(identifier: table.name) WHERE \(identifier: table.primaryKey) = \(localID)"
             )
             guard let row else { continue }
             let gid = try identity.globalID(
-                table: table.name, localID: localID, values: table.columns.indices.map { try row[$0] }
+                table: table.name, localID: localID, values: small.indices.map { try row[$0] }
             ).bytes
             try db.execute(
                 "INSERT INTO \(identifier: Bookkeeping.rows) (tbl, gid, local_id) VALUES (\(catalog.id), \(gid), \(localID))"
             )
             try db.execute(sql: Bookkeeping.tick)
-            for (index, column) in table.columns.enumerated() {
+            for column in table.columns {
                 let col = catalog.columnIDs[column]!
-                let value = try row[index]
+                let value: SQLiteValue = try small.firstIndex(of: column).map { try row[$0] } ?? .null
                 try db.execute(
                     """
                     INSERT INTO \(identifier: Bookkeeping.outbox) (tbl, gid, col, clock, known, value)
@@ -259,7 +308,8 @@ struct CaptureTriggers {
     /// changed (all of them for an insert).
     private func changed(update: Bool, values: Bool) -> String {
         let parts = table.columns.map { name in
-            let value = values ? ", NEW.\(column(name)) AS value" : ""
+            // A large value is read from the table when pushed, not copied.
+            let value = values ? (table.isLarge(name) ? ", NULL AS value" : ", NEW.\(column(name)) AS value") : ""
             let condition = update ? " WHERE NEW.\(column(name)) IS NOT OLD.\(column(name))" : ""
             return "SELECT \(number(name)) AS col\(value)\(condition)"
         }

@@ -11,7 +11,8 @@ public struct SyncedRow: Sendable {
     public let globalID: UUID
     /// Its local ID in the server's database.
     public let localID: Int64
-    /// The row's synced columns and their values after the push.
+    /// The row's synced columns and their values after the push (large
+    /// columns left out).
     public let values: [String: SQLiteValue]
     /// The columns the push changed in this row: the values whose problems
     /// the device can fix (a column the push did not touch is left to
@@ -77,7 +78,9 @@ extension SyncServer {
                 })
             guard !changed.isEmpty else { continue }
             var values: [String: SQLiteValue] = [:]
-            for column in table.columns {
+            // A large value (a picture) is checked when it is stored, not
+            // read whole here.
+            for column in table.columns where !table.isLarge(column) {
                 values[column] = try context.value(of: column, in: table, localID: localID)
             }
             try validate(

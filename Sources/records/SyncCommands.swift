@@ -115,8 +115,15 @@ let syncCommand = Command(
         do {
             report = try await database.syncClient().sync(over: transport) { progress in
                 guard showsProgress else { return }
-                _ = StandardStream.write(
-                    "\rSyncing: sent \(progress.sent), received \(progress.received)", to: STDERR_FILENO)
+                let line: String
+                switch progress {
+                case .batch(let counts): line = "Syncing: sent \(counts.sent), received \(counts.received)"
+                case .uploading(let value):
+                    line = "Sending a picture: \(ByteCount.text(Int(value.received))) of \(ByteCount.text(Int(value.reference.size)))"
+                case .downloading(let value):
+                    line = "Receiving a picture: \(ByteCount.text(Int(value.received))) of \(ByteCount.text(Int(value.reference.size)))"
+                }
+                _ = StandardStream.write("\r\u{1B}[K" + line, to: STDERR_FILENO)
             }
             if showsProgress { _ = StandardStream.write("\r\u{1B}[K", to: STDERR_FILENO) }
         } catch let error as SyncValidationError {

@@ -101,7 +101,9 @@ private struct Scenario {
         case "first": return .text(["Ada", "Grace", "Alan", "Edsger", "Barbara"][pick % 5] + String(pick))
         case "last": return .text(["Lovelace", "Hopper", "Turing", "Dijkstra", "Liskov"][pick % 5])
         case "age": return .integer(Int64(Int.random(in: 0..<100, using: &random)))
-        default: return .blob(Data((0..<Int.random(in: 0..<9, using: &random)).map { _ in UInt8(pick) }))
+        default:
+            // Pictures: a few chunks each, often the same bytes on several replicas.
+            return .blob(Data((0..<Int.random(in: 0..<12, using: &random)).map { _ in UInt8(pick) }))
         }
     }
 
@@ -161,7 +163,7 @@ private struct Scenario {
     private mutating func syncRandomly() throws {
         for _ in 0..<(devices.count * Int.random(in: 1...3, using: &random)) {
             let device = devices.randomElement(using: &random)!
-            let action = Int.random(in: 0..<4, using: &random)
+            let action = Int.random(in: 0..<6, using: &random)
             events.append("\(device.id) sync action \(action)")
             switch action {
             case 0:
@@ -170,6 +172,7 @@ private struct Scenario {
                 // Stopped after the server applied the push, before the
                 // acknowledgement was recorded.
                 guard let request = try device.client.makePush() else { continue }
+                _ = try world.upload(request, from: device)
                 do {
                     _ = try world.server.push(try Self.carried(request))
                 } catch let error as SyncError {
@@ -179,6 +182,21 @@ private struct Scenario {
             case 2:
                 // Stopped after the server answered a pull, before it was applied.
                 _ = try world.server.pull(try Self.carried(try device.client.makePull()))
+            case 4:
+                // The connection breaks during the upload of a picture, after a few chunks.
+                guard let request = try device.client.makePush() else { continue }
+                _ = try world.upload(request, from: device, breakAfter: Int.random(in: 0..<3, using: &random))
+            case 5:
+                // The connection breaks during the download of a picture.
+                let request = try device.client.makePull()
+                let response = try Self.carried(try world.server.pull(try Self.carried(request)))
+                do {
+                    if try world.download(response, to: device, breakAfter: Int.random(in: 0..<3, using: &random)) {
+                        try device.client.apply(response, for: request)
+                    }
+                } catch let error as SyncError {
+                    guard case .unknownLargeValue = error.kind else { throw error }
+                }
             default:
                 try world.push(device)
             }
@@ -220,7 +238,8 @@ private struct Scenario {
                     // Two concurrent writes of one value are no conflict: the log
                     // keeps that value once, under the version that survived longest.
                     let sameCell = conflicts.filter {
-                        $0.globalID.uuidString == row && $0.column == column && $0.losingValue == value
+                        $0.globalID.uuidString == row && $0.column == column
+                            && $0.losingValue == Self.logged(value, column)
                     }
                     let logged = sameCell.first { $0.losingVersion.replica == replica } ?? sameCell.first
                     guard let logged else {
@@ -234,7 +253,7 @@ private struct Scenario {
                     let winnerKnown =
                         logged.winnerIsDelete
                         ? final[row] == nil
-                        : final[row]?[column] == logged.winningValue
+                        : final[row]?[column].map { Self.logged($0, column) } == logged.winningValue
                             || conflicts.contains {
                                 $0.globalID == logged.globalID && $0.column == column
                                     && $0.losingVersion == logged.winningVersion
@@ -246,6 +265,13 @@ private struct Scenario {
                 }
             }
         }
+    }
+
+    /// A value as the conflict log records it: a picture (a large value) by
+    /// its reference.
+    static func logged(_ value: SQLiteValue, _ column: String) -> SQLiteValue {
+        guard People.table.isLarge(column), case .blob(let bytes) = value else { return value }
+        return .text(LargeValueReference(of: bytes).description)
     }
 
     /// The server's rows: identity -> column -> value.
