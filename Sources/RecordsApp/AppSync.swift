@@ -122,6 +122,21 @@ extension AppDatabase {
         try await Self.offThread { try server.pull(request) }
     }
 
+    /// Stores a piece of a large value (a coffee picture) a device is about
+    /// to push (see ``SyncServer/uploadChunk(_:)``), off the caller's
+    /// thread.
+    public func syncUploadChunk(_ request: ChunkUpload, on server: SyncServer) async throws -> ChunkUploadResponse {
+        try await Self.offThread { try server.uploadChunk(request) }
+    }
+
+    /// A piece of a large value a device's pull referenced (see
+    /// ``SyncServer/downloadChunk(_:)``), off the caller's thread.
+    public func syncDownloadChunk(_ request: ChunkDownload, on server: SyncServer) async throws
+        -> ChunkDownloadResponse
+    {
+        try await Self.offThread { try server.downloadChunk(request) }
+    }
+
     /// Runs a blocking database call on a thread of its own, not one of
     /// the tasks' cooperative threads, which it would hold while it waits
     /// for the write lock.

@@ -4,9 +4,10 @@ import Foundation
     import FoundationNetworking
 #endif
 
-/// A ``SyncTransport`` to a server over HTTP: `POST {base}/sync/push` and
-/// `POST {base}/sync/pull`, with an API token as the bearer, bodies in
-/// ``SyncWire``'s binary form.
+/// A ``SyncTransport`` to a server over HTTP: `POST {base}/sync/push`,
+/// `POST {base}/sync/pull`, and for large values
+/// `POST {base}/sync/chunks/upload` and `POST {base}/sync/chunks/download`,
+/// with an API token as the bearer, bodies in ``SyncWire``'s binary form.
 ///
 /// ```swift
 /// let transport = HTTPSyncTransport(
@@ -47,6 +48,17 @@ public struct HTTPSyncTransport: SyncTransport {
     /// Sends a pull.
     public func pull(_ request: PullRequest) async throws -> PullResponse {
         try SyncWire.pullResponse(try await send(SyncWire.encode(request), to: "sync/pull"))
+    }
+
+    /// Sends a chunk of a large value (or, with no bytes, asks how much of
+    /// it the server holds).
+    public func uploadChunk(_ request: ChunkUpload) async throws -> ChunkUploadResponse {
+        try SyncWire.chunkUploadResponse(try await send(SyncWire.encode(request), to: "sync/chunks/upload"))
+    }
+
+    /// Fetches a piece of a large value a pull referenced.
+    public func downloadChunk(_ request: ChunkDownload) async throws -> ChunkDownloadResponse {
+        try SyncWire.chunkDownloadResponse(try await send(SyncWire.encode(request), to: "sync/chunks/download"))
     }
 
     private func send(_ body: Data, to path: String) async throws -> Data {
@@ -129,6 +141,26 @@ public struct HTTPSyncTransport: SyncTransport {
             return SyncError(
                 .unknownColumn(table: problem["table"] as? String ?? "", column: problem["column"] as? String ?? ""),
                 detail)
+        case "malformed-chunk": return SyncError(.malformedChunk, detail)
+        case "chunk-out-of-order": return SyncError(.chunkOutOfOrder(expectedOffset: number("expectedOffset")), detail)
+        case "large-value-mismatch", "large-value-missing", "unknown-large-value":
+            let hex = Array((problem["sha256"] as? String ?? "").utf8)
+            var digest = Data()
+            if hex.count == 64 {
+                for index in stride(from: 0, to: 64, by: 2) {
+                    guard let byte = UInt8(String(decoding: hex[index..<index + 2], as: UTF8.self), radix: 16) else {
+                        break
+                    }
+                    digest.append(byte)
+                }
+            }
+            guard digest.count == 32 else { break }
+            let reference = LargeValueReference(sha256: digest, size: number("size"))
+            switch code {
+            case "large-value-mismatch": return SyncError(.largeValueMismatch(reference), detail)
+            case "large-value-missing": return SyncError(.largeValueMissing(reference), detail)
+            default: return SyncError(.unknownLargeValue(reference), detail)
+            }
         case "invalid-record":
             let errors = problem["errors"] as? [String: String] ?? [:]
             if let table = problem["table"] as? String, let id = (problem["globalID"] as? String).flatMap(UUID.init) {

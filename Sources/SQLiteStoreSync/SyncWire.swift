@@ -10,8 +10,14 @@ import Foundation
 /// | --- | --- |
 /// | push request | replica (16 bytes), after (8), through (8), batch |
 /// | push answer | acknowledged through (8), server position (8), conflicts (8) |
-/// | pull request | replica (16), after (8), limit (4) |
+/// | pull request | replica (16), after (8), limit (4), then for a catch-up of columns only: 1 (1), until (8), tables (2), each table's name and columns (2), each column's name |
 /// | pull answer | through (8), has more (1: 0 or 1), batch |
+/// | chunk upload | SHA-256 (32), size (8), offset (8), the bytes |
+/// | chunk upload answer | received (8) |
+/// | chunk download | SHA-256 (32), size (8), offset (8), maximum length (4) |
+/// | chunk download answer | the bytes |
+///
+/// A name is its UTF-8 length (2) and its bytes.
 ///
 /// Errors are not messages of this format: the server answers them as
 /// problem documents (`application/problem+json`).
@@ -24,6 +30,7 @@ public enum SyncWire {
 
     private enum Kind: UInt8 {
         case pushRequest = 1, pushResponse, pullRequest, pullResponse
+        case chunkUpload, chunkUploadResponse, chunkDownload, chunkDownloadResponse
     }
 
     /// A push as a body.
@@ -51,6 +58,16 @@ public enum SyncWire {
         data.append(request.replica.bytes)
         append(request.after, to: &data)
         data.append(contentsOf: UInt32(clamping: max(0, request.limit)).littleEndianBytes)
+        if let columns = request.columns {
+            data.append(1)
+            append(request.until ?? .max, to: &data)
+            data.append(contentsOf: UInt16(clamping: columns.count).littleEndianBytes)
+            for (table, names) in columns.sorted(by: { $0.key < $1.key }) {
+                appendName(table, to: &data)
+                data.append(contentsOf: UInt16(clamping: names.count).littleEndianBytes)
+                for name in names { appendName(name, to: &data) }
+            }
+        }
         return data
     }
 
@@ -96,9 +113,89 @@ public enum SyncWire {
             let limit = try reader.bytes(4).enumerated().reduce(UInt32(0)) {
                 $0 | UInt32($1.element) << (8 * $1.offset)
             }
+            if reader.isAtEnd { return PullRequest(replica: replica, after: after, limit: Int(limit)) }
+            guard try reader.byte() == 1 else { throw ByteReader.End() }
+            let until = try integer(&reader)
+            var columns: [String: [String]] = [:]
+            for _ in 0..<(try short(&reader)) {
+                let table = try name(&reader)
+                columns[table] = try (0..<(try short(&reader))).map { _ in try name(&reader) }
+            }
             guard reader.isAtEnd else { throw ByteReader.End() }
-            return PullRequest(replica: replica, after: after, limit: Int(limit))
+            return PullRequest(replica: replica, after: after, until: until, columns: columns, limit: Int(limit))
         }
+    }
+
+    /// A chunk of a large value as a body.
+    public static func encode(_ request: ChunkUpload) -> Data {
+        var data = header(.chunkUpload)
+        appendReference(request.reference, to: &data)
+        append(request.offset, to: &data)
+        data.append(request.bytes)
+        return data
+    }
+
+    /// The server's progress on an uploaded value as a body.
+    public static func encode(_ response: ChunkUploadResponse) -> Data {
+        var data = header(.chunkUploadResponse)
+        append(response.received, to: &data)
+        return data
+    }
+
+    /// A request for a piece of a large value as a body.
+    public static func encode(_ request: ChunkDownload) -> Data {
+        var data = header(.chunkDownload)
+        appendReference(request.reference, to: &data)
+        append(request.offset, to: &data)
+        data.append(contentsOf: UInt32(clamping: max(0, request.maximumLength)).littleEndianBytes)
+        return data
+    }
+
+    /// A piece of a large value as a body.
+    public static func encode(_ response: ChunkDownloadResponse) -> Data {
+        var data = header(.chunkDownloadResponse)
+        data.append(response.bytes)
+        return data
+    }
+
+    /// Reads a chunk upload.
+    public static func chunkUpload(_ data: Data) throws -> ChunkUpload {
+        var reader = try open(data, .chunkUpload)
+        return try read {
+            let reference = try self.reference(&reader)
+            let offset = try integer(&reader)
+            return ChunkUpload(reference: reference, offset: offset, bytes: Data(data.dropFirst(3 + 32 + 8 + 8)))
+        }
+    }
+
+    /// Reads the server's progress on an uploaded value.
+    public static func chunkUploadResponse(_ data: Data) throws -> ChunkUploadResponse {
+        var reader = try open(data, .chunkUploadResponse)
+        return try read {
+            let received = try integer(&reader)
+            guard reader.isAtEnd else { throw ByteReader.End() }
+            return ChunkUploadResponse(received: received)
+        }
+    }
+
+    /// Reads a request for a piece of a large value.
+    public static func chunkDownload(_ data: Data) throws -> ChunkDownload {
+        var reader = try open(data, .chunkDownload)
+        return try read {
+            let reference = try self.reference(&reader)
+            let offset = try integer(&reader)
+            let length = try reader.bytes(4).enumerated().reduce(UInt32(0)) {
+                $0 | UInt32($1.element) << (8 * $1.offset)
+            }
+            guard reader.isAtEnd else { throw ByteReader.End() }
+            return ChunkDownload(reference: reference, offset: offset, maximumLength: Int(length))
+        }
+    }
+
+    /// Reads a piece of a large value.
+    public static func chunkDownloadResponse(_ data: Data) throws -> ChunkDownloadResponse {
+        _ = try open(data, .chunkDownloadResponse)
+        return ChunkDownloadResponse(bytes: Data(data.dropFirst(3)))
     }
 
     /// Reads a pull answer.
@@ -141,6 +238,36 @@ public enum SyncWire {
         } catch is ByteReader.End {
             throw SyncError(.malformedBatch, "the sync message was refused: it ends early or has bytes too many")
         }
+    }
+
+    private static func appendName(_ name: String, to data: inout Data) {
+        let bytes = Array(name.utf8.prefix(Int(UInt16.max)))
+        data.append(contentsOf: UInt16(bytes.count).littleEndianBytes)
+        data.append(contentsOf: bytes)
+    }
+
+    private static func appendReference(_ reference: LargeValueReference, to data: inout Data) {
+        data.append(reference.sha256)
+        append(reference.size, to: &data)
+    }
+
+    private static func short(_ reader: inout ByteReader) throws -> Int {
+        let bytes = try reader.bytes(2)
+        return Int(bytes[bytes.startIndex]) | Int(bytes[bytes.startIndex + 1]) << 8
+    }
+
+    private static func name(_ reader: inout ByteReader) throws -> String {
+        guard let name = String(bytes: try reader.bytes(try short(&reader)), encoding: .utf8) else {
+            throw ByteReader.End()
+        }
+        return name
+    }
+
+    private static func reference(_ reader: inout ByteReader) throws -> LargeValueReference {
+        let digest = try reader.bytes(32)
+        let size = try integer(&reader)
+        guard size >= 0 else { throw ByteReader.End() }
+        return LargeValueReference(sha256: Data(digest), size: size)
     }
 
     private static func uuid(_ reader: inout ByteReader) throws -> UUID {

@@ -119,9 +119,11 @@ let syncCommand = Command(
                 switch progress {
                 case .batch(let counts): line = "Syncing: sent \(counts.sent), received \(counts.received)"
                 case .uploading(let value):
-                    line = "Sending a picture: \(ByteCount.text(Int(value.received))) of \(ByteCount.text(Int(value.reference.size)))"
+                    line =
+                        "Sending a picture: \(ByteCount.text(Int(value.received))) of \(ByteCount.text(Int(value.reference.size)))"
                 case .downloading(let value):
-                    line = "Receiving a picture: \(ByteCount.text(Int(value.received))) of \(ByteCount.text(Int(value.reference.size)))"
+                    line =
+                        "Receiving a picture: \(ByteCount.text(Int(value.received))) of \(ByteCount.text(Int(value.reference.size)))"
                 }
                 _ = StandardStream.write("\r\u{1B}[K" + line, to: STDERR_FILENO)
             }
@@ -135,11 +137,14 @@ let syncCommand = Command(
                     + "is not valid there: \(problems) Fix it (records \(app) update ...) and sync again.")
         }
         if invocation.wantsJSON {
-            try Console.json(SyncSummary(sent: report.sent, received: report.received, conflicts: report.conflicts))
+            try Console.json(SyncSummary(report))
         } else {
             try Console.out(
                 "Synced with \(Terminal.clean(remote.description)): sent \(report.sent), received \(report.received), "
-                    + "conflicts \(report.conflicts).")
+                    + "conflicts \(report.conflicts)"
+                    + (report.largeBytesSent + report.largeBytesReceived > 0
+                        ? "; pictures: \(ByteCount.text(Int(report.largeBytesSent))) sent, "
+                            + "\(ByteCount.text(Int(report.largeBytesReceived))) received." : "."))
         }
     })
 

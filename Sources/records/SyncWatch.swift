@@ -43,7 +43,7 @@ func watchSync(_ database: AppDatabase, remote: SyncRemote, json: Bool) async th
                 if report.sent + report.received + report.conflicts > 0 {
                     if json {
                         try Console.json(
-                            SyncSummary(sent: report.sent, received: report.received, conflicts: report.conflicts))
+                            SyncSummary(report))
                     } else {
                         try Console.out(
                             "Synced: sent \(report.sent), received \(report.received), conflicts \(report.conflicts).")
@@ -72,6 +72,18 @@ struct SyncSummary: Encodable {
     let sent: Int
     let received: Int
     let conflicts: Int
+    /// Bytes of pictures uploaded and downloaded (in pieces, beside the
+    /// changes).
+    let pictureBytesSent: Int64
+    let pictureBytesReceived: Int64
+
+    init(_ report: SyncReport) {
+        sent = report.sent
+        received = report.received
+        conflicts = report.conflicts
+        pictureBytesSent = report.largeBytesSent
+        pictureBytesReceived = report.largeBytesReceived
+    }
 }
 
 /// Follows a Server-Sent Events stream and calls `onEvent` for each event

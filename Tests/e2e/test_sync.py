@@ -172,3 +172,40 @@ def test_a_sync_killed_during_a_large_push_resumes_with_nothing_lost_or_twice(se
     sync(other)
     received = bulk_names(other)
     assert sorted(received) == sorted(on_server)
+
+
+def coffee_id(database, name):
+    coffees = json.loads(records(database, "--json", "coffee", "list").stdout)
+    return [c["id"] for c in coffees if c["name"] == name]
+
+
+def test_a_sync_killed_during_a_30_mib_picture_resumes_where_the_upload_stood(server, tmp_path):
+    camera = device(server, tmp_path, "camera")
+    picture = tmp_path / "big.png"
+    # A PNG signature and 30 MiB that no compression or dedup shortcut could shrink.
+    picture.write_bytes(b"\x89PNG\r\n\x1a\n" + os.urandom(30 * 1024 * 1024))
+    records(camera, "coffee", "add", "--name", "Panorama", "--price", "4.50")
+    records(camera, "coffee", "picture", "set", str(coffee_id(camera, "Panorama")[0]), str(picture))
+    uploads = lambda: server.log_path.read_text().count("POST /api/v1/sync/chunks/upload 200")
+    process = subprocess.Popen([os.environ["RECORDS_BIN"], "--database", str(camera), "sync"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 300
+    # The first asks where to start; then pieces of 1 MiB.
+    while uploads() < 6 and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert process.poll() is None, "the sync ended before it could be killed mid-picture"
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    # Nothing of the coffee reached the server: its push goes after its picture.
+    assert coffee_id(server.database, "Panorama") == []
+
+    answer = sync(camera)
+    size = picture.stat().st_size
+    assert 0 < answer["pictureBytesSent"] < size, "resumed where the server's copy stood, not from the start"
+    # Another device gets the whole picture, byte for byte.
+    viewer = device(server, tmp_path, "viewer")
+    got = sync(viewer)
+    assert got["pictureBytesReceived"] == size
+    copy = tmp_path / "copy.png"
+    records(viewer, "coffee", "picture", "get", str(coffee_id(viewer, "Panorama")[0]), str(copy))
+    assert copy.read_bytes() == picture.read_bytes()

@@ -58,8 +58,8 @@ enum CoffeeSchema {
             try db.dropFullTextIndex(named: searchIndexV1.name)
             try searchIndex.create(db)
         },
-        // Devices sync the coffees' names and prices through `records
-        // serve`; pictures do not travel yet (see ``sync``).
+        // Devices sync the coffees' names, prices and pictures through
+        // `records serve` (pictures in chunks, see ``sync``).
         sync.migration("coffee.sync"),
     ]
 

@@ -3,18 +3,21 @@ import SQLiteStore
 import SQLiteStoreSync
 
 extension CoffeeSchema {
-    /// A coffee's name and price sync; a synced coffee passes
-    /// ``CoffeeDraft/validated()`` on the server.
+    /// A coffee's name, price and picture sync; a synced coffee passes
+    /// ``CoffeeDraft/validated()`` on the server, and its picture type is
+    /// one the app shows (or none).
     ///
-    /// Its picture (and the picture's type) does not travel yet: sent
-    /// inline, a large picture would be resent whole with every sync of its
-    /// row. It is to travel in chunks of its own, once the engine sends
-    /// large values that way; until then a coffee's picture stays on the
-    /// replica where it was set.
+    /// The picture is a large value: it travels by reference (its SHA-256
+    /// and size) in the change batches and its bytes in resumable chunks of
+    /// their own, only when it changed, so a name edit never resends it. A
+    /// replica shows a picture that arrives by sync only once all of it
+    /// has. The picture and its type are set together on every write the
+    /// apps make, so they carry the same version and win or lose together.
     static let sync = AppSync(
         table: SyncedTable(
             Coffee.tableName, primaryKey: Coffee.Columns.id.rawValue,
-            columns: [Coffee.Columns.name, .priceMicros].map(\.rawValue))
+            columns: [Coffee.Columns.name, .priceMicros, .pictureType, .picture].map(\.rawValue),
+            largeColumns: [Coffee.Columns.picture.rawValue])
     ) { values in
         var problems: [SyncValidationError.Problem] = []
         let name = AppSync.text(
@@ -23,6 +26,16 @@ extension CoffeeSchema {
         let micros = AppSync.integer(
             values[Coffee.Columns.priceMicros.rawValue], column: Coffee.Columns.priceMicros.rawValue,
             label: CoffeeField.price.label, into: &problems)
+        let type = AppSync.text(
+            values[Coffee.Columns.pictureType.rawValue], column: Coffee.Columns.pictureType.rawValue,
+            label: "Picture type", into: &problems)
+        if !type.isEmpty, PictureFormat(mimeType: type) == nil {
+            problems.append(
+                .init(
+                    column: Coffee.Columns.pictureType.rawValue,
+                    message: "Picture type must be one of "
+                        + PictureFormat.allCases.map(\.mimeType).joined(separator: ", ") + "."))
+        }
         return problems
             + AppSync.problems(
                 {

@@ -12,8 +12,10 @@ enum SyncAPI {
     /// The largest push a device may send (the client sends at most 2,000
     /// changes per push, far below it).
     static let pushLimit = 16 * 1024 * 1024
-    /// A pull request is a few bytes.
-    static let pullLimit = 1024
+    /// A pull request is a few bytes (a catch-up names some columns).
+    static let pullLimit = 64 * 1024
+    /// A piece of a large value: the engine sends at most 4 MiB at a time.
+    static let chunkLimit = 4 * 1024 * 1024 + 1024
 
     static func operations(_ context: WebContext) -> [APIOperation] {
         let refusals: [APIOperation.Answer] = [
@@ -71,6 +73,58 @@ enum SyncAPI {
                 }
                 return answer(SyncWire.encode(response))
             },
+            APIOperation(
+                method: "POST", path: "/sync/chunks/upload", operationID: "syncUploadChunk",
+                summary:
+                    "Send a piece of a large value (a picture) a push will reference, from where the server's copy stands; with no bytes, ask how much of it the server holds.",
+                access: .write, tag: "sync", requestBody: .binary(types: [SyncWire.contentType]),
+                answers: [
+                    .init(
+                        status: 200, summary: "How many bytes of the value the server holds, from the start.",
+                        content: .binary(types: [SyncWire.contentType])),
+                    .problem(403, "The token may only read."),
+                    .problem(
+                        409,
+                        "The piece does not start where the server's copy stands (code chunk-out-of-order: expectedOffset says where)."
+                    ),
+                    .problem(413, "The body is larger than \(chunkLimit / 1024 / 1024) MiB."),
+                    .problem(
+                        422,
+                        "The piece does not fit the value (malformed-chunk), or the whole value does not match its SHA-256 and was discarded (large-value-mismatch)."
+                    ),
+                ] + refusals,
+                body: .bytes(limit: chunkLimit)
+            ) { request in
+                _ = try request.requireWriter()
+                let chunk = try engine { try SyncWire.chunkUpload(Data(try body(request))) }
+                let response = try await engine {
+                    try await context.database.syncUploadChunk(chunk, on: context.database.syncServer())
+                }
+                return answer(SyncWire.encode(response))
+            },
+            APIOperation(
+                method: "POST", path: "/sync/chunks/download", operationID: "syncDownloadChunk",
+                summary: "Get a piece of a large value a pull referenced.",
+                access: .read, tag: "sync", requestBody: .binary(types: [SyncWire.contentType]),
+                answers: [
+                    .init(
+                        status: 200, summary: "The bytes from the offset asked, at most the length asked.",
+                        content: .binary(types: [SyncWire.contentType])),
+                    .problem(
+                        404,
+                        "No record holds the value any more: it was replaced since the pull (code unknown-large-value); pull again."
+                    ),
+                    .problem(413, "The body is larger than \(pullLimit) bytes."),
+                    .problem(422, "The offset is outside the value (malformed-chunk)."),
+                ] + refusals,
+                body: .bytes(limit: pullLimit)
+            ) { request in
+                let chunk = try engine { try SyncWire.chunkDownload(Data(try body(request))) }
+                let response = try await engine {
+                    try await context.database.syncDownloadChunk(chunk, on: context.database.syncServer())
+                }
+                return answer(SyncWire.encode(response))
+            },
         ]
     }
 
@@ -94,6 +148,15 @@ enum SyncAPI {
 
     private static func engine<T>(_ body: () async throws -> T) async throws -> T {
         do { return try await body() } catch { throw problem(error) ?? error }
+    }
+
+    /// A large value's reference as a problem's members: `sha256` (hex)
+    /// and `size`.
+    private static func valueExtras(_ reference: LargeValueReference) -> [(name: String, value: JSONValue)] {
+        [
+            ("sha256", .string(reference.sha256.map { String(format: "%02x", $0) }.joined())),
+            ("size", .integer(reference.size)),
+        ]
     }
 
     /// The problem document of an engine's refusal.
@@ -132,7 +195,24 @@ enum SyncAPI {
             var problem = Problem(status: 422, code: "unknown-column", detail: detail)
             problem.extra = [("table", .string(table)), ("column", .string(column))]
             return problem
-        case .invalidDeclaration, .notInstalled: return nil
+        case .malformedChunk: return Problem(status: 422, code: "malformed-chunk", detail: detail)
+        case .chunkOutOfOrder(let expected):
+            var problem = Problem(status: 409, code: "chunk-out-of-order", detail: detail)
+            problem.extra = [("expectedOffset", .integer(expected))]
+            return problem
+        case .largeValueMismatch(let reference):
+            var problem = Problem(status: 422, code: "large-value-mismatch", detail: detail)
+            problem.extra = valueExtras(reference)
+            return problem
+        case .largeValueMissing(let reference):
+            var problem = Problem(status: 422, code: "large-value-missing", detail: detail)
+            problem.extra = valueExtras(reference)
+            return problem
+        case .unknownLargeValue(let reference):
+            var problem = Problem(status: 404, code: "unknown-large-value", detail: detail)
+            problem.extra = valueExtras(reference)
+            return problem
+        case .invalidDeclaration, .notInstalled, .largeValuesUnsupported: return nil
         }
     }
 }

@@ -26,6 +26,14 @@ struct InProcessSyncTransport: SyncTransport {
         try SyncWire.pullResponse(try await send("/api/v1/sync/pull", SyncWire.encode(request)))
     }
 
+    func uploadChunk(_ request: ChunkUpload) async throws -> ChunkUploadResponse {
+        try SyncWire.chunkUploadResponse(try await send("/api/v1/sync/chunks/upload", SyncWire.encode(request)))
+    }
+
+    func downloadChunk(_ request: ChunkDownload) async throws -> ChunkDownloadResponse {
+        try SyncWire.chunkDownloadResponse(try await send("/api/v1/sync/chunks/download", SyncWire.encode(request)))
+    }
+
     func send(_ path: String, _ body: Data, contentType: String = SyncWire.contentType) async throws -> Data {
         var request = Request(
             method: "POST", path: path,
@@ -226,18 +234,18 @@ struct InProcessSyncTransport: SyncTransport {
         let site = try await APISite()
         let queue = try DatabaseQueue.inMemory()
         let schema = SyncSchema(tables: [
-            SyncedTable("coffee", primaryKey: "coffeeID", columns: ["coffeeName", "picture"])
+            SyncedTable("coffee", primaryKey: "coffeeID", columns: ["coffeeName", "origin"])
         ])
         try await queue.write { db in
-            try db.execute("CREATE TABLE coffee (coffeeID INTEGER PRIMARY KEY, coffeeName TEXT, picture BLOB)")
+            try db.execute("CREATE TABLE coffee (coffeeID INTEGER PRIMARY KEY, coffeeName TEXT, origin TEXT)")
             try schema.install(in: db)
-            try db.execute("INSERT INTO coffee (coffeeName, picture) VALUES ('Latte', x'00ff')")
+            try db.execute("INSERT INTO coffee (coffeeName, origin) VALUES ('Latte', 'Kenya')")
         }
         let push = try #require(try SyncClient(writer: queue, schema: schema).makePush())
         let answer = await site.sendSync("/api/v1/sync/push", SyncWire.encode(push), token: site.writer)
         #expect(answer.status == 422)
         #expect(answer.json["code"] as? String == "unknown-column")
-        #expect(answer.json["column"] as? String == "picture")
+        #expect(answer.json["column"] as? String == "origin")
         #expect(try await CoffeeStore(database: site.database).count() == 0)
     }
 
