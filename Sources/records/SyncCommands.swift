@@ -125,7 +125,7 @@ let syncCommand = Command(
             let problems = error.problems.map(\.message).joined(separator: " ")
             throw CommandFailure(
                 message: "the server refused the sync, nothing of it was applied: \(app) \(id.map(String.init) ?? "?") "
-                    + "is not valid there: \(problems) Fix it (records \(app) update ...) and sync again.")
+                    + "is not valid there: \(problems) Fix it (records \(app) edit ...) and sync again.")
         }
         if invocation.wantsJSON {
             try Console.json(SyncSummary(sent: report.sent, received: report.received, conflicts: report.conflicts))
