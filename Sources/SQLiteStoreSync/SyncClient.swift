@@ -1,7 +1,7 @@
 import Foundation
 import SQLiteStore
 
-/// What one ``SyncClient/sync(over:)`` did.
+/// What one ``SyncClient/sync(over:pushLimit:pullLimit:progress:)`` did.
 public struct SyncReport: Sendable, Equatable {
     /// Column changes (and deletes) pushed and acknowledged.
     public var sent: Int = 0
@@ -28,7 +28,7 @@ public struct SyncReport: Sendable, Equatable {
 /// ```
 ///
 /// The steps are public too, for a transport that drives them itself:
-/// ``makePush()``, ``acknowledge(_:for:)``, ``makePull(limit:)``,
+/// ``makePush(limit:)``, ``acknowledge(_:for:)``, ``makePull(limit:)``,
 /// ``apply(_:for:)``.
 public final class SyncClient: Sendable {
     /// The device's database.
