@@ -112,6 +112,13 @@ struct SyncCLITests {
         #expect(text.stdout.contains("COLUMN"))
         let none = try await laptop.run("conflicts")
         #expect(none.stdout.contains("No conflicts"))
+        // From a device, the server's log, with the record's ID on the device.
+        let remote = try await laptop.run("--json", "conflicts", "--remote")
+        let fromServer = try #require(try remote.json() as? [[String: Any]], "\(remote)")
+        #expect(fromServer.count == 1)
+        #expect(fromServer.first?["lost"] as? String == "42")
+        #expect(fromServer.first?["won"] as? String == "43")
+        #expect(fromServer.first?["id"] as? Int == 2)
         _ = await server.stop()
     }
 

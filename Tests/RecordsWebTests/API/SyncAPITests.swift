@@ -123,6 +123,13 @@ struct InProcessSyncTransport: SyncTransport {
         let conflicts = try await site.database.syncConflicts()
         #expect(conflicts.map(\.conflict.losingValue) == [.integer(37)])
         #expect(conflicts.map(\.app) == [.people])
+        let listed = await site.send("GET", "/api/v1/sync/conflicts", token: site.reader)
+        #expect(listed.status == 200)
+        let items = listed.json["items"] as? [[String: Any]] ?? []
+        #expect(items.map { $0["losingValue"] as? String } == ["37"])
+        #expect(items.map { $0["winningValue"] as? String } == ["38"])
+        #expect(items.map { $0["column"] as? String } == ["age"])
+        #expect(await site.send("GET", "/api/v1/sync/conflicts", token: nil).status == 401)
     }
 
     @Test func aReadOnlyTokenPullsButCannotPush() async throws {
