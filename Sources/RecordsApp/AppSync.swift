@@ -177,3 +177,21 @@ extension AppDatabase {
     /// The apps whose records sync, in the order of ``apps``.
     public static var syncedApps: [App] { apps.filter { $0.sync != nil }.map(\.app) }
 }
+
+extension AppSyncConflict {
+    /// The value that lost, as text: nil for NULL, a blob as "(N bytes)".
+    public var losingText: String? { Self.text(conflict.losingValue) }
+    /// The value that won, as text (nil when it is NULL or the row's delete won).
+    public var winningText: String? { Self.text(conflict.winningValue) }
+
+    private static func text(_ value: SQLiteValue) -> String? {
+        switch value {
+        case .null: nil
+        case .integer(let number): String(number)
+        case .real(let number): String(number)
+        case .text(let text): text
+        case .textBytes(let bytes): String(decoding: bytes, as: UTF8.self)
+        case .blob(let blob): "(\(blob.count) bytes)"
+        }
+    }
+}

@@ -120,7 +120,7 @@ public struct HTTPSyncTransport: SyncTransport {
     ///
     /// - Parameters:
     ///   - status: The answer's HTTP status.
-    ///   - problem: Its body, a problem document (RFC 9457) when the
+    ///   - body: Its body, a problem document (RFC 9457) when the
     ///     server gave one.
     ///   - host: The server's name, for the messages.
     public static func refusal(status: Int, problem body: Data, host: String) -> any Error {

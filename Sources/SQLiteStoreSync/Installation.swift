@@ -179,15 +179,19 @@ extension SyncSchema {
         }
         let columns = try db.columns(in: table.name)
         let keys = columns.filter { $0.primaryKeyPosition != nil }
-        guard keys.count == 1, keys[0].name == table.primaryKey, keys[0].declaredType.uppercased() == "INTEGER"
+        // SQLite's names are case-insensitive: the original tutorial's
+        // CONTACTS may have been made with `id` as well as `ID`.
+        guard keys.count == 1, keys[0].name.lowercased() == table.primaryKey.lowercased(),
+            keys[0].declaredType.uppercased() == "INTEGER"
         else {
             throw SyncError(
                 .invalidDeclaration,
                 "cannot sync table \(table.name): its primary key must be the one INTEGER PRIMARY KEY column "
                     + "\(table.primaryKey)")
         }
-        let names = Set(columns.map(\.name))
-        for column in table.columns where !names.contains(column) || column == table.primaryKey {
+        let names = Set(columns.map { $0.name.lowercased() })
+        for column in table.columns
+        where !names.contains(column.lowercased()) || column.lowercased() == table.primaryKey.lowercased() {
             throw SyncError(
                 .invalidDeclaration, "cannot sync column \(column) of table \(table.name): there is no such column")
         }

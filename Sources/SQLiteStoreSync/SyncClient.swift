@@ -43,7 +43,7 @@ public enum SyncProgress: Sendable, Equatable {
 /// ```
 ///
 /// The steps are public too, for a transport that drives them itself:
-/// ``makePush()``, ``acknowledge(_:for:)``, ``makePull(limit:)``,
+/// ``makePush(limit:)``, ``acknowledge(_:for:)``, ``makePull(limit:)``,
 /// ``apply(_:for:)``.
 public final class SyncClient: Sendable {
     /// The device's database.

@@ -3,6 +3,9 @@ import RecordsApp
 import SQLiteStore
 import SQLiteStoreSync
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -134,7 +137,7 @@ let syncCommand = Command(
             let problems = error.problems.map(\.message).joined(separator: " ")
             throw CommandFailure(
                 message: "the server refused the sync, nothing of it was applied: \(app) \(id.map(String.init) ?? "?") "
-                    + "is not valid there: \(problems) Fix it (records \(app) update ...) and sync again.")
+                    + "is not valid there: \(problems) Fix it (records \(app) edit ...) and sync again.")
         }
         if invocation.wantsJSON {
             try Console.json(SyncSummary(report))
@@ -164,18 +167,37 @@ private func syncRemote(_ invocation: Invocation, path: String) throws -> SyncRe
 /// `records conflicts`: the values that lost a merge.
 let conflictsCommand = Command(
     name: "conflicts", summary: "List the values that lost when synced edits collided",
-    options: [.json],
+    options: [
+        .flag("remote", "List the server's log instead, through the remote that is set (or --server)"),
+        Command.Option(
+            name: "server", valueName: "URL", help: "With --remote: ask URL instead of the remote that is set"),
+        tokenFileOption, .json,
+    ],
     discussion: """
         The server keeps every value that lost to a concurrent edit or delete, with the value that beat it and \
         the replicas (devices) that wrote each; run it on the server's database (records --database FILE \
-        conflicts). A device's own database lists the conflicts decided there, usually none. ID is the \
+        conflicts), or from a device with --remote, which asks the server. ID is the \
         record's ID in this database, '-' when it is not here (deleted); TIME is when the losing value was \
         written (UTC).
         """,
     examples: ["records conflicts", "records --database server.sqlite conflicts --json"],
     run: { invocation in
         let database = try invocation.database()
-        let conflicts = try await database.syncConflicts().map(ConflictSummary.init)
+        let conflicts: [ConflictSummary]
+        if invocation.arguments.flag("remote") {
+            let remote = try syncRemote(invocation, path: database.path)
+            var summaries: [ConflictSummary] = []
+            for conflict in try await RemoteConflicts.fetch(from: remote) {
+                var id: Int64?
+                if let globalID = UUID(uuidString: conflict.globalID) {
+                    id = try await database.localID(ofSynced: globalID, in: conflict.table)
+                }
+                summaries.append(ConflictSummary(conflict, localID: id))
+            }
+            conflicts = summaries
+        } else {
+            conflicts = try await database.syncConflicts().map(ConflictSummary.init)
+        }
         let list = StreamingList<ConflictSummary>(
             [
                 .init(title: "APP"), .init(title: "ID", alignment: .right), .init(title: "COLUMN"),
@@ -205,28 +227,78 @@ private struct ConflictSummary: Encodable, Sendable {
     let losingReplica: String
     let winningReplica: String
 
+    init(_ remote: RemoteConflicts.Conflict, localID: Int64?) {
+        app = remote.app ?? remote.table
+        id = localID
+        globalID = remote.globalID
+        column = remote.column
+        lost = remote.losingValue ?? "NULL"
+        won = remote.winningValue ?? "NULL"
+        winnerDeleted = remote.winnerIsDelete
+        time = Date(timeIntervalSince1970: Double(remote.losingVersion.clock >> 16) / 1000).formatted(.iso8601)
+        losingReplica = remote.losingVersion.replica
+        winningReplica = remote.winningVersion.replica
+    }
+
     init(_ entry: AppSyncConflict) {
         let conflict = entry.conflict
         app = entry.app?.rawValue ?? conflict.table
         id = entry.localID
         globalID = conflict.globalID.uuidString
         column = conflict.column
-        lost = Self.text(conflict.losingValue)
-        won = Self.text(conflict.winningValue)
+        lost = entry.losingText ?? "NULL"
+        won = entry.winningText ?? "NULL"
         winnerDeleted = conflict.winnerIsDelete
         time = Date(timeIntervalSince1970: Double(conflict.losingVersion.milliseconds) / 1000).formatted(.iso8601)
         losingReplica = conflict.losingVersion.replica.uuidString
         winningReplica = conflict.winningVersion.replica.uuidString
     }
+}
 
-    private static func text(_ value: SQLiteValue) -> String {
-        switch value {
-        case .null: "NULL"
-        case .integer(let number): String(number)
-        case .real(let number): String(number)
-        case .text(let text): text
-        case .textBytes(let bytes): String(decoding: bytes, as: UTF8.self)
-        case .blob(let blob): "(\(blob.count) bytes)"
+/// The server's conflict log, `GET /api/v1/sync/conflicts`.
+enum RemoteConflicts {
+    struct Conflict: Decodable, Sendable {
+        struct Version: Decodable, Sendable {
+            let clock: Int64
+            let replica: String
+        }
+        let app: String?
+        let table: String
+        let globalID: String
+        let column: String
+        let losingValue: String?
+        let losingVersion: Version
+        let winningValue: String?
+        let winningVersion: Version
+        let winnerIsDelete: Bool
+    }
+
+    private struct List: Decodable {
+        let items: [Conflict]
+    }
+
+    static func fetch(from remote: SyncRemote) async throws -> [Conflict] {
+        var request = URLRequest(url: remote.apiURL.appendingPathComponent("sync/conflicts"), timeoutInterval: 60)
+        request.setValue("Bearer \(remote.token)", forHTTPHeaderField: "Authorization")
+        request.setValue("application/json", forHTTPHeaderField: "Accept")
+        let host = remote.url.host ?? remote.description
+        let (data, status) = try await withCheckedThrowingContinuation {
+            (done: CheckedContinuation<(Data, Int), any Error>) in
+            URLSession.shared.dataTask(with: request) { data, response, error in
+                if let error {
+                    done.resume(
+                        throwing: CommandFailure(
+                            message: "cannot reach the server at \(host): \(error.localizedDescription)"))
+                } else {
+                    done.resume(returning: (data ?? Data(), (response as? HTTPURLResponse)?.statusCode ?? 0))
+                }
+            }.resume()
+        }
+        guard status == 200 else { throw HTTPSyncTransport.refusal(status: status, problem: data, host: host) }
+        do {
+            return try JSONDecoder().decode(List.self, from: data).items
+        } catch {
+            throw CommandFailure(message: "the server at \(host) answered with a conflict log this version cannot read")
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import SQLiteStore
 import TestSupport
 import Testing
 
@@ -111,6 +112,13 @@ struct SyncCLITests {
         #expect(text.stdout.contains("COLUMN"))
         let none = try await laptop.run("conflicts")
         #expect(none.stdout.contains("No conflicts"))
+        // From a device, the server's log, with the record's ID on the device.
+        let remote = try await laptop.run("--json", "conflicts", "--remote")
+        let fromServer = try #require(try remote.json() as? [[String: Any]], "\(remote)")
+        #expect(fromServer.count == 1)
+        #expect(fromServer.first?["lost"] as? String == "42")
+        #expect(fromServer.first?["won"] as? String == "43")
+        #expect(fromServer.first?["id"] as? Int == 2)
         _ = await server.stop()
     }
 
@@ -130,6 +138,48 @@ struct SyncCLITests {
         #expect(wrong.status == 1)
         #expect(wrong.stderr.contains("refused the token"), "\(wrong)")
         #expect(!wrong.stderr.contains("rst_zzz"))
+        _ = await server.stop()
+    }
+
+    /// How many people of `database` have the last name `last`, read
+    /// behind the app's back (nil while the file cannot be read).
+    private func count(_ database: String, last: String) -> Int? {
+        guard let db = try? Database(path: database) else { return nil }
+        defer { db.close() }
+        return try? db.fetchOne(Int.self, "SELECT count(*) FROM peopleInfo WHERE lastname = \(last)")
+    }
+
+    @Test("sync --watch brings another device's change, pushes one made here, and stops cleanly on SIGTERM")
+    func watch() async throws {
+        let (serverSandbox, server, tokenFile) = try await server()
+        let laptop = try Sandbox()
+        let phone = try Sandbox()
+        for device in [laptop, phone] {
+            #expect(try await device.run("remote", "set", server.url, "--token-file", tokenFile).status == 0)
+        }
+        let process = Process()
+        process.executableURL = try recordsBinary()
+        process.arguments = ["--database", phone.database, "sync", "--watch"]
+        process.environment = ["HOME": phone.path("home"), "LANG": "C.UTF-8", "PATH": "/usr/bin:/bin"]
+        let stdout = Pipe()
+        process.standardOutput = stdout
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        let watcher = try ChildProcess(starting: process)
+
+        #expect(try await laptop.run("people", "add", "--first", "Wanda", "--last", "Watcher").status == 0)
+        #expect(try await laptop.run("sync").status == 0)
+        #expect(await eventually { count(phone.database, last: "Watcher") == 1 }, "pulled on the server's event")
+        #expect(try await phone.run("people", "add", "--first", "Pia", "--last", "Pusher").status == 0)
+        #expect(await eventually { count(serverSandbox.database, last: "Pusher") == 1 }, "pushed after the commit")
+
+        watcher.send(SIGTERM)
+        #expect(await watcher.exited(within: livenessTimeout))
+        #expect(await watcher.exited() == 0)
+        let handle = stdout.fileHandleForReading
+        let output = String(decoding: await onOwnThread { handle.readDataToEndOfFile() }, as: UTF8.self)
+        #expect(output.contains("Watching"))
+        #expect(output.contains("Stopped watching."))
         _ = await server.stop()
     }
 }

@@ -125,7 +125,74 @@ enum SyncAPI {
                 }
                 return answer(SyncWire.encode(response))
             },
+            APIOperation(
+                method: "GET", path: "/sync/conflicts", operationID: "listSyncConflicts",
+                summary: "The server's conflict log: every synced value that lost a merge, oldest first.",
+                access: .read, tag: "sync",
+                answers: [
+                    .init(
+                        status: 200, summary: "The conflicts, each with the value that beat it.",
+                        content: .json(schema: "SyncConflictList")),
+                    .problem(401, "No valid token."),
+                ]
+            ) { _ in
+                let conflicts = try await context.database.syncConflicts()
+                return APIRoutes.json(.object(JSONObject([("items", .array(conflicts.map(json)))])))
+            },
         ]
+    }
+
+    /// A conflict as the API gives it.
+    private static func json(_ entry: AppSyncConflict) -> JSONValue {
+        let conflict = entry.conflict
+        func version(_ version: Version) -> JSONValue {
+            .object(JSONObject([("clock", .integer(version.clock)), ("replica", .string(version.replica.uuidString))]))
+        }
+        return .object(
+            JSONObject([
+                ("app", entry.app.map { .string($0.rawValue) } ?? .null), ("table", .string(conflict.table)),
+                ("globalID", .string(conflict.globalID.uuidString)), ("column", .string(conflict.column)),
+                ("losingValue", entry.losingText.map { .string($0) } ?? .null),
+                ("losingVersion", version(conflict.losingVersion)),
+                ("winningValue", entry.winningText.map { .string($0) } ?? .null),
+                ("winningVersion", version(conflict.winningVersion)),
+                ("winnerIsDelete", .bool(conflict.winnerIsDelete)), ("position", .integer(conflict.position)),
+            ]))
+    }
+
+    /// The OpenAPI schema of the conflict list.
+    static var conflictListSchema: JSONValue {
+        func type(_ name: String) -> JSONValue { .object(JSONObject([("type", .string(name))])) }
+        let nullableString = JSONValue.object(JSONObject([("type", .array([.string("string"), .string("null")]))]))
+        let version = JSONValue.object(
+            JSONObject([
+                ("type", .string("object")),
+                ("properties", .object(JSONObject([("clock", type("integer")), ("replica", type("string"))]))),
+            ]))
+        let conflict = JSONValue.object(
+            JSONObject([
+                ("type", .string("object")),
+                (
+                    "properties",
+                    .object(
+                        JSONObject([
+                            ("app", nullableString),
+                            ("table", type("string")), ("globalID", type("string")), ("column", type("string")),
+                            ("losingValue", nullableString), ("losingVersion", version),
+                            ("winningValue", nullableString), ("winningVersion", version),
+                            ("winnerIsDelete", type("boolean")), ("position", type("integer")),
+                        ]))
+                ),
+            ]))
+        return .object(
+            JSONObject([
+                ("type", .string("object")),
+                (
+                    "properties",
+                    .object(
+                        JSONObject([("items", .object(JSONObject([("type", .string("array")), ("items", conflict)])))]))
+                ),
+            ]))
     }
 
     private static func body(_ request: Request) throws -> [UInt8] {

@@ -86,6 +86,29 @@ struct InProcessSyncTransport: SyncTransport {
         #expect(changes.changes.map(\.id) == [people[0].id], "the people topic carries the synced insert")
     }
 
+    @Test func aContactAndACoffeeMadeOnADeviceArriveSearchableWithoutThePicture() async throws {
+        let site = try await APISite()
+        let device = try AppDatabase.inMemory()
+        _ = try await ContactsStore(database: device).add(
+            ContactDraft(name: "Søren Kierkegaard", address: "Nytorv 2, København", contact: "+45 33 12 34 56"))
+        let coffee = try await CoffeeStore(database: device).add(CoffeeDraft(name: "Cortado", price: 3.1))
+        try await CoffeeStore(database: device).setPicture(id: coffee.id, from: .data(WebPictures.make(count: 100)))
+        let before = try await site.database.recordChanges(after: 0, apps: [.contacts, .coffee], limit: 100).latest
+
+        _ = try await device.syncClient().sync(over: InProcessSyncTransport(site: site, token: site.writer))
+
+        let contacts = try await ContactsStore(database: site.database).fullTextSearch("soren")
+        #expect(contacts.matches.map(\.record.name) == ["Søren Kierkegaard"])
+        let mine = try await CoffeeStore(database: device).fullTextSearch("cortado", hydrated: true)
+        #expect(mine.matches.first?.record.picture != nil)
+        let coffees = try await CoffeeStore(database: site.database).fullTextSearch("cortado", hydrated: true)
+        #expect(coffees.matches.map(\.record.name) == ["Cortado"])
+        #expect(coffees.matches.first?.record.price == 3.1)
+        #expect(coffees.matches.first?.record.picture == nil, "pictures do not travel yet")
+        let changes = try await site.database.recordChanges(after: before, apps: [.contacts, .coffee], limit: 100)
+        #expect(Set(changes.changes.map(\.app)) == [.contacts, .coffee])
+    }
+
     @Test func twoDevicesConvergeThroughTheServerAndTheConflictIsLogged() async throws {
         let site = try await APISite()
         let first = try AppDatabase.inMemory()
@@ -108,6 +131,13 @@ struct InProcessSyncTransport: SyncTransport {
         let conflicts = try await site.database.syncConflicts()
         #expect(conflicts.map(\.conflict.losingValue) == [.integer(37)])
         #expect(conflicts.map(\.app) == [.people])
+        let listed = await site.send("GET", "/api/v1/sync/conflicts", token: site.reader)
+        #expect(listed.status == 200)
+        let items = listed.json["items"] as? [[String: Any]] ?? []
+        #expect(items.map { $0["losingValue"] as? String } == ["37"])
+        #expect(items.map { $0["winningValue"] as? String } == ["38"])
+        #expect(items.map { $0["column"] as? String } == ["age"])
+        #expect(await site.send("GET", "/api/v1/sync/conflicts", token: nil).status == 401)
     }
 
     @Test func aReadOnlyTokenPullsButCannotPush() async throws {
