@@ -82,7 +82,9 @@ let serveCommand = Command(
         seconds), and closes the database.
 
         Every write is on disk before its page or API answer says it is done
-        (SQLite's synchronous mode full). With --synchronous normal, a write is
+        (SQLite's synchronous mode full); writes that finish together share one wait
+        for the disk, which a request's answer then waits for (a reader may see a
+        write a moment before it is on disk). With --synchronous normal, a write is
         acknowledged once it is in the database's write-ahead log: it survives the
         server crashing or being killed, but the last moment of writes before a power
         failure or an operating-system crash can be lost. It makes writes that each
@@ -175,7 +177,8 @@ let serveCommand = Command(
         // to race it with their own.
         let database =
             try readReplica?.database
-            ?? invocation.database(synchronous: synchronous, automaticCheckpoints: replication == nil)
+            ?? invocation.database(
+                synchronous: synchronous, automaticCheckpoints: replication == nil, groupCommit: true)
         let supervisor = try replication.map { try startReplication($0) }
         var configuration = WebConfiguration()
         configuration.registration = registration
