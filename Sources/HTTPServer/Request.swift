@@ -125,6 +125,9 @@ public struct Request: Sendable {
     public var logDescription: String { "\(Self.forLog(method)) \(Self.forLog(path))" }
 
     static func forLog(_ text: String) -> String {
+        // Printable ASCII but the space and "%" is written as it is
+        // (checked first, byte by byte: this runs for every request).
+        if text.utf8.allSatisfy({ (0x21..<0x7F).contains($0) && $0 != UInt8(ascii: "%") }) { return text }
         func plain(_ scalar: Unicode.Scalar) -> Bool {
             scalar.properties.generalCategory != .control && scalar != " " && scalar != "%"
                 && !(0x202A...0x202E).contains(scalar.value) && !(0x2066...0x2069).contains(scalar.value)

@@ -55,9 +55,20 @@ public struct Response: Sendable {
     /// Adds a `Set-Cookie` header.
     public func setting(_ cookie: Cookie) -> Response { with(header: "Set-Cookie", cookie.headerValue) }
 
-    /// The value of the first header with this name (case-insensitive).
+    /// The value of the first header with this name (case-insensitive:
+    /// header names are ASCII, whose letters are compared without case).
     public func header(_ name: String) -> String? {
-        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+        headers.first { Self.sameName($0.name, name) }?.value
+    }
+
+    /// Whether two header names are the same, ASCII letters compared
+    /// without case. Byte by byte, without Foundation: this runs for
+    /// every header of every answer.
+    static func sameName(_ one: String, _ other: String) -> Bool {
+        guard one.utf8.count == other.utf8.count else { return false }
+        return zip(one.utf8, other.utf8).allSatisfy { a, b in
+            a == b || (a | 0x20 == b | 0x20 && (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(a | 0x20))
+        }
     }
 }
 

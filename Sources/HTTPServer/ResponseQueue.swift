@@ -33,7 +33,7 @@ extension Callbacks {
         }
         guard let handle else { return .NO }
         defer { MHD_destroy_response(handle) }
-        for (name, value) in response.headers where name.caseInsensitiveCompare("Content-Length") != .orderedSame {
+        for (name, value) in response.headers where !Response.sameName(name, "Content-Length") {
             // A header with a line break would split the response.
             guard !name.contains(where: \.isNewline), !value.contains(where: \.isNewline) else { continue }
             _ = MHD_add_response_header(handle, name, value)
@@ -46,8 +46,9 @@ extension Callbacks {
     /// from its headers to its answer, in milliseconds.
     static func requestLine(_ request: Request, status: Int, exchange: Exchange) -> String {
         let (seconds, attoseconds) = (ContinuousClock.now - exchange.started).components
-        let milliseconds = Double(seconds) * 1000 + Double(attoseconds) / 1e15
-        return "\(request.logDescription) \(status) \(String(format: "%.1f", milliseconds))ms"
+        // Tenths of a millisecond, written without a format string.
+        let tenths = seconds * 10_000 + (attoseconds + 50_000_000_000_000) / 100_000_000_000_000
+        return "\(request.logDescription) \(status) \(tenths / 10).\(tenths % 10)ms"
     }
 
     static let streamReader: MHD_ContentReaderCallback = { context, _, buffer, capacity in

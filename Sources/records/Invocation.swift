@@ -119,7 +119,9 @@ final class Invocation {
     ///
     /// - Parameter synchronous: How often its commits wait for the disk
     ///   (`records serve --synchronous`); nil for SQLite's default, `full`.
-    func database(synchronous: SynchronousMode? = nil, automaticCheckpoints: Bool = true) throws -> AppDatabase {
+    func database(
+        synchronous: SynchronousMode? = nil, automaticCheckpoints: Bool = true, groupCommit: Bool = false
+    ) throws -> AppDatabase {
         if let openDatabase { return openDatabase }
         try checkLocationVariables()
         let location = try AppDatabase.location(databasePath: globals.databasePath, environment: environment)
@@ -129,7 +131,7 @@ final class Invocation {
         log?("database \(location.url.path) (from \(location.source.rawValue))")
         let database = try AppDatabase(
             url: location.url, start: .sample, adoptingForeignDatabase: globals.adopt, synchronous: synchronous,
-            automaticCheckpoints: automaticCheckpoints, debugLog: log)
+            automaticCheckpoints: automaticCheckpoints, groupCommit: groupCommit, debugLog: log)
         openDatabase = database
         return database
     }

@@ -296,6 +296,9 @@ enum Terminal {
     /// visible escapes (`\n`, `\u{1B}`), so stored data can neither break
     /// a table's lines nor send commands to the terminal.
     static func clean(_ text: String) -> String {
+        // Printable ASCII needs nothing (checked first, byte by byte: the
+        // server cleans a log line for every request).
+        if text.utf8.allSatisfy({ (0x20..<0x7F).contains($0) }) { return text }
         guard text.unicodeScalars.contains(where: needsEscape) else { return text }
         var result = ""
         for scalar in text.unicodeScalars {
@@ -316,6 +319,7 @@ enum Terminal {
     /// `text` cleaned line by line: its line breaks are kept (help, tables,
     /// lists), anything else that is a control character is escaped.
     static func cleanLines(_ text: String) -> String {
+        if text.utf8.allSatisfy({ (0x20..<0x7F).contains($0) || $0 == UInt8(ascii: "\n") }) { return text }
         guard text.unicodeScalars.contains(where: { $0 != "\n" && needsEscape($0) }) else { return text }
         return text.split(separator: "\n", omittingEmptySubsequences: false).map { clean(String($0)) }
             .joined(separator: "\n")

@@ -88,7 +88,9 @@ let serveCommand = Command(
         seconds), and closes the database.
 
         Every write is on disk before its page or API answer says it is done
-        (SQLite's synchronous mode full). With --synchronous normal, a write is
+        (SQLite's synchronous mode full); writes that finish together share one wait
+        for the disk, which a request's answer then waits for (a reader may see a
+        write a moment before it is on disk). With --synchronous normal, a write is
         acknowledged once it is in the database's write-ahead log: it survives the
         server crashing or being killed, but the last moment of writes before a power
         failure or an operating-system crash can be lost. It makes writes that each
@@ -189,7 +191,8 @@ let serveCommand = Command(
         // to race it with their own.
         let database =
             try readReplica?.database
-            ?? invocation.database(synchronous: synchronous, automaticCheckpoints: replication == nil)
+            ?? invocation.database(
+                synchronous: synchronous, automaticCheckpoints: replication == nil, groupCommit: true)
         let supervisor = try replication.map { try startReplication($0) }
         var configuration = WebConfiguration()
         configuration.registration = registration
@@ -306,8 +309,34 @@ func serveLog(_ message: String, at date: Date = Date()) {
 
 /// The text of ``serveLog(_:at:)``'s line.
 func serveLogLine(_ message: String, at date: Date) -> String {
-    "\(date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))) records serve: "
-        + Terminal.clean(message)
+    "\(logTimestamp(date)) records serve: " + Terminal.clean(message)
+}
+
+/// `date` as ISO 8601 in UTC with milliseconds, `2026-12-03T07:32:07.123Z`,
+/// as `Date.ISO8601FormatStyle(includingFractionalSeconds: true)` writes
+/// it, without a formatter: the server writes one for every request.
+func logTimestamp(_ date: Date) -> String {
+    let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+    let (days, inDay) = milliseconds.quotientAndRemainder(dividingBy: 86_400_000)
+    // A time before 1970 has a negative remainder: it belongs to the day before.
+    let (day, time) = inDay < 0 ? (days - 1, inDay + 86_400_000) : (days, inDay)
+    // Days since 1970-01-01 to a date of the proleptic Gregorian calendar
+    // (H. Hinnant's civil_from_days).
+    let shifted = day + 719_468
+    let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
+    let dayOfEra = shifted - era * 146_097
+    let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+    let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+    let monthIndex = (5 * dayOfYear + 2) / 153
+    let dayOfMonth = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+    let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+    let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+    func padded(_ value: Int64, _ width: Int) -> String {
+        let digits = String(value)
+        return String(repeating: "0", count: max(0, width - digits.count)) + digits
+    }
+    return "\(padded(year, 4))-\(padded(month, 2))-\(padded(dayOfMonth, 2))T\(padded(time / 3_600_000, 2)):"
+        + "\(padded(time / 60_000 % 60, 2)):\(padded(time / 1000 % 60, 2)).\(padded(time % 1000, 3))Z"
 }
 
 /// `HOST:PORT`, `[IPv6]:PORT`, or `:PORT` for the loopback address.

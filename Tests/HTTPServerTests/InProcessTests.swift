@@ -130,6 +130,20 @@ import Testing
         #expect(wrong.header("Allow") == "GET, HEAD")
     }
 
+    @Test func aResponsesHeaderIsFoundWhateverTheCaseOfItsLetters() {
+        let response = Response(
+            status: 200, headers: [("X-Up-2", "first"), ("content-TYPE", "text/plain"), ("x-up-2", "second")])
+        #expect(response.header("x-UP-2") == "first")
+        #expect(response.header("Content-Type") == "text/plain")
+        #expect(response.header("CONTENT-TYPE") == "text/plain")
+        // Only letters fold: "@" is not "`", "[" is not "{", and lengths must match.
+        #expect(Response(status: 200, headers: [("a@b", "1")]).header("a`b") == nil)
+        #expect(Response(status: 200, headers: [("a[b", "1")]).header("a{b") == nil)
+        #expect(response.header("Content-Typ") == nil)
+        #expect(response.header("Content-Types") == nil)
+        #expect(Response(status: 200, headers: [("Zoë", "1")]).header("zoë") == "1")
+    }
+
     @Test func aHandlersUnknownErrorIsA500ThatIsLogged() async {
         struct Broke: Error {}
         let app = App(router: Router([.get("/x", access: .anyone) { _ in throw Broke() }]))

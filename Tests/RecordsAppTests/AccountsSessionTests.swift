@@ -35,6 +35,24 @@ struct AccountsSessionTests {
         #expect(SessionToken(text) == nil)
     }
 
+    @Test("A token is taken exactly when base64 decodes it to 32 bytes spelt the same way again")
+    func tokenParsingAgreesWithBase64() {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+        let body = SessionToken.generate().value.dropLast()
+        for last in alphabet + ["=", "+", "/", "."] {
+            let text = body + String(last)
+            let standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/") + "="
+            let canonical = Data(base64Encoded: standard).map { data in
+                data.count == 32
+                    && data.base64EncodedString().replacingOccurrences(of: "+", with: "-")
+                        .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "") == text
+            }
+            #expect((SessionToken(text) != nil) == (canonical ?? false), "last character \(last)")
+        }
+        // 16 of the 64 characters leave the two unused bits clear.
+        #expect(alphabet.filter { SessionToken(body + String($0)) != nil }.count == 16)
+    }
+
     @Test("A token never shows itself in a description or a log line")
     func tokenRedacted() {
         let token = SessionToken.generate()

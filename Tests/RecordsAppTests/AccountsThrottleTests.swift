@@ -30,6 +30,16 @@ struct AccountsThrottleTests {
         #expect(throttle.check(email: "ada@example.com", client: "10.0.0.1") == .allowed)
     }
 
+    @Test(
+        "An email's key is the email trimmed and lowered, whether it needed that or not",
+        arguments: [
+            "ada@example.com", " Ada@Example.COM ", "ada@example.com\n", "\tada@example.com", "ADA", "api-token",
+            "zoë@example.com", "Zoë@example.com", "a\u{00A0}", "\u{2003}a", "x", "", " ", "a b", "a\u{7F}",
+        ])
+    func accountKeyForms(_ email: String) {
+        #expect(LoginThrottle.accountKey(email) == email.trimmingCharacters(in: .whitespacesAndNewlines).lowercased())
+    }
+
     @Test("The account is locked from every client, whatever the case and spaces of the email")
     func accountLockEverywhere() {
         let (throttle, _) = throttle()

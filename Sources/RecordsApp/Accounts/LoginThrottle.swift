@@ -277,6 +277,15 @@ public final class LoginThrottle: @unchecked Sendable {
     /// Emails are ASCII and compared ignoring case, as the Users table
     /// does; surrounding spaces are not part of them.
     static func accountKey(_ email: String) -> String {
-        email.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+        // Most keys are in their form already (the API's throttle asks with
+        // the same one on every request): printable ASCII without capitals
+        // at either end and inside, which trimming and lowering keep as is.
+        let utf8 = email.utf8
+        if let first = utf8.first, let last = utf8.last, (0x21..<0x7F).contains(first), (0x21..<0x7F).contains(last),
+            !utf8.contains(where: { $0 >= 0x80 || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) })
+        {
+            return email
+        }
+        return email.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
     }
 }

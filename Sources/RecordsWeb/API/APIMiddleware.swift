@@ -149,7 +149,15 @@ struct BearerAuthentication: Middleware {
     static func bearerSecret(_ header: String) -> String? {
         let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        let secret = parts[1].trimmingCharacters(in: .whitespaces)
+        let secret: String
+        if let first = parts[1].utf8.first, let last = parts[1].utf8.last, (0x21..<0x7F).contains(first),
+            (0x21..<0x7F).contains(last)
+        {
+            // Nothing to trim (the usual case, checked without Foundation).
+            secret = String(parts[1])
+        } else {
+            secret = parts[1].trimmingCharacters(in: .whitespaces)
+        }
         return secret.isEmpty || secret.utf8.count > 200 ? nil : secret
     }
 

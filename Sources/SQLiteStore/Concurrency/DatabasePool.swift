@@ -1,5 +1,11 @@
 import Foundation
 
+#if canImport(SQLite3)
+    import SQLite3
+#else
+    import CSQLite
+#endif
+
 /// A database file shared between threads and tasks through several
 /// connections: one writer and up to ``maximumReaderCount`` readers, in WAL
 /// mode, so that reads run at the same time as each other and as the write.
@@ -50,6 +56,9 @@ public final class DatabasePool: DatabaseWriter, ObservableWriter {
     private let readers: ConnectionLeases
     private let runner: AccessRunner
     let observationCenter: ObservationCenter
+    /// The group commit's syncs (``Configuration/groupCommit``); nil
+    /// without it.
+    let commitSync: CommitSync?
 
     /// The reader count a pool gets unless told otherwise: one per
     /// processor, at least 4 (so that a few long reads do not hold up short
@@ -84,6 +93,13 @@ public final class DatabasePool: DatabaseWriter, ObservableWriter {
 
         let writerConfiguration = Self.writerConfiguration(configuration)
         let database = try Database(path: path, configuration: writerConfiguration)
+        if writerConfiguration.groupCommit, let handle = database.connection.handle,
+            let name = sqlite3_db_filename(handle, "main"), name.pointee != 0
+        {
+            commitSync = CommitSync(databasePath: String(cString: name))
+        } else {
+            commitSync = nil
+        }
         let writerSlot = ConnectionSlot(
             label: "SQLiteStore.DatabasePool.writer", database: database,
             staleness: configuration.staleConnectionCheck
@@ -114,6 +130,9 @@ public final class DatabasePool: DatabaseWriter, ObservableWriter {
     private static func writerConfiguration(_ configuration: Configuration) -> Configuration {
         var writerConfiguration = configuration
         if !configuration.isReadOnly { writerConfiguration.journalMode = .wal }
+        // The group commit syncs the log itself, after the commit.
+        if configuration.groupCommit && !configuration.isReadOnly { writerConfiguration.synchronous = .normal }
+        writerConfiguration.groupCommit = configuration.groupCommit && !configuration.isReadOnly
         return writerConfiguration
     }
 
@@ -150,21 +169,25 @@ public final class DatabasePool: DatabaseWriter, ObservableWriter {
     /// committed when it returns and rolled back when it throws. Reads go on
     /// meanwhile, seeing the database as it was before.
     public func write<T>(_ body: (Database) throws -> T) throws -> T {
-        try runner.sync(writer, method: "write") { db in try db.writeAccess(nil, body) }
+        try synced { try runner.sync(writer, method: "write") { db in try db.writeAccess(nil, body) } }
     }
 
     /// Runs `body` like `write(_:)` on the writer's own
     /// thread; cancelling the task interrupts it, rolls it back and throws
     /// `CancellationError`.
     public func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await runner.async(writer) { db, cancellation in try db.writeAccess(cancellation, body) }
+        try await synced {
+            try await runner.async(writer) { db, cancellation in try db.writeAccess(cancellation, body) }
+        }
     }
 
     /// Runs `body` on the writer connection outside any transaction (see
     /// `DatabaseWriter.writeWithoutTransaction(_:)`).
     public func writeWithoutTransaction<T>(_ body: (Database) throws -> T) throws -> T {
-        try runner.sync(writer, method: "writeWithoutTransaction") { db in
-            try db.writeAccessWithoutTransaction(nil, body)
+        try synced {
+            try runner.sync(writer, method: "writeWithoutTransaction") { db in
+                try db.writeAccessWithoutTransaction(nil, body)
+            }
         }
     }
 
@@ -172,9 +195,45 @@ public final class DatabasePool: DatabaseWriter, ObservableWriter {
     public func writeWithoutTransaction<T: Sendable>(
         _ body: @escaping @Sendable (Database) throws -> T
     ) async throws -> T {
-        try await runner.async(writer) { db, cancellation in
-            try db.writeAccessWithoutTransaction(cancellation, body)
+        try await synced {
+            try await runner.async(writer) { db, cancellation in
+                try db.writeAccessWithoutTransaction(cancellation, body)
+            }
         }
+    }
+
+    // MARK: - Group commit
+
+    /// Runs a write access, then, with ``Configuration/groupCommit``,
+    /// waits for a sync of the log that began after it ended (also when
+    /// it threw: a write without a transaction may have committed first).
+    /// The access's own error wins over the sync's.
+    private func synced<T>(_ access: () throws -> T) throws -> T {
+        guard let commitSync else { return try access() }
+        let result = Result { try access() }
+        do {
+            try commitSync.waitUntilSyncedBlocking(commitSync.accessEnded())
+        } catch {
+            if case .success = result { throw error }
+        }
+        return try result.get()
+    }
+
+    /// ``synced(_:)`` for an `async` access, waiting without a thread.
+    private func synced<T: Sendable>(_ access: () async throws -> T) async throws -> T {
+        guard let commitSync else { return try await access() }
+        let result: Result<T, any Error>
+        do {
+            result = .success(try await access())
+        } catch {
+            result = .failure(error)
+        }
+        do {
+            try await commitSync.waitUntilSynced(commitSync.accessEnded())
+        } catch {
+            if case .success = result { throw error }
+        }
+        return try result.get()
     }
 
     // MARK: - Reading what a write left
@@ -197,6 +256,10 @@ public final class DatabasePool: DatabaseWriter, ObservableWriter {
     /// If `write` throws, nothing is committed and `read` does not run. If
     /// `read` throws, the write stays committed.
     public func write<W, R>(_ write: (Database) throws -> W, thenRead read: (Database, W) throws -> R) throws -> R {
+        try synced { try writeThenRead(write, read) }
+    }
+
+    private func writeThenRead<W, R>(_ write: (Database) throws -> W, _ read: (Database, W) throws -> R) throws -> R {
         try runner.checkNotReentrant("write(_:thenRead:)")
         let writerSlot = try writer.acquire()
         var isWriterHeld = true
@@ -219,6 +282,12 @@ public final class DatabasePool: DatabaseWriter, ObservableWriter {
     public func write<W: Sendable, R: Sendable>(
         _ write: @escaping @Sendable (Database) throws -> W,
         thenRead read: @escaping @Sendable (Database, W) throws -> R
+    ) async throws -> R {
+        try await synced { try await writeThenRead(write, read) }
+    }
+
+    private func writeThenRead<W: Sendable, R: Sendable>(
+        _ write: @escaping @Sendable (Database) throws -> W, _ read: @escaping @Sendable (Database, W) throws -> R
     ) async throws -> R {
         try await runner.withCancellation(withdrawingFrom: [writer, readers]) { cancellation, continuation in
             let writeJob = LeaseJob(

@@ -1,0 +1,180 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A pool's group commit (``Configuration/groupCommit``): the writer
+/// commits without waiting for the disk, and each write access waits for
+/// one sync of the write-ahead log that began after the access ended.
+/// Accesses that end while a sync runs share the next one, so a busy
+/// writer waits for the disk once for many commits instead of once each.
+///
+/// The syncs run one at a time on a queue of their own, never on the
+/// writer's: the writer goes on with the next writes while the disk works.
+/// A sync that fails fails every write waiting for it, and every write
+/// after it: once the system reported a write-back error, a later sync
+/// that succeeds does not prove the earlier data reached the disk.
+final class CommitSync: Sendable {
+    /// What a waiter is told: its commit is on the disk, or why not.
+    typealias Waiter = @Sendable (Result<Void, any Error>) -> Void
+
+    private struct State {
+        /// How many write accesses ended: each takes the next number.
+        var ended: UInt64 = 0
+        /// Every access numbered up to this one is on the disk.
+        var synced: UInt64 = 0
+        var isSyncing = false
+        var waiters: [(ticket: UInt64, waiter: Waiter)] = []
+        /// The first failed sync, given to every later write.
+        var failure: (any Error)?
+        /// How many syncs ran (for tests).
+        var syncCount = 0
+    }
+
+    private let state = Locked(State())
+    private let queue = DispatchQueue(label: "SQLiteStore.DatabasePool.commitSync")
+    private let sync: @Sendable () throws -> Void
+
+    /// Syncs with `sync`, which makes every commit so far durable.
+    init(sync: @escaping @Sendable () throws -> Void) {
+        self.sync = sync
+    }
+
+    /// The syncs of a database file's write-ahead log (`PATH-wal`) and,
+    /// when the log is a new file, of its directory (as SQLite does at a
+    /// new log's first sync), so that the log's name survives too.
+    convenience init(databasePath path: String) {
+        let log = WriteAheadLogSync(databasePath: path)
+        self.init(sync: { try log.sync() })
+    }
+
+    /// Counts a write access that ended (committed, rolled back or
+    /// failed): its number, to wait for with ``waitUntilSynced(_:)``.
+    func accessEnded() -> UInt64 {
+        state.withLock { state in
+            state.ended += 1
+            return state.ended
+        }
+    }
+
+    /// Returns once a sync that began after access `ticket` ended has
+    /// succeeded; throws that sync's error, or an earlier one's.
+    func waitUntilSynced(_ ticket: UInt64) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            wait(for: ticket) { continuation.resume(with: $0) }
+        }
+    }
+
+    /// ``waitUntilSynced(_:)`` blocking the calling thread.
+    func waitUntilSyncedBlocking(_ ticket: UInt64) throws {
+        let done = DispatchSemaphore(value: 0)
+        let outcome = Locked<Result<Void, any Error>?>(nil)
+        wait(for: ticket) { result in
+            outcome.withLock { $0 = result }
+            done.signal()
+        }
+        done.wait()
+        try outcome.withLock { $0 }?.get()
+    }
+
+    /// How many syncs ran (for tests).
+    var syncCount: Int { state.withLock { $0.syncCount } }
+
+    private func wait(for ticket: UInt64, _ waiter: @escaping Waiter) {
+        enum Next {
+            case answer(Result<Void, any Error>)
+            case startSyncing
+            case waitInLine
+        }
+        let next = state.withLock { state -> Next in
+            if let failure = state.failure { return .answer(.failure(failure)) }
+            if state.synced >= ticket { return .answer(.success(())) }
+            state.waiters.append((ticket, waiter))
+            guard !state.isSyncing else { return .waitInLine }
+            state.isSyncing = true
+            return .startSyncing
+        }
+        switch next {
+        case .answer(let result): waiter(result)
+        case .startSyncing: queue.async { self.runSyncs() }
+        case .waitInLine: break
+        }
+    }
+
+    /// Syncs until no one waits: each sync covers every access that ended
+    /// before it began.
+    private func runSyncs() {
+        while true {
+            let target = state.withLock { state in
+                state.syncCount += 1
+                return state.ended
+            }
+            let result = Result { try sync() }
+            let (answered, isDone) = state.withLock { state -> ([Waiter], Bool) in
+                switch result {
+                case .success: state.synced = max(state.synced, target)
+                case .failure(let error): state.failure = state.failure ?? error
+                }
+                let ready = state.waiters.filter { state.failure != nil || $0.ticket <= state.synced }
+                state.waiters.removeAll { state.failure != nil || $0.ticket <= state.synced }
+                if state.waiters.isEmpty { state.isSyncing = false }
+                return (ready.map(\.waiter), state.waiters.isEmpty)
+            }
+            let outcome: Result<Void, any Error> = state.withLock { state in
+                state.failure.map { .failure($0) } ?? .success(())
+            }
+            for waiter in answered { waiter(outcome) }
+            if isDone { return }
+        }
+    }
+}
+
+/// Syncs a database's write-ahead log file, opened for each sync by its
+/// name: the file may be removed and made again while the pool lives
+/// (when every connection closed), and an old descriptor would then sync
+/// a file nobody reads.
+private final class WriteAheadLogSync: Sendable {
+    private let logPath: String
+    private let directoryPath: String
+    /// The log file last synced (device and inode): a new one needs its
+    /// directory synced.
+    private let lastFile = Locked<(device: UInt64, inode: UInt64)?>(nil)
+
+    init(databasePath: String) {
+        logPath = databasePath + "-wal"
+        directoryPath =
+            (databasePath as NSString).deletingLastPathComponent.isEmpty
+            ? "." : (databasePath as NSString).deletingLastPathComponent
+    }
+
+    func sync() throws {
+        let descriptor = open(logPath, O_RDONLY | O_CLOEXEC)
+        // No log: the last connection closed, which checkpointed the log
+        // into the database file, synced it, and removed the log.
+        if descriptor < 0 && errno == ENOENT { return }
+        guard descriptor >= 0 else { throw Self.failure("open", logPath) }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw Self.failure("stat", logPath) }
+        guard fsync(descriptor) == 0 else { throw Self.failure("fsync", logPath) }
+        let file = (device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+        guard lastFile.withLock({ $0.map { $0 != file } ?? true }) else { return }
+        let directory = open(directoryPath, O_RDONLY | O_CLOEXEC)
+        guard directory >= 0 else { throw Self.failure("open", directoryPath) }
+        defer { close(directory) }
+        guard fsync(directory) == 0 else { throw Self.failure("fsync", directoryPath) }
+        lastFile.withLock { $0 = file }
+    }
+
+    private static func failure(_ call: String, _ path: String) -> SQLiteError {
+        let code = errno
+        // SQLITE_IOERR_FSYNC, as SQLite reports its own failed syncs.
+        return SQLiteError(
+            code: ResultCode(rawValue: 1034),
+            message: "the commit is in the write-ahead log but could not be synced to the disk: \(call) \(path): "
+                + String(cString: strerror(code)))
+    }
+}

@@ -1,0 +1,132 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import SQLiteStore
+
+/// ``Configuration/groupCommit``: writes answered only after a sync that
+/// began once they ended, syncs shared by the writes that end together,
+/// and a failed sync never taken for a success.
+@Suite("Group commit", .tags(.concurrency))
+struct GroupCommitTests {
+    /// Counts the syncs it runs; the first waits for `gate`.
+    private final class Syncs: Sendable {
+        let gate = Gate("first sync")
+        private let counted = Locked(0)
+        private let failure: (any Error)?
+
+        init(failing failure: (any Error)? = nil) { self.failure = failure }
+
+        var count: Int { counted.withLock { $0 } }
+
+        func sync() throws {
+            let number = counted.withLock { count in
+                count += 1
+                return count
+            }
+            if number == 1 { try gate.waitBlocking() }
+            if let failure { throw failure }
+        }
+    }
+
+    private struct DiskFailed: Error, Equatable {}
+
+    @Test("A write is answered after a sync that began once it ended; writes that end during a sync share the next")
+    func sharedSyncs() async throws {
+        let syncs = Syncs()
+        let commits = CommitSync(sync: { try syncs.sync() })
+        let first = commits.accessEnded()
+        let answered = Locked<[Int]>([])
+        let firstWait = Task {
+            try await commits.waitUntilSynced(first)
+            answered.withLock { $0.append(1) }
+        }
+        #expect(await eventually { syncs.count == 1 })
+        // These end while the first sync runs: it does not cover them.
+        let second = commits.accessEnded()
+        let third = commits.accessEnded()
+        let laterWaits = [second, third].enumerated().map { index, ticket in
+            Task {
+                try await commits.waitUntilSynced(ticket)
+                answered.withLock { $0.append(index + 2) }
+            }
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(answered.withLock { $0 }.isEmpty)
+        syncs.gate.open()
+        try await firstWait.value
+        for wait in laterWaits { try await wait.value }
+        #expect(answered.withLock { $0 }.sorted() == [1, 2, 3])
+        // One sync for the first, one shared by the two that ended during it.
+        #expect(syncs.count == 2)
+        #expect(commits.syncCount == 2)
+        // An access already covered waits for nothing more.
+        try await commits.waitUntilSynced(second)
+        try commits.waitUntilSyncedBlocking(third)
+        #expect(syncs.count == 2)
+    }
+
+    @Test("A failed sync fails the writes waiting for it and every write after it")
+    func failedSyncSticks() async throws {
+        let syncs = Syncs(failing: DiskFailed())
+        syncs.gate.open()
+        let commits = CommitSync(sync: { try syncs.sync() })
+        await #expect(throws: DiskFailed.self) { try await commits.waitUntilSynced(commits.accessEnded()) }
+        await #expect(throws: DiskFailed.self) { try await commits.waitUntilSynced(commits.accessEnded()) }
+        #expect(throws: DiskFailed.self) { try commits.waitUntilSyncedBlocking(commits.accessEnded()) }
+        // The second and third were refused without another sync.
+        #expect(syncs.count == 1)
+    }
+
+    @Test("A pool with group commit writes with synchronous NORMAL, syncs its log, and loses no write")
+    func pool() async throws {
+        let directory = try TemporaryDirectory()
+        var configuration = Configuration()
+        configuration.groupCommit = true
+        configuration.synchronous = .full
+        let pool = try DatabasePool(path: directory.path("group.sqlite"), configuration: configuration)
+        let commits = try #require(pool.commitSync)
+        // The blocking write waits for a sync as well.
+        let first = commits.syncCount
+        try Self.blockingWrite(pool, "CREATE TABLE t (id INTEGER PRIMARY KEY, a)")
+        #expect(commits.syncCount > first)
+        #expect(try await pool.write { db in try db.fetchOne(Int.self, "PRAGMA synchronous") } == 1)
+        let before = commits.syncCount
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for value in 0..<100 {
+                group.addTask {
+                    try await pool.write { db in try db.execute("INSERT INTO t (a) VALUES (?)", arguments: [value]) }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let syncs = commits.syncCount - before
+        #expect((1...100).contains(syncs))
+        // The other write methods wait for a sync too.
+        try await pool.writeWithoutTransaction { db in try db.execute("INSERT INTO t (a) VALUES (100)") }
+        _ = try await pool.write({ db in try db.execute("INSERT INTO t (a) VALUES (101)") }, thenRead: { _, _ in 0 })
+        #expect(commits.syncCount > before + syncs)
+        #expect(try await pool.read { db in try db.fetchOne(Int.self, "SELECT count(*) FROM t") } == 102)
+        await pool.close()
+        // Closed: the log was checkpointed into the file.
+        let reopened = try DatabaseQueue(path: directory.path("group.sqlite"))
+        #expect(try await reopened.read { db in try db.fetchOne(Int.self, "SELECT count(*) FROM t") } == 102)
+    }
+
+    private static func blockingSynchronousMode(_ pool: DatabasePool) throws -> Int? {
+        try pool.write { db in try db.fetchOne(Int.self, "PRAGMA synchronous") }
+    }
+
+    /// The pool's synchronous write, which an `async` test would not pick.
+    private static func blockingWrite(_ pool: DatabasePool, _ sql: String) throws {
+        try pool.write { db in try db.execute(sql: sql) }
+    }
+
+    @Test("Without group commit a pool keeps the synchronous mode it is given and syncs nothing itself")
+    func off() throws {
+        let directory = try TemporaryDirectory()
+        let pool = try DatabasePool(path: directory.path("plain.sqlite"))
+        #expect(pool.commitSync == nil)
+        #expect(try Self.blockingSynchronousMode(pool) == 2)
+    }
+}
