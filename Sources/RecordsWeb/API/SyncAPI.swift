@@ -87,7 +87,10 @@ enum SyncAPI {
                         409,
                         "The piece does not start where the server's copy stands (code chunk-out-of-order: expectedOffset says where)."
                     ),
-                    .problem(413, "The body is larger than \(chunkLimit / 1024 / 1024) MiB."),
+                    .problem(
+                        413,
+                        "The body is larger than \(chunkLimit / 1024 / 1024) MiB (code too-large), or the picture is larger than the server's picture limit (code picture-too-large)."
+                    ),
                     .problem(
                         422,
                         "The piece does not fit the value (malformed-chunk), or the whole value does not match its SHA-256 and was discarded (large-value-mismatch)."
@@ -97,6 +100,14 @@ enum SyncAPI {
             ) { request in
                 _ = try request.requireWriter()
                 let chunk = try engine { try SyncWire.chunkUpload(Data(try body(request))) }
+                // Coffee pictures are the only large values: the pages' limit holds.
+                guard chunk.reference.size <= Int64(context.configuration.pictureSizeLimit) else {
+                    throw Problem(
+                        status: 413, code: "picture-too-large",
+                        detail:
+                            "The picture is \(ByteCount.text(Int(clamping: chunk.reference.size))); the server takes pictures of at most \(ByteCount.text(context.configuration.pictureSizeLimit))."
+                    )
+                }
                 let response = try await engine {
                     try await context.database.syncUploadChunk(chunk, on: context.database.syncServer())
                 }

@@ -86,7 +86,7 @@ struct InProcessSyncTransport: SyncTransport {
         #expect(changes.changes.map(\.id) == [people[0].id], "the people topic carries the synced insert")
     }
 
-    @Test func aContactAndACoffeeMadeOnADeviceArriveSearchableWithoutThePicture() async throws {
+    @Test func aContactAndACoffeeMadeOnADeviceArriveSearchableWithThePicture() async throws {
         let site = try await APISite()
         let device = try AppDatabase.inMemory()
         _ = try await ContactsStore(database: device).add(
@@ -104,7 +104,7 @@ struct InProcessSyncTransport: SyncTransport {
         let coffees = try await CoffeeStore(database: site.database).fullTextSearch("cortado", hydrated: true)
         #expect(coffees.matches.map(\.record.name) == ["Cortado"])
         #expect(coffees.matches.first?.record.price == 3.1)
-        #expect(coffees.matches.first?.record.picture == nil, "pictures do not travel yet")
+        #expect(coffees.matches.first?.record.picture == CoffeePicture(size: 100, format: .png))
         let changes = try await site.database.recordChanges(after: before, apps: [.contacts, .coffee], limit: 100)
         #expect(Set(changes.changes.map(\.app)) == [.contacts, .coffee])
     }

@@ -164,6 +164,20 @@ import Testing
         }
     }
 
+    @Test func aPictureOverTheServersLimitIsRefusedBeforeAnyOfItIsKept() async throws {
+        let site = try await APISite { $0.pictureSizeLimit = 4_000 }
+        let bytes = Self.picture(size: 5_000)
+        let reference = LargeValueReference(of: bytes)
+        await #expect {
+            _ = try await InProcessSyncTransport(site: site, token: site.writer).uploadChunk(
+                ChunkUpload(reference: reference, offset: 0, bytes: bytes.prefix(1_000)))
+        } throws: { error in
+            (error as? HTTPSyncError)?.status == 413 && "\(error)".contains("takes pictures of at most")
+        }
+        let server = site.database.syncServer()
+        #expect(try server.uploadChunk(ChunkUpload(reference: reference, offset: 0, bytes: Data())).received == 0)
+    }
+
     @Test func theWireFormsOfPiecesAndCatchUpPullsRoundTrip() throws {
         let reference = LargeValueReference(of: Data("a picture".utf8))
         let upload = ChunkUpload(reference: reference, offset: 4, bytes: Data("ture".utf8))
