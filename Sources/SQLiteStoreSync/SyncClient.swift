@@ -1,7 +1,7 @@
 import Foundation
 import SQLiteStore
 
-/// What one ``SyncClient/sync(over:)`` did.
+/// What one ``SyncClient/sync(over:chunkSize:progress:)`` did.
 public struct SyncReport: Sendable, Equatable {
     /// Column changes (and deletes) pushed and acknowledged.
     public var sent: Int = 0
