@@ -25,9 +25,11 @@ import SQLiteStore
 //   apply), by content hash, with how many bytes have arrived; `bytes` is
 //   the last column so that SQLite reserves it without building it in
 //   memory.
-// - large: the content hash and size of each large cell's BLOB, for the
-//   version (clock, replica) it was computed for; a row of it whose version
-//   differs from the cell's is stale.
+// - large: the content hash and size of a large cell's BLOB, for the
+//   version (clock, replica) it was computed for: the cell's current one,
+//   and the versions of local writes still in the outbox that a pull has
+//   replaced since (the push still carries them). A row of it whose version
+//   is neither is stale, and goes when the cell is next written.
 // - backfill: columns a replica started syncing after it had pulled (an
 //   upgrade), whose values it has yet to fetch from the server, with how
 //   far that fetch has gone and the server position it stops at.
@@ -105,7 +107,7 @@ enum Bookkeeping {
         CREATE TABLE IF NOT EXISTS \(large) (
             tbl INTEGER NOT NULL, gid BLOB NOT NULL, col INTEGER NOT NULL,
             clock INTEGER NOT NULL, replica INTEGER NOT NULL, hash BLOB NOT NULL, size INTEGER NOT NULL,
-            PRIMARY KEY (tbl, gid, col)) WITHOUT ROWID;
+            PRIMARY KEY (tbl, gid, col, clock, replica)) WITHOUT ROWID;
         CREATE INDEX IF NOT EXISTS \(large)_hash ON \(large) (hash);
         CREATE TABLE IF NOT EXISTS \(backfill) (
             tbl INTEGER NOT NULL, col INTEGER NOT NULL, after INTEGER NOT NULL, until INTEGER NOT NULL,

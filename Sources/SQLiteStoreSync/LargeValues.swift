@@ -167,12 +167,21 @@ extension ReplicaContext {
     )
         throws
     {
+        // Stale versions go; those of local writes still waiting in the outbox stay.
+        try db.execute(
+            """
+            DELETE FROM \(identifier: large)
+            WHERE tbl = \(table) AND gid = \(gid.bytes) AND col = \(column)
+              AND NOT EXISTS (SELECT 1 FROM \(identifier: Bookkeeping.outbox) AS o
+                              WHERE o.tbl = \(table) AND o.gid = \(gid.bytes) AND o.col = \(column)
+                                AND o.clock = \(identifier: large).clock
+                                AND \(identifier: large).replica = \(localReplica))
+            """)
         try db.execute(
             """
             INSERT INTO \(identifier: large) (tbl, gid, col, clock, replica, hash, size)
             VALUES (\(table), \(gid.bytes), \(column), \(clock), \(replica), \(reference.sha256), \(reference.size))
-            ON CONFLICT (tbl, gid, col) DO UPDATE
-            SET clock = excluded.clock, replica = excluded.replica, hash = excluded.hash, size = excluded.size
+            ON CONFLICT (tbl, gid, col, clock, replica) DO UPDATE SET hash = excluded.hash, size = excluded.size
             """)
     }
 

@@ -20,8 +20,8 @@ final class ReplicaContext {
     private var cellStatement: Statement?
     private var setCellStatement: Statement?
     private var insertRowStatement: Statement?
-    /// The UPDATE of one column of one table, by "table NUL column".
-    private var updateStatements: [String: Statement] = [:]
+    /// The UPDATE of one column of one table, by table and column.
+    private var updateStatements: [String: [String: Statement]] = [:]
     /// The SELECT of one column of one table, by "table NUL column".
     private var selectStatements: [String: Statement] = [:]
     /// The INSERT of some columns of one table, by table and columns.
@@ -306,15 +306,14 @@ final class ReplicaContext {
     }
 
     func write(_ value: SQLiteValue, to column: String, in table: SyncedTable, localID: Int64) throws {
-        let key = table.name + "\u{0}" + column
         let statement: Statement
-        if let known = updateStatements[key] {
+        if let known = updateStatements[table.name]?[column] {
             statement = known
         } else {
             statement = try db.makeStatement(
                 sql: "UPDATE \(quotedIdentifier(table.name)) SET \(quotedIdentifier(column)) = ? "
                     + "WHERE \(quotedIdentifier(table.primaryKey)) = ?")
-            updateStatements[key] = statement
+            updateStatements[table.name, default: [:]][column] = statement
         }
         try statement.execute(arguments: StatementArguments(values: [value, .integer(localID)]))
     }

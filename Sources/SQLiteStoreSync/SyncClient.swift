@@ -89,6 +89,7 @@ public final class SyncClient: Sendable {
     ) async throws -> SyncReport {
         var report = SyncReport()
         let schema = schema
+        var changedMeanwhile = 0
         while let request = try await writer.write({ db in try Self.makePush(db, schema, limit: pushLimit) }) {
             try Task.checkCancellation()
             do {
@@ -102,6 +103,11 @@ public final class SyncClient: Sendable {
                 report.sent += request.changes.changeCount
                 report.conflicts += response.conflicts
             } catch let error as SyncError {
+                if case .unknownLargeValue = error.kind, changedMeanwhile < 3 {
+                    // The app replaced a picture since the push was made: make it again.
+                    changedMeanwhile += 1
+                    continue
+                }
                 guard case .replayedPush(let acknowledged) = error.kind, acknowledged > request.after else {
                     throw error
                 }

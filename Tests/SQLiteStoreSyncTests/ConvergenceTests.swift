@@ -24,15 +24,18 @@ struct SeededGenerator: RandomNumberGenerator {
 /// every replica must hold the same rows, and every write must be either
 /// present or in the conflict log beside the value that beat it.
 ///
-/// `SYNC_SEEDS=10000` runs more seeds, `SYNC_SEED=n` replays one,
+/// `SYNC_SEEDS=10000` runs more seeds (from `SYNC_FIRST_SEED`), `SYNC_SEED=n` replays one,
 /// `SYNC_CHANGES=n` sets the most changes a replica makes per round.
 struct ConvergenceTests {
     private static let environment = ProcessInfo.processInfo.environment
+    /// The first seed of a run of `SYNC_SEEDS` (`SYNC_FIRST_SEED`, 1 by
+    /// default), so that a long run can be split.
+    private static let first = environment["SYNC_FIRST_SEED"].flatMap(UInt64.init) ?? 1
     static let seeds: [UInt64] =
         if let seed = environment["SYNC_SEED"].flatMap(UInt64.init) {
             [seed]
         } else {
-            Array(1...UInt64(environment["SYNC_SEEDS"].flatMap(Int.init) ?? 200))
+            Array(first..<first + UInt64(environment["SYNC_SEEDS"].flatMap(Int.init) ?? 200))
         }
 
     /// One case per seed, run in parallel; a failing case names its seed.
