@@ -103,7 +103,7 @@ let package = Package(
         // built from Resources/sampledb.sql by scripts/make-sample-database.sh.
         .target(
             name: "RecordsApp",
-            dependencies: ["SQLiteStore", "SQLiteStoreAppSupport", "PasswordHashing"],
+            dependencies: ["SQLiteStore", "SQLiteStoreAppSupport", "SQLiteStoreSync", "PasswordHashing"],
             exclude: ["Resources/sampledb.sql"],
             resources: [.copy("Resources/sampledb.sqlite")]
         ),
@@ -122,12 +122,16 @@ let package = Package(
         // the server from the RecordsApp stores; no SQL here.
         .target(
             name: "RecordsWeb",
-            dependencies: ["RecordsApp", "PasswordHashing", "HTTPServer", "Replication", "Thumbnails"],
+            dependencies: [
+                "RecordsApp", "SQLiteStoreSync", "PasswordHashing", "HTTPServer", "Replication", "Thumbnails",
+            ],
             resources: [.embedInCode("Resources/style.css"), .embedInCode("Resources/live.js")]
         ),
         .executableTarget(
             name: "records",
-            dependencies: ["RecordsApp", "RecordsWeb", "SQLiteStore", "SQLiteStoreAppSupport", "Replication"]
+            dependencies: [
+                "RecordsApp", "RecordsWeb", "SQLiteStore", "SQLiteStoreAppSupport", "SQLiteStoreSync", "Replication",
+            ]
         ),
         // Development tool behind scripts/make-sample-database.sh.
         .executableTarget(
@@ -169,7 +173,10 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["PasswordHashing", "HTTPServer"], path: "Tests/TestSupport"),
         .testTarget(
             name: "RecordsAppTests",
-            dependencies: ["RecordsApp", "SQLiteStore", "SQLiteStoreAppSupport", "PasswordHashing", "TestSupport"]
+            dependencies: [
+                "RecordsApp", "SQLiteStore", "SQLiteStoreAppSupport", "SQLiteStoreSync", "PasswordHashing",
+                "TestSupport",
+            ]
         ),
         .testTarget(
             name: "HTTPServerTests",
@@ -178,8 +185,8 @@ let package = Package(
         .testTarget(
             name: "RecordsWebTests",
             dependencies: [
-                "RecordsWeb", "HTTPServer", "RecordsApp", "SQLiteStore", "PasswordHashing", "Replication",
-                "TestSupport",
+                "RecordsWeb", "HTTPServer", "RecordsApp", "SQLiteStore", "SQLiteStoreSync", "PasswordHashing",
+                "Replication", "TestSupport",
                 "Thumbnails", "CVips",
             ]
         ),
@@ -189,7 +196,7 @@ let package = Package(
         ),
         .testTarget(
             name: "RecordsCLITests",
-            dependencies: ["records", "RecordsApp", "RecordsWeb", "SQLiteStore", "TestSupport"]
+            dependencies: ["records", "RecordsApp", "RecordsWeb", "SQLiteStore", "SQLiteStoreSync", "TestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

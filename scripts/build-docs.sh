@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Builds the documentation of SQLiteStore and of SQLiteStoreAppSupport (each
-# module's Sources/NAME/NAME.docc plus its `///` comments) with the
-# toolchain's own `docc`, without the swift-docc-plugin package: build the
-# modules, extract each one's public symbol graph with
+# Builds the documentation of SQLiteStore, SQLiteStoreAppSupport and
+# SQLiteStoreSync (each module's Sources/NAME/NAME.docc plus its `///`
+# comments) with the toolchain's own `docc`, without the swift-docc-plugin
+# package: build the modules, extract each one's public symbol graph with
 # swift-symbolgraph-extract, then `docc convert` its catalog with that graph.
 # Any DocC warning (a broken ``link``, an undocumented or misnamed parameter,
 # a topic that names nothing) fails the script. A module documents only its
 # own symbols: SQLiteStoreAppSupport names SQLiteStore's types in code font,
-# not as links.
+# not as links (SQLiteStoreSync likewise).
 #
 # Output: .build/docs/NAME.doccarchive (static-hosting layout).
 # Environment: DOCC, SWIFT_SYMBOLGRAPH_EXTRACT override the tools' paths.
@@ -30,8 +30,9 @@ find_tool() {
 docc="${DOCC:-$(find_tool docc DOCC)}"
 extract="${SWIFT_SYMBOLGRAPH_EXTRACT:-$(find_tool swift-symbolgraph-extract SWIFT_SYMBOLGRAPH_EXTRACT)}"
 
-echo "build-docs: building the SQLiteStore and SQLiteStoreAppSupport modules" >&2
+echo "build-docs: building the SQLiteStore, SQLiteStoreAppSupport and SQLiteStoreSync modules" >&2
 swift build --target SQLiteStoreAppSupport
+swift build --target SQLiteStoreSync
 modules="$(swift build --show-bin-path)/Modules"
 triple="$(swift -print-target-info | sed -n 's/^ *"triple": "\(.*\)",*$/\1/p' | head -n 1)"
 
@@ -63,3 +64,4 @@ document() {
 
 document SQLiteStore
 document SQLiteStoreAppSupport
+document SQLiteStoreSync

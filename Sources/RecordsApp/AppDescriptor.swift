@@ -1,4 +1,5 @@
 import SQLiteStore
+import SQLiteStoreSync
 
 /// What the database knows of one app, declared once, in the app's folder
 /// (`People/PeopleApp.swift`): its name, its tables, its migrations, its
@@ -32,10 +33,15 @@ public struct AppDescriptor: Sendable {
     /// The full-text index of ``table``'s folded text, if the app is
     /// searched by one.
     let searchIndex: FoldedSearchIndex?
+    /// What of ``table`` devices sync through `records serve`, and the
+    /// rules a synced row must pass on the server; nil for an app that
+    /// never syncs (Users: accounts stay on the server).
+    public let sync: AppSync?
 
     init(
         app: AppDatabase.App, table: String, otherTables: [String] = [], topicTables: [String] = [],
-        migrations: [Migrator.Migration], sortKeys: SortKeyTable? = nil, searchIndex: FoldedSearchIndex? = nil
+        migrations: [Migrator.Migration], sortKeys: SortKeyTable? = nil, searchIndex: FoldedSearchIndex? = nil,
+        sync: AppSync? = nil
     ) {
         precondition(topicTables.allSatisfy(otherTables.contains), "a topic table must be one of the app's tables")
         self.app = app
@@ -45,6 +51,7 @@ public struct AppDescriptor: Sendable {
         self.migrations = migrations
         self.sortKeys = sortKeys
         self.searchIndex = searchIndex
+        self.sync = sync
     }
 
     /// Every table the app's migrations make: its records' table, the
@@ -59,7 +66,10 @@ extension AppDatabase {
     /// The tables no one app owns: the change log of every app's records
     /// (``recordChanges(after:apps:limit:)``) and the JSON API's
     /// idempotency keys (``IdempotencyStore``).
-    public static let sharedTables: [String] = [RecordChangeLog.tableName, IdempotencyStore.tableName]
+    /// The sync engine's bookkeeping (``SyncSchema/bookkeepingTables``),
+    /// made by the first app's sync migration, is shared too.
+    public static let sharedTables: [String] =
+        [RecordChangeLog.tableName, IdempotencyStore.tableName] + SyncSchema.bookkeepingTables
 
     /// The migrations of ``sharedTables``, run before every app's, so that
     /// an app's own migrations may add triggers that write to them. They

@@ -60,7 +60,10 @@ public struct ChangeBatch: Sendable, Equatable, Codable {
         var replica: Int
         /// The server position the writer had seen (pushes only).
         var known: Int64
+        /// The value; NULL when `reference` stands for it.
         var value: SQLiteValue
+        /// A large value, sent apart in chunks.
+        var reference: LargeValueReference? = nil
     }
 
     struct Row: Sendable, Equatable {
@@ -145,7 +148,11 @@ public struct ChangeBatch: Sendable, Equatable, Codable {
                 writer.varint(UInt64(cell.replica))
                 writer.signed(cell.clock &- clock)
                 writer.signed(cell.known &- known)
-                writer.value(cell.value)
+                if let reference = cell.reference {
+                    writer.reference(reference)
+                } else {
+                    writer.value(cell.value)
+                }
                 clock = cell.clock
                 known = cell.known
             }
@@ -200,8 +207,11 @@ public struct ChangeBatch: Sendable, Equatable, Codable {
                     }
                     clock = clock &+ (try reader.signed())
                     known = known &+ (try reader.signed())
+                    let (value, reference) = try reader.cellValue()
                     row.cells.append(
-                        Cell(column: column, clock: clock, replica: replica, known: known, value: try reader.value()))
+                        Cell(
+                            column: column, clock: clock, replica: replica, known: known, value: value,
+                            reference: reference))
                 }
                 rows.append(row)
             }
@@ -230,7 +240,9 @@ public struct ChangeBatch: Sendable, Equatable, Codable {
 // MARK: - Bytes
 
 private enum ValueTag: UInt8 {
-    case null = 0, integer, real, text, blob
+    /// `reference`: a large value's SHA-256 (32 bytes) and size, its bytes
+    /// sent apart.
+    case null = 0, integer, real, text, blob, reference
 }
 
 struct ByteWriter {
@@ -257,6 +269,12 @@ struct ByteWriter {
     mutating func string(_ text: String) {
         varint(UInt64(text.utf8.count))
         data.append(contentsOf: text.utf8)
+    }
+
+    mutating func reference(_ reference: LargeValueReference) {
+        byte(ValueTag.reference.rawValue)
+        bytes(reference.sha256)
+        varint(UInt64(reference.size))
     }
 
     mutating func value(_ value: SQLiteValue) {
@@ -339,9 +357,24 @@ struct ByteReader {
         return text
     }
 
+    /// A cell's value, or the reference of a large one.
+    mutating func cellValue() throws -> (SQLiteValue, LargeValueReference?) {
+        guard let tag = ValueTag(rawValue: try byte()) else { throw End() }
+        guard tag == .reference else { return (try value(tag), nil) }
+        let hash = Data(try bytes(32))
+        let size = try varint()
+        guard size <= UInt64(Int64.max) else { throw End() }
+        return (.null, LargeValueReference(sha256: hash, size: Int64(size)))
+    }
+
     mutating func value() throws -> SQLiteValue {
         guard let tag = ValueTag(rawValue: try byte()) else { throw End() }
+        return try value(tag)
+    }
+
+    private mutating func value(_ tag: ValueTag) throws -> SQLiteValue {
         switch tag {
+        case .reference: throw End()
         case .null: return .null
         case .integer: return .integer(try signed())
         case .real:

@@ -21,6 +21,18 @@ import SQLiteStore
 //   server position known when each was made (which tells the server what
 //   the device had seen, hence which edits were concurrent).
 // - conflicts: the values that lost.
+// - staging: large values being received in chunks (or staged for an
+//   apply), by content hash, with how many bytes have arrived; `bytes` is
+//   the last column so that SQLite reserves it without building it in
+//   memory.
+// - large: the content hash and size of a large cell's BLOB, for the
+//   version (clock, replica) it was computed for: the cell's current one,
+//   and the versions of local writes still in the outbox that a pull has
+//   replaced since (the push still carries them). A row of it whose version
+//   is neither is stale, and goes when the cell is next written.
+// - backfill: columns a replica started syncing after it had pulled (an
+//   upgrade), whose values it has yet to fetch from the server, with how
+//   far that fetch has gone and the server position it stops at.
 //
 // The triggers consult `state.applying`, not a per-connection function or
 // temporary table, so that every connection of the app captures its writes
@@ -36,6 +48,9 @@ enum Bookkeeping {
     static let cells = "sqlitestore_sync_cells"
     static let outbox = "sqlitestore_sync_outbox"
     static let conflicts = "sqlitestore_sync_conflicts"
+    static let staging = "sqlitestore_sync_staging"
+    static let large = "sqlitestore_sync_large"
+    static let backfill = "sqlitestore_sync_backfill"
 
     /// The column number of a row's delete in `cells` and on the wire.
     static let deleteColumn = -1
@@ -86,6 +101,17 @@ enum Bookkeeping {
             losing_value, losing_clock INTEGER NOT NULL, losing_replica BLOB NOT NULL,
             winning_value, winning_clock INTEGER NOT NULL, winning_replica BLOB NOT NULL,
             winner_deleted INTEGER NOT NULL, position INTEGER NOT NULL);
+        CREATE TABLE IF NOT EXISTS \(staging) (
+            id INTEGER PRIMARY KEY, hash BLOB NOT NULL UNIQUE, size INTEGER NOT NULL,
+            received INTEGER NOT NULL, bytes BLOB);
+        CREATE TABLE IF NOT EXISTS \(large) (
+            tbl INTEGER NOT NULL, gid BLOB NOT NULL, col INTEGER NOT NULL,
+            clock INTEGER NOT NULL, replica INTEGER NOT NULL, hash BLOB NOT NULL, size INTEGER NOT NULL,
+            PRIMARY KEY (tbl, gid, col, clock, replica)) WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS \(large)_hash ON \(large) (hash);
+        CREATE TABLE IF NOT EXISTS \(backfill) (
+            tbl INTEGER NOT NULL, col INTEGER NOT NULL, after INTEGER NOT NULL, until INTEGER NOT NULL,
+            PRIMARY KEY (tbl, col)) WITHOUT ROWID;
         """
 }
 
@@ -106,6 +132,13 @@ extension SyncSchema {
     /// - Throws: ``SyncError/Kind/invalidDeclaration`` when a table, its
     ///   integer primary key or a column is missing; an `SQLiteError`.
     public func install(in db: Database, replicaID: UUID = UUID()) throws {
+        try install(in: db, replicaID: replicaID, existingRows: .random)
+    }
+
+    /// Installs the engine as ``install(in:replicaID:)`` does, giving the
+    /// rows already in the synced tables the identities `existingRows`
+    /// chooses.
+    public func install(in db: Database, replicaID: UUID = UUID(), existingRows: ExistingRowIdentity) throws {
         try db.execute(sql: Bookkeeping.schema)
         if try db.fetchOne(Int.self, "SELECT COUNT(*) FROM \(identifier: Bookkeeping.state)") == 0 {
             try db.execute("INSERT INTO \(identifier: Bookkeeping.replicas) (uuid) VALUES (\(replicaID.bytes))")
@@ -115,13 +148,30 @@ extension SyncSchema {
                 VALUES (1, \(db.lastInsertedRowID), 0, 0, 0, 0)
                 """)
         }
+        let pulled = try db.fetchOne(Int64.self, "SELECT known FROM \(identifier: Bookkeeping.state)") ?? 0
         for table in tables {
             try check(table, in: db)
+            let before = try db.fetchAll(
+                String.self,
+                """
+                SELECT c.name FROM \(identifier: Bookkeeping.columns) AS c
+                JOIN \(identifier: Bookkeeping.tables) AS t ON t.id = c.tbl WHERE t.name = \(table.name)
+                """)
             let catalog = try TableCatalog.register(table, in: db)
+            // A replica that has pulled and starts syncing a column (an
+            // upgrade) has skipped its values so far: fetch them on the next
+            // pull, up to the position reached (later ones come with pulls).
+            for column in table.columns where pulled > 0 && !before.contains(column) {
+                try db.execute(
+                    """
+                    INSERT OR IGNORE INTO \(identifier: Bookkeeping.backfill) (tbl, col, after, until)
+                    VALUES (\(catalog.id), \(catalog.columnIDs[column]!), 0, \(pulled))
+                    """)
+            }
             for statement in CaptureTriggers(table: table, catalog: catalog).statements {
                 try db.execute(sql: statement)
             }
-            try recordExistingRows(of: table, catalog: catalog, in: db)
+            try recordExistingRows(of: table, catalog: catalog, identity: existingRows, in: db)
         }
     }
 
@@ -131,15 +181,19 @@ extension SyncSchema {
         }
         let columns = try db.columns(in: table.name)
         let keys = columns.filter { $0.primaryKeyPosition != nil }
-        guard keys.count == 1, keys[0].name == table.primaryKey, keys[0].declaredType.uppercased() == "INTEGER"
+        // SQLite's names are case-insensitive: the original tutorial's
+        // CONTACTS may have been made with `id` as well as `ID`.
+        guard keys.count == 1, keys[0].name.lowercased() == table.primaryKey.lowercased(),
+            keys[0].declaredType.uppercased() == "INTEGER"
         else {
             throw SyncError(
                 .invalidDeclaration,
                 "cannot sync table \(table.name): its primary key must be the one INTEGER PRIMARY KEY column "
                     + "\(table.primaryKey)")
         }
-        let names = Set(columns.map(\.name))
-        for column in table.columns where !names.contains(column) || column == table.primaryKey {
+        let names = Set(columns.map { $0.name.lowercased() })
+        for column in table.columns
+        where !names.contains(column.lowercased()) || column.lowercased() == table.primaryKey.lowercased() {
             throw SyncError(
                 .invalidDeclaration, "cannot sync column \(column) of table \(table.name): there is no such column")
         }
@@ -147,11 +201,18 @@ extension SyncSchema {
             throw SyncError(
                 .invalidDeclaration, "cannot sync table \(table.name): list each of its columns once, at least one")
         }
+        for column in table.largeColumns.sorted() where table.columnIndex(column) == nil {
+            throw SyncError(
+                .invalidDeclaration,
+                "cannot sync column \(column) of table \(table.name) as large: it is not among the synced columns")
+        }
     }
 
     /// Gives rows written before the engine was installed (or while a
     /// table was not yet declared) an identity, and queues them for push.
-    private func recordExistingRows(of table: SyncedTable, catalog: TableCatalog, in db: Database) throws {
+    private func recordExistingRows(
+        of table: SyncedTable, catalog: TableCatalog, identity: ExistingRowIdentity, in db: Database
+    ) throws {
         let unmapped = try db.fetchAll(
             Int64.self,
             """
@@ -160,18 +221,23 @@ extension SyncSchema {
                               WHERE r.tbl = \(catalog.id) AND r.local_id = t.\(identifier: table.primaryKey))
             """)
         for localID in unmapped {
-            let gid = UUID().bytes
+            // Large values are read from the table when pushed, not copied
+            // (nor part of a row's identity from its contents).
+            let small = table.columns.filter { !table.isLarge($0) }
+            let row = try db.fetchOne(
+                "SELECT \(identifiers: small + [table.primaryKey]) FROM \(identifier: table.name) WHERE \(identifier: table.primaryKey) = \(localID)"
+            )
+            guard let row else { continue }
+            let gid = try identity.globalID(
+                table: table.name, localID: localID, values: small.indices.map { try row[$0] }
+            ).bytes
             try db.execute(
                 "INSERT INTO \(identifier: Bookkeeping.rows) (tbl, gid, local_id) VALUES (\(catalog.id), \(gid), \(localID))"
             )
             try db.execute(sql: Bookkeeping.tick)
-            let row = try db.fetchOne(
-                "SELECT \(identifiers: table.columns) FROM \(identifier: table.name) WHERE \(identifier: table.primaryKey) = \(localID)"
-            )
-            guard let row else { continue }
-            for (index, column) in table.columns.enumerated() {
+            for column in table.columns {
                 let col = catalog.columnIDs[column]!
-                let value = try row[index]
+                let value: SQLiteValue = try small.firstIndex(of: column).map { try row[$0] } ?? .null
                 try db.execute(
                     """
                     INSERT INTO \(identifier: Bookkeeping.outbox) (tbl, gid, col, clock, known, value)
@@ -248,7 +314,8 @@ struct CaptureTriggers {
     /// changed (all of them for an insert).
     private func changed(update: Bool, values: Bool) -> String {
         let parts = table.columns.map { name in
-            let value = values ? ", NEW.\(column(name)) AS value" : ""
+            // A large value is read from the table when pushed, not copied.
+            let value = values ? (table.isLarge(name) ? ", NULL AS value" : ", NEW.\(column(name)) AS value") : ""
             let condition = update ? " WHERE NEW.\(column(name)) IS NOT OLD.\(column(name))" : ""
             return "SELECT \(number(name)) AS col\(value)\(condition)"
         }

@@ -14,8 +14,29 @@ final class ReplicaContext {
     private var tableNames: [Int64: String] = [:]
     private var uuids: [Int64: UUID] = [:]
     private var numbers: [UUID: Int64] = [:]
-    /// The UPDATE of one column of one table, by "table NUL column".
-    private var updateSQL: [String: String] = [:]
+    /// Statements run once per change, prepared once per context (a pull's
+    /// apply runs them thousands of times).
+    private var rowStatement: Statement?
+    private var cellStatement: Statement?
+    private var setCellStatement: Statement?
+    private var insertRowStatement: Statement?
+    /// The UPDATE of one column of one table, by table and column.
+    private var updateStatements: [String: [String: Statement]] = [:]
+    /// The SELECT of one column of one table, by "table NUL column".
+    private var selectStatements: [String: Statement] = [:]
+    /// The INSERT of some columns of one table, by table and columns.
+    private var insertStatements: [[String]: Statement] = [:]
+    /// The SELECT of a row's small synced values, by table.
+    private var rowValuesStatements: [String: Statement] = [:]
+    /// The INSERT of a new row's cells, by their number.
+    private var insertCellsStatements: [Int: Statement] = [:]
+
+    private func prepared(_ slot: inout Statement?, _ sql: String) throws -> Statement {
+        if let statement = slot { return statement }
+        let statement = try db.makeStatement(sql: sql)
+        slot = statement
+        return statement
+    }
 
     init(_ db: Database, schema: SyncSchema) throws {
         self.db = db
@@ -134,13 +155,14 @@ final class ReplicaContext {
     /// The row's state and, in the same query, one of its cells' (the
     /// common case of a pull: one changed column per row).
     func row(table: Int64, gid: UUID, withCell column: Int64?) throws -> (row: RowState?, cell: CellState?) {
-        let statement = try db.cachedStatement(
-            sql: """
-                SELECT r.local_id, r.deleted, r.created, c.clock, c.replica, c.position
-                FROM \(Bookkeeping.rows) AS r
-                LEFT JOIN \(Bookkeeping.cells) AS c ON c.tbl = r.tbl AND c.gid = r.gid AND c.col = ?
-                WHERE r.tbl = ? AND r.gid = ?
-                """)
+        let statement = try prepared(
+            &rowStatement,
+            """
+            SELECT r.local_id, r.deleted, r.created, c.clock, c.replica, c.position
+            FROM \(Bookkeeping.rows) AS r
+            LEFT JOIN \(Bookkeeping.cells) AS c ON c.tbl = r.tbl AND c.gid = r.gid AND c.col = ?
+            WHERE r.tbl = ? AND r.gid = ?
+            """)
         let arguments = StatementArguments(values: [
             column.map(SQLiteValue.integer) ?? .null, .integer(table), .blob(gid.bytes),
         ])
@@ -163,8 +185,10 @@ final class ReplicaContext {
     }
 
     func cell(table: Int64, gid: UUID, column: Int64) throws -> CellState? {
-        let statement = try db.cachedStatement(
-            sql: "SELECT clock, replica, position FROM \(Bookkeeping.cells) WHERE tbl = ? AND gid = ? AND col = ?")
+        let statement = try prepared(
+            &cellStatement,
+            "SELECT clock, replica, position FROM \(Bookkeeping.cells) WHERE tbl = ? AND gid = ? AND col = ?"
+        )
         let arguments = StatementArguments(values: [.integer(table), .blob(gid.bytes), .integer(column)])
         guard let row = try statement.fetchOne(arguments: arguments) else { return nil }
         return CellState(
@@ -177,17 +201,66 @@ final class ReplicaContext {
     }
 
     func setCell(table: Int64, gid: UUID, column: Int64, clock: Int64, replica: Int64, position: Int64?) throws {
-        let statement = try db.cachedStatement(
-            sql: """
-                INSERT INTO \(Bookkeeping.cells) (tbl, gid, col, clock, replica, position) VALUES (?, ?, ?, ?, ?, ?)
-                ON CONFLICT (tbl, gid, col) DO UPDATE
-                SET clock = excluded.clock, replica = excluded.replica, position = excluded.position
-                """)
+        let statement = try prepared(
+            &setCellStatement,
+            """
+            INSERT INTO \(Bookkeeping.cells) (tbl, gid, col, clock, replica, position) VALUES (?, ?, ?, ?, ?, ?)
+            ON CONFLICT (tbl, gid, col) DO UPDATE
+            SET clock = excluded.clock, replica = excluded.replica, position = excluded.position
+            """)
         try statement.execute(
             arguments: StatementArguments(values: [
                 .integer(table), .blob(gid.bytes), .integer(column), .integer(clock), .integer(replica),
                 position.map(SQLiteValue.integer) ?? .null,
             ]))
+    }
+
+    /// Records the cells of a row new to this replica, in one statement.
+    func insertCells(
+        table: Int64, gid: UUID, _ cells: [(column: Int64, clock: Int64, replica: Int64)], position: Int64?
+    ) throws {
+        guard !cells.isEmpty else { return }
+        let statement: Statement
+        if let known = insertCellsStatements[cells.count] {
+            statement = known
+        } else {
+            let rows = Array(repeating: "(?, ?, ?, ?, ?, ?)", count: cells.count).joined(separator: ", ")
+            statement = try db.makeStatement(
+                sql: """
+                    INSERT INTO \(Bookkeeping.cells) (tbl, gid, col, clock, replica, position) VALUES \(rows)
+                    ON CONFLICT (tbl, gid, col) DO UPDATE
+                    SET clock = excluded.clock, replica = excluded.replica, position = excluded.position
+                    """)
+            insertCellsStatements[cells.count] = statement
+        }
+        let bytes = SQLiteValue.blob(gid.bytes)
+        let at = position.map(SQLiteValue.integer) ?? .null
+        var values: [SQLiteValue] = []
+        values.reserveCapacity(cells.count * 6)
+        for cell in cells {
+            values += [.integer(table), bytes, .integer(cell.column), .integer(cell.clock), .integer(cell.replica), at]
+        }
+        try statement.execute(arguments: StatementArguments(values: values))
+    }
+
+    /// The values of a row's synced columns, in the declaration's order,
+    /// read at once; NULL stands for a large column's (read apart).
+    func rowValues(of table: SyncedTable, localID: Int64) throws -> [SQLiteValue] {
+        let statement: Statement
+        if let known = rowValuesStatements[table.name] {
+            statement = known
+        } else {
+            let list = table.columns.map { table.isLarge($0) ? "NULL" : quotedIdentifier($0) }.joined(separator: ", ")
+            statement = try db.makeStatement(
+                sql:
+                    "SELECT \(list) FROM \(quotedIdentifier(table.name)) WHERE \(quotedIdentifier(table.primaryKey)) = ?"
+            )
+            rowValuesStatements[table.name] = statement
+        }
+        guard let row = try statement.fetchOne(arguments: StatementArguments(values: [.integer(localID)])) else {
+            return Array(repeating: .null, count: table.columns.count)
+        }
+        return try (0..<table.columns.count).map { try row[$0] }
     }
 
     /// Replaces a row's cells with its delete's.
@@ -216,25 +289,33 @@ final class ReplicaContext {
     // MARK: The app's table
 
     func value(of column: String, in table: SyncedTable, localID: Int64) throws -> SQLiteValue {
-        let statement = try db.cachedStatement(
-            sql: "SELECT \(quotedIdentifier(column)) FROM \(quotedIdentifier(table.name)) "
-                + "WHERE \(quotedIdentifier(table.primaryKey)) = ?")
-        guard let row = try statement.fetchOne(arguments: [localID]) else { return .null }
+        let key = table.name + "\u{0}" + column
+        let statement: Statement
+        if let known = selectStatements[key] {
+            statement = known
+        } else {
+            statement = try db.makeStatement(
+                sql: "SELECT \(quotedIdentifier(column)) FROM \(quotedIdentifier(table.name)) "
+                    + "WHERE \(quotedIdentifier(table.primaryKey)) = ?")
+            selectStatements[key] = statement
+        }
+        guard let row = try statement.fetchOne(arguments: StatementArguments(values: [.integer(localID)])) else {
+            return .null
+        }
         return try row[0]
     }
 
     func write(_ value: SQLiteValue, to column: String, in table: SyncedTable, localID: Int64) throws {
-        let key = table.name + "\u{0}" + column
-        let sql: String
-        if let known = updateSQL[key] {
-            sql = known
+        let statement: Statement
+        if let known = updateStatements[table.name]?[column] {
+            statement = known
         } else {
-            sql =
-                "UPDATE \(quotedIdentifier(table.name)) SET \(quotedIdentifier(column)) = ? "
-                + "WHERE \(quotedIdentifier(table.primaryKey)) = ?"
-            updateSQL[key] = sql
+            statement = try db.makeStatement(
+                sql: "UPDATE \(quotedIdentifier(table.name)) SET \(quotedIdentifier(column)) = ? "
+                    + "WHERE \(quotedIdentifier(table.primaryKey)) = ?")
+            updateStatements[table.name, default: [:]][column] = statement
         }
-        try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(values: [value, .integer(localID)]))
+        try statement.execute(arguments: StatementArguments(values: [value, .integer(localID)]))
     }
 
     /// Inserts a row new to this replica and maps its identity to the local
@@ -244,19 +325,29 @@ final class ReplicaContext {
         created: Int64?
     ) throws -> Int64 {
         let names = values.map(\.column)
-        let placeholders = Array(repeating: "?", count: values.count).joined(separator: ", ")
-        let sql =
-            names.isEmpty
-            ? "INSERT INTO \(quotedIdentifier(table.name)) DEFAULT VALUES"
-            : "INSERT INTO \(quotedIdentifier(table.name)) (\(names.map(quotedIdentifier).joined(separator: ", "))) "
-                + "VALUES (\(placeholders))"
-        try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(values: values.map(\.value)))
+        let key = [table.name] + names
+        let statement: Statement
+        if let known = insertStatements[key] {
+            statement = known
+        } else {
+            let placeholders = Array(repeating: "?", count: values.count).joined(separator: ", ")
+            let sql =
+                names.isEmpty
+                ? "INSERT INTO \(quotedIdentifier(table.name)) DEFAULT VALUES"
+                : "INSERT INTO \(quotedIdentifier(table.name)) (\(names.map(quotedIdentifier).joined(separator: ", "))) "
+                    + "VALUES (\(placeholders))"
+            statement = try db.makeStatement(sql: sql)
+            insertStatements[key] = statement
+        }
+        try statement.execute(arguments: StatementArguments(values: values.map(\.value)))
         let localID = db.lastInsertedRowID
-        try db.execute(
-            """
-            INSERT INTO \(identifier: Bookkeeping.rows) (tbl, gid, local_id, deleted, created)
-            VALUES (\(catalog.id), \(gid.bytes), \(localID), 0, \(created))
-            """)
+        try prepared(
+            &insertRowStatement,
+            "INSERT INTO \(Bookkeeping.rows) (tbl, gid, local_id, deleted, created) VALUES (?, ?, ?, 0, ?)"
+        ).execute(
+            arguments: StatementArguments(values: [
+                .integer(catalog.id), .blob(gid.bytes), .integer(localID), created.map(SQLiteValue.integer) ?? .null,
+            ]))
         return localID
     }
 

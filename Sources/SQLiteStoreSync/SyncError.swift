@@ -34,6 +34,29 @@ public struct SyncError: Error, Sendable, Equatable, CustomStringConvertible {
         /// A push carries changes made by another replica than the one
         /// pushing.
         case foreignChanges
+        /// A chunk of a large value, or its reference, does not fit the
+        /// value: no bytes, more bytes than the value has left, an offset
+        /// outside it, a digest that is not 32 bytes.
+        case malformedChunk
+        /// A chunk that does not start where the transfer stands (a retry
+        /// that crossed another, or a lost answer): nothing is stored, and
+        /// the sender resumes from `expectedOffset`.
+        case chunkOutOfOrder(expectedOffset: Int64)
+        /// The bytes of a large value, once all received, do not hash to its
+        /// reference (or it changed size while copied): they are discarded,
+        /// and the value must be sent again.
+        case largeValueMismatch(LargeValueReference)
+        /// A batch references a large value that has not arrived whole: the
+        /// batch is refused, nothing applied. Send (or fetch) the value's
+        /// chunks, then the batch again.
+        case largeValueMissing(LargeValueReference)
+        /// A chunk was asked of a large value this replica does not hold (it
+        /// was replaced since the reference was sent): pull again for the
+        /// current one.
+        case unknownLargeValue(LargeValueReference)
+        /// The transport cannot carry large values (its ``SyncTransport``
+        /// conformance has no chunk methods).
+        case largeValuesUnsupported
     }
 
     /// What went wrong.

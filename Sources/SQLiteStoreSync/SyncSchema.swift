@@ -20,6 +20,11 @@ public struct SyncedTable: Sendable, Hashable {
     public let primaryKey: String
     /// The columns whose changes are captured and merged, in a fixed order.
     public let columns: [String]
+    /// The columns among ``columns`` that hold large values (pictures,
+    /// files): a BLOB there travels by reference, its content hash and
+    /// size, and its bytes in a separate, resumable stream of chunks, only
+    /// when it changed. See <doc:LargeValues>.
+    public let largeColumns: Set<String>
 
     /// Declares a synced table.
     ///
@@ -27,13 +32,18 @@ public struct SyncedTable: Sendable, Hashable {
     ///   - name: The table's name.
     ///   - primaryKey: Its `INTEGER PRIMARY KEY` column, the local ID.
     ///   - columns: The columns to sync, not including the primary key.
-    public init(_ name: String, primaryKey: String = "id", columns: [String]) {
+    ///   - largeColumns: Those of `columns` that hold large values, which
+    ///     travel in chunks (see <doc:LargeValues>).
+    public init(_ name: String, primaryKey: String = "id", columns: [String], largeColumns: Set<String> = []) {
         self.name = name
         self.primaryKey = primaryKey
         self.columns = columns
+        self.largeColumns = largeColumns
     }
 
     func columnIndex(_ column: String) -> Int? { columns.firstIndex(of: column) }
+
+    func isLarge(_ column: String) -> Bool { !largeColumns.isEmpty && largeColumns.contains(column) }
 }
 
 /// The tables a database syncs and the limits the server enforces.

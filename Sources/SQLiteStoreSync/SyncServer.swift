@@ -26,6 +26,7 @@ public final class SyncServer: Sendable {
     /// The synced tables and limits.
     public let schema: SyncSchema
     private let now: @Sendable () -> Int64
+    private let validate: (@Sendable (SyncedRow) throws -> Void)?
 
     /// A server over `writer`.
     ///
@@ -35,13 +36,21 @@ public final class SyncServer: Sendable {
     ///   - now: The server's clock in milliseconds since 1970, against
     ///     which changes from the future are refused (the system clock by
     ///     default).
+    ///   - validate: The app's rules for its rows, or nil for none. Called
+    ///     once for each row a push changed and left in place, with the
+    ///     row's values after the merge, inside the push's transaction,
+    ///     before it commits: whatever it throws (a
+    ///     ``SyncValidationError`` says which row and column, and why)
+    ///     refuses the whole push, with nothing applied.
     public init(
         writer: any DatabaseWriter, schema: SyncSchema,
-        now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
+        now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
+        validate: (@Sendable (SyncedRow) throws -> Void)? = nil
     ) {
         self.writer = writer
         self.schema = schema
         self.now = now
+        self.validate = validate
     }
 
     /// Applies a device's push, merging each column by the rules in
@@ -56,8 +65,9 @@ public final class SyncServer: Sendable {
         let limit =
             now() + Int64(schema.maximumClockSkew.components.seconds) * 1000
             + schema.maximumClockSkew.components.attoseconds / 1_000_000_000_000_000
+        let validate = validate
         return try writer.write { db in
-            try Self.push(request, in: ReplicaContext(db, schema: schema), clockLimit: limit)
+            try Self.push(request, in: ReplicaContext(db, schema: schema), clockLimit: limit, validate: validate)
         }
     }
 
@@ -76,11 +86,54 @@ public final class SyncServer: Sendable {
         }
     }
 
+    /// Stores a chunk of a large value a device is about to push (or,
+    /// with no bytes, tells how much of it the server holds). The progress
+    /// is durable: after a broken connection the device asks again and
+    /// resumes from `received`. A value the server already holds (in
+    /// another row) is answered as complete at once.
+    ///
+    /// - Throws: ``SyncError/Kind/chunkOutOfOrder(expectedOffset:)`` for a
+    ///   chunk that does not start where the transfer stands,
+    ///   ``SyncError/Kind/malformedChunk`` for one that does not fit the
+    ///   value, ``SyncError/Kind/largeValueMismatch(_:)`` when the whole
+    ///   value does not hash to its reference (it is discarded); nothing is
+    ///   stored then.
+    public func uploadChunk(_ request: ChunkUpload) throws -> ChunkUploadResponse {
+        if request.bytes.isEmpty {
+            return try writer.write { db in
+                let context = try ReplicaContext(db, schema: schema)
+                try Self.absorbLocalChanges(context)
+                return ChunkUploadResponse(received: try context.received(of: request.reference))
+            }
+        }
+        return ChunkUploadResponse(
+            received: try ReplicaContext.receive(
+                request.bytes, of: request.reference, at: request.offset, writer: writer, schema: schema,
+                before: Self.absorbLocalChanges))
+    }
+
+    /// A chunk of a large value a pull referenced, read from the row that
+    /// holds it.
+    ///
+    /// - Throws: ``SyncError/Kind/unknownLargeValue(_:)`` when no row holds
+    ///   it any more (it was replaced since the pull: pull again),
+    ///   ``SyncError/Kind/malformedChunk`` for an offset outside it.
+    public func downloadChunk(_ request: ChunkDownload) throws -> ChunkDownloadResponse {
+        try writer.write { db in
+            let context = try ReplicaContext(db, schema: schema)
+            try Self.absorbLocalChanges(context)
+            return ChunkDownloadResponse(
+                bytes: try context.readChunk(
+                    of: request.reference, at: request.offset, maximumLength: request.maximumLength))
+        }
+    }
+
     // MARK: - Push
 
-    private static func push(_ request: PushRequest, in context: ReplicaContext, clockLimit: Int64) throws
-        -> PushResponse
-    {
+    private static func push(
+        _ request: PushRequest, in context: ReplicaContext, clockLimit: Int64,
+        validate: (@Sendable (SyncedRow) throws -> Void)?
+    ) throws -> PushResponse {
         try absorbLocalChanges(context)
         let db = context.db
         let pusher = try context.number(ofReplica: request.replica)
@@ -102,20 +155,27 @@ public final class SyncServer: Sendable {
             throw SyncError(.malformedBatch, "the push was refused: its range ends before it starts")
         }
         try check(request, in: context, clockLimit: clockLimit)
+        let needed = try largeValuesNeeded(by: request, from: pusher, in: context)
+        try context.stage(needed)
 
         var maximumClock: Int64 = 0
+        let conflictsBefore = try ConflictLog.count(db)
         try context.applying {
             for row in request.changes.rows {
                 try merge(row, of: request.changes, from: pusher, in: context)
                 for cell in row.cells { maximumClock = max(maximumClock, cell.clock) }
             }
         }
+        if let validate { try Self.validate(request, in: context, with: validate) }
+        try context.unstage(needed)
         try context.observe(clock: maximumClock)
         try db.execute(
             """
             UPDATE \(identifier: Bookkeeping.replicas) SET acknowledged = \(request.through) WHERE id = \(pusher)
             """)
-        return PushResponse(acknowledgedThrough: request.through, serverPosition: try context.state("known"))
+        return PushResponse(
+            acknowledgedThrough: request.through, serverPosition: try context.state("known"),
+            conflicts: try ConflictLog.count(db) - conflictsBefore)
     }
 
     /// Everything that can be checked before applying, so that a bad batch
@@ -135,6 +195,37 @@ public final class SyncServer: Sendable {
                         + "check this device's clock")
             }
         }
+    }
+
+    /// The large values of a push that would be written: those of new
+    /// rows and those newer than the server's cell. Values that lose (to a
+    /// later edit or to the row's delete) are logged by reference and
+    /// need not arrive.
+    private static func largeValuesNeeded(by request: PushRequest, from pusher: Int64, in context: ReplicaContext)
+        throws -> Set<LargeValueReference>
+    {
+        let batch = request.changes
+        var needed = Set<LargeValueReference>()
+        for row in batch.rows where row.cells.contains(where: { $0.reference != nil }) {
+            let name = batch.tables[row.table].name
+            let catalog = context.catalog(name)!
+            guard let state = try context.row(table: catalog.id, gid: row.gid) else {
+                needed.formUnion(row.cells.compactMap(\.reference))
+                continue
+            }
+            guard !state.deleted else { continue }
+            for cell in row.cells {
+                guard let reference = cell.reference else { continue }
+                let column = catalog.columnIDs[batch.tables[row.table].columns[cell.column]]!
+                if let existing = try context.cell(table: catalog.id, gid: row.gid, column: column),
+                    try context.version(of: existing) >= Version(clock: cell.clock, replica: request.replica)
+                {
+                    continue
+                }
+                needed.insert(reference)
+            }
+        }
+        return needed
     }
 
     private static func nextPosition(_ context: ReplicaContext) throws -> Int64 {
@@ -162,6 +253,11 @@ public final class SyncServer: Sendable {
             let values = updates.map { (column: columnName($0), value: $0.value) }
             let localID = try context.insert(values, into: table, catalog: catalog, gid: row.gid, created: position)
             for cell in updates {
+                if let reference = cell.reference {
+                    try context.write(
+                        reference, to: columnName(cell), in: table, catalog: catalog, gid: row.gid, localID: localID,
+                        clock: cell.clock, replica: pusher)
+                }
                 try context.setCell(
                     table: catalog.id, gid: row.gid, column: columnID(cell), clock: cell.clock, replica: pusher,
                     position: position)
@@ -176,19 +272,22 @@ public final class SyncServer: Sendable {
                     let delete = try context.cell(
                         table: catalog.id, gid: row.gid, column: Int64(Bookkeeping.deleteColumn))
                     try log.record(
-                        column: columnName(cell), losing: (cell.value, incoming),
+                        column: columnName(cell), losing: (context.loggedValue(cell.value, cell.reference), incoming),
                         winning: (.null, try delete.map(context.version) ?? incoming), winnerDeleted: true)
                     continue
                 }
                 let column = columnID(cell)
                 let existing = try context.cell(table: catalog.id, gid: row.gid, column: column)
                 let currentVersion = try existing.map(context.version)
+                let incomingValue = context.loggedValue(cell.value, cell.reference)
                 if let existing, let currentVersion, incoming <= currentVersion {
                     guard incoming < currentVersion, existing.replica != pusher else { continue }
-                    let value = try context.value(of: columnName(cell), in: table, localID: localID)
-                    if value != cell.value {
+                    let value = try context.loggedValue(
+                        of: columnName(cell), in: table, catalog: catalog, gid: row.gid, localID: localID,
+                        cell: existing)
+                    if value != incomingValue {
                         try log.record(
-                            column: columnName(cell), losing: (cell.value, incoming),
+                            column: columnName(cell), losing: (incomingValue, incoming),
                             winning: (value, currentVersion), winnerDeleted: false)
                     }
                     continue
@@ -197,14 +296,22 @@ public final class SyncServer: Sendable {
                     (existing.position ?? 0) > cell.known
                 {
                     // The device had not seen the value it overwrites: concurrent edits.
-                    let value = try context.value(of: columnName(cell), in: table, localID: localID)
-                    if value != cell.value {
+                    let value = try context.loggedValue(
+                        of: columnName(cell), in: table, catalog: catalog, gid: row.gid, localID: localID,
+                        cell: existing)
+                    if value != incomingValue {
                         try log.record(
                             column: columnName(cell), losing: (value, currentVersion),
-                            winning: (cell.value, incoming), winnerDeleted: false)
+                            winning: (incomingValue, incoming), winnerDeleted: false)
                     }
                 }
-                try context.write(cell.value, to: columnName(cell), in: table, localID: localID)
+                if let reference = cell.reference {
+                    try context.write(
+                        reference, to: columnName(cell), in: table, catalog: catalog, gid: row.gid, localID: localID,
+                        clock: cell.clock, replica: pusher)
+                } else {
+                    try context.write(cell.value, to: columnName(cell), in: table, localID: localID)
+                }
                 try context.setCell(
                     table: catalog.id, gid: row.gid, column: column, clock: cell.clock, replica: pusher,
                     position: try nextPosition(context))
@@ -224,7 +331,7 @@ public final class SyncServer: Sendable {
         let log = ConflictLog(context: context, table: table, gid: row.gid)
         let concurrent = try context.db.fetchAll(
             """
-            SELECT col, clock, replica FROM \(identifier: Bookkeeping.cells)
+            SELECT col, clock, replica, position FROM \(identifier: Bookkeeping.cells)
             WHERE tbl = \(catalog.id) AND gid = \(row.gid.bytes) AND col >= 0
               AND replica <> \(pusher) AND coalesce(position, 0) > \(delete.known)
             ORDER BY col
@@ -236,9 +343,13 @@ public final class SyncServer: Sendable {
             let version = Version(
                 clock: try cell.decode(Int64.self, at: 1),
                 replica: try context.uuid(ofReplica: try cell.decode(Int64.self, at: 2)))
+            let value = try context.loggedValue(
+                of: column, in: table, catalog: catalog, gid: row.gid, localID: localID,
+                cell: ReplicaContext.CellState(
+                    clock: version.clock, replica: try cell.decode(Int64.self, at: 2),
+                    position: try cell.decode(Int64?.self, at: 3)))
             try log.record(
-                column: column, losing: (try context.value(of: column, in: table, localID: localID), version),
-                winning: (.null, deleteVersion), winnerDeleted: true)
+                column: column, losing: (value, version), winning: (.null, deleteVersion), winnerDeleted: true)
         }
         try context.deleteRow(of: table, localID: localID)
         try context.tombstone(
@@ -280,14 +391,21 @@ public final class SyncServer: Sendable {
         try absorbLocalChanges(context)
         let db = context.db
         let limit = max(1, request.limit)
-        let page = try db.fetchAll(
-            """
-            SELECT tbl, gid, col, clock, replica, position FROM \(identifier: Bookkeeping.cells)
-            WHERE position > \(request.after) ORDER BY position LIMIT \(limit)
-            """)
+        let page: [Row]
+        if let columns = request.columns {
+            page = try backfillPage(columns, after: request.after, until: request.until ?? 0, limit: limit, context)
+        } else {
+            page = try db.fetchAll(
+                """
+                SELECT tbl, gid, col, clock, replica, position FROM \(identifier: Bookkeeping.cells)
+                WHERE position > \(request.after) ORDER BY position LIMIT \(limit)
+                """)
+        }
         let serverPosition = try context.state("known")
         guard let last = page.last else {
-            return PullResponse(changes: ChangeBatch(), through: max(request.after, serverPosition), hasMore: false)
+            let through =
+                request.columns == nil ? max(request.after, serverPosition) : max(request.after, request.until ?? 0)
+            return PullResponse(changes: ChangeBatch(), through: through, hasMore: false)
         }
         let through = try last.decode(Int64.self, at: 5)
         let requester = try context.number(ofReplica: request.replica)
@@ -302,40 +420,89 @@ public final class SyncServer: Sendable {
         }
 
         var batch = ChangeBatch()
+        let wholeRow = try db.makeStatement(
+            sql: """
+                SELECT tbl, gid, col, clock, replica, position FROM \(Bookkeeping.cells)
+                WHERE tbl = ? AND gid = ? ORDER BY col
+                """)
         for key in order {
             guard let name = context.tableName(key.table), let table = context.table(name),
                 let gid = UUID(bytes: key.gid), let state = try context.row(table: key.table, gid: gid)
             else { continue }
             var cells = cellsByRow[key]!
-            if !state.deleted, (state.created ?? 0) > request.after {
+            if request.columns == nil, !state.deleted, (state.created ?? 0) > request.after,
+                cells.count < table.columns.count
+            {
                 // New to the device: send the whole row, so it can be inserted at once.
-                cells = try db.fetchAll(
-                    """
-                    SELECT tbl, gid, col, clock, replica, position FROM \(identifier: Bookkeeping.cells)
-                    WHERE tbl = \(key.table) AND gid = \(key.gid) ORDER BY col
-                    """)
+                cells = try wholeRow.fetchAll(
+                    arguments: StatementArguments(values: [.integer(key.table), .blob(key.gid)]))
             }
+            let values = try state.localID.map { try context.rowValues(of: table, localID: $0) }
             var row = ChangeBatch.Row(table: batch.tableIndex(name), gid: gid, cells: [])
             for cell in cells {
                 let replica = try cell.decode(Int64.self, at: 4)
                 guard replica != requester else { continue }
                 let column = try cell.decode(Int64.self, at: 2)
+                let clock = try cell.decode(Int64.self, at: 3)
                 var value = SQLiteValue.null
+                var reference: LargeValueReference?
                 var index = Bookkeeping.deleteColumn
                 if column != Int64(Bookkeeping.deleteColumn) {
-                    guard let columnName = context.columnName(column, table: key.table), let localID = state.localID
+                    guard let columnName = context.columnName(column, table: key.table), let localID = state.localID,
+                        let catalog = context.catalog(name), let values, let position = table.columnIndex(columnName)
                     else { continue }
-                    value = try context.value(of: columnName, in: table, localID: localID)
+                    if table.isLarge(columnName) {
+                        (value, reference) = try context.outgoingValue(
+                            table: table, catalog: catalog, column: columnName, gid: gid, localID: localID,
+                            clock: clock, replica: replica)
+                    } else {
+                        value = values[position]
+                    }
                     index = batch.columnIndex(columnName, table: row.table)
                 }
                 row.cells.append(
                     ChangeBatch.Cell(
-                        column: index, clock: try cell.decode(Int64.self, at: 3),
-                        replica: batch.replicaIndex(try context.uuid(ofReplica: replica)), known: 0, value: value))
+                        column: index, clock: clock, replica: batch.replicaIndex(try context.uuid(ofReplica: replica)),
+                        known: 0, value: value, reference: reference))
             }
             if !row.cells.isEmpty { batch.rows.append(row) }
         }
         return PullResponse(changes: batch, through: through, hasMore: page.count == limit)
+    }
+
+    /// The cells of the asked columns at positions after `after` through
+    /// `until`, in order, at most `limit`.
+    private static func backfillPage(
+        _ columns: [String: [String]], after: Int64, until: Int64, limit: Int, _ context: ReplicaContext
+    ) throws -> [Row] {
+        var page: [Row] = []
+        for (name, names) in columns.sorted(by: { $0.key < $1.key }) {
+            guard let catalog = context.catalog(name) else {
+                throw SyncError(.unknownTable(name), "the pull was refused: table \(name) is not synced here")
+            }
+            var ids: [SQLiteValue] = []
+            for column in names {
+                guard let id = catalog.columnIDs[column] else {
+                    throw SyncError(
+                        .unknownColumn(table: name, column: column),
+                        "the pull was refused: column \(column) of table \(name) is not synced here")
+                }
+                ids.append(.integer(id))
+            }
+            guard !ids.isEmpty else { continue }
+            let placeholders = Array(repeating: "?", count: ids.count).joined(separator: ", ")
+            page += try context.db.makeStatement(
+                sql: """
+                    SELECT tbl, gid, col, clock, replica, position FROM \(Bookkeeping.cells)
+                    WHERE position > ? AND position <= ? AND tbl = ? AND col IN (\(placeholders))
+                    ORDER BY position LIMIT ?
+                    """
+            ).fetchAll(
+                arguments: StatementArguments(
+                    values: [.integer(after), .integer(until), .integer(catalog.id)] + ids + [.integer(Int64(limit))]))
+        }
+        let positions = try page.map { try $0.decode(Int64.self, at: 5) }
+        return zip(positions, page).sorted { $0.0 < $1.0 }.prefix(limit).map(\.1)
     }
 
     private struct RowKey: Hashable {

@@ -3,8 +3,9 @@ import RecordsApp
 
 /// A group of commands for one app: `records people ...`.
 struct CommandFamily {
-    /// The app whose commands these are.
-    let app: AppDatabase.App
+    /// The app whose commands these are; nil for a family of the whole
+    /// database's (`remote`).
+    let app: AppDatabase.App?
     /// One line for `records --help`.
     let summary: String
     /// The commands, in the order help lists them.
@@ -17,7 +18,7 @@ struct CommandFamily {
 
     /// The word that selects the family: the app's name ("people"), or
     /// ``familyName``.
-    var name: String { familyName ?? app.rawValue }
+    var name: String { familyName ?? app?.rawValue ?? "" }
 
     func command(named name: String) -> Command? { commands.first { $0.name == name } }
 

@@ -6,7 +6,7 @@ let appCommandFamilies: [CommandFamily] = [peopleCommands, contactsCommands, cof
 
 /// Families for the users' accounts rather than an app's records (`records
 /// token`), listed after the apps'.
-let accountCommandFamilies: [CommandFamily] = [tokenCommands]
+let accountCommandFamilies: [CommandFamily] = [tokenCommands, remoteCommands]
 
 /// The apps' command families in the order of `AppDatabase.apps`, the order
 /// help, completion and the manual page list them. A test checks that
@@ -22,5 +22,6 @@ let commandFamilies: [CommandFamily] = appFamiliesInOrder + accountCommandFamili
 /// Commands for the whole database rather than one app (`records backup
 /// FILE`), in the order help lists them.
 let topLevelCommands: [Command] = [
-    backupCommand, restoreCommand, serveCommand, completionCommand, manCommand, versionCommand,
+    backupCommand, restoreCommand, serveCommand, syncCommand, conflictsCommand, completionCommand, manCommand,
+    versionCommand,
 ]

@@ -36,7 +36,7 @@ import Testing
                 String.self,
                 """
                 SELECT name FROM pragma_table_list
-                WHERE schema = 'main' AND type IN ('table', 'virtual') AND name NOT LIKE 'sqlite_%'
+                WHERE schema = 'main' AND type IN ('table', 'virtual') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'
                 """)
         }
         let declared = AppDatabase.apps.flatMap(\.tables) + AppDatabase.sharedTables

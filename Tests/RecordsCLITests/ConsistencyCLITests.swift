@@ -218,8 +218,8 @@ struct ConsistencyCLITests {
         let choices = try #require(run.stderr.firstMatch(of: /choose ([^\n]*)\n/)).1
         #expect(
             choices.split(separator: ", ").map(String.init) == [
-                "people", "contacts", "coffee", "users", "token", "backup", "restore", "serve", "completion", "man",
-                "version", "help",
+                "people", "contacts", "coffee", "users", "token", "remote", "backup", "restore", "serve", "sync",
+                "conflicts", "completion", "man", "version", "help",
             ])
     }
 

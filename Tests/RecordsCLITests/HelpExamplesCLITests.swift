@@ -93,7 +93,8 @@ struct HelpExamplesCLITests {
         // examples with a signal to end them. `records restore` needs a
         // replica (a directory Litestream filled, an S3 bucket):
         // ReplicationCLITests makes one and restores from it.
-        for (path, example) in allExamples() where path != ["serve"] && path != ["restore"] {
+        // `records sync` needs a server: SyncCLITests runs it against one.
+        for (path, example) in allExamples() where path != ["serve"] && path != ["restore"] && path != ["sync"] {
             let sandbox = try Sandbox()
             // What the examples take for granted: pictures to store, a
             // folder for backups, and a user whose password is $PW.
@@ -105,7 +106,7 @@ struct HelpExamplesCLITests {
             let bin = sandbox.path("bin")
             try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
             try FileManager.default.createSymbolicLink(atPath: bin + "/records", withDestinationPath: records.path)
-            if (path.first == "users" && path.last != "register") || path.first == "token" {
+            if (path.first == "users" && path.last != "register") || path.first == "token" || path.first == "remote" {
                 let registered = try await sandbox.run(
                     input: "\(examplePassword)\n\(examplePassword)\n", userRegistration + ["--password-stdin"])
                 try #require(registered.status == 0, "\(registered)")
@@ -118,6 +119,12 @@ struct HelpExamplesCLITests {
                         ["token", "create", "--email", "ada@example.com", "--name", name, "--password-stdin"])
                     try #require(made.status == 0, "\(made)")
                 }
+            }
+            // The token file the remote examples read, and a remote to show.
+            if path.first == "remote" {
+                try Data("rst_example\n".utf8).write(to: URL(fileURLWithPath: sandbox.path("home/sync.token")))
+                let set = try await sandbox.run(input: "rst_example\n", ["remote", "set", "http://host:8080"])
+                try #require(set.status == 0, "\(set)")
             }
             let environment = [
                 "HOME": sandbox.path("home"), "XDG_DATA_HOME": sandbox.path("xdg"),

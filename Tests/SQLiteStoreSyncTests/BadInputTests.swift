@@ -116,19 +116,4 @@ struct BadInputTests {
         } throws: { ($0 as? SyncError)?.kind == .foreignChanges }
         try expectNothingApplied(world)
     }
-
-    @Test func aPullAnswerForATableTheDeviceDoesNotSyncAppliesNothing() throws {
-        let world = try SyncWorld()
-        let (a, b) = (try Device(), try Device())
-        try a.execute("INSERT INTO people (first) VALUES (\("Ada"))")
-        try world.sync(a)
-        let request = try b.client.makePull()
-        var response = try world.server.pull(request)
-        response.changes.tables[0].name = "pets"
-        #expect {
-            try b.client.apply(response, for: request)
-        } throws: { ($0 as? SyncError)?.kind == .unknownTable("pets") }
-        #expect(try world.count(b.queue) == 0)
-        #expect(try b.client.makePull() == request)
-    }
 }

@@ -6,7 +6,7 @@ import Testing
 
 /// The people table of the tests, and its sync declaration.
 enum People {
-    static let table = SyncedTable("people", columns: ["first", "last", "age", "picture"])
+    static let table = SyncedTable("people", columns: ["first", "last", "age", "picture"], largeColumns: ["picture"])
     static let schema = SyncSchema(tables: [table])
     static let create = """
         CREATE TABLE people (id INTEGER PRIMARY KEY, first TEXT, last TEXT, age INTEGER, picture BLOB)

@@ -24,15 +24,18 @@ struct SeededGenerator: RandomNumberGenerator {
 /// every replica must hold the same rows, and every write must be either
 /// present or in the conflict log beside the value that beat it.
 ///
-/// `SYNC_SEEDS=10000` runs more seeds, `SYNC_SEED=n` replays one,
+/// `SYNC_SEEDS=10000` runs more seeds (from `SYNC_FIRST_SEED`), `SYNC_SEED=n` replays one,
 /// `SYNC_CHANGES=n` sets the most changes a replica makes per round.
 struct ConvergenceTests {
     private static let environment = ProcessInfo.processInfo.environment
+    /// The first seed of a run of `SYNC_SEEDS` (`SYNC_FIRST_SEED`, 1 by
+    /// default), so that a long run can be split.
+    private static let first = environment["SYNC_FIRST_SEED"].flatMap(UInt64.init) ?? 1
     static let seeds: [UInt64] =
         if let seed = environment["SYNC_SEED"].flatMap(UInt64.init) {
             [seed]
         } else {
-            Array(1...UInt64(environment["SYNC_SEEDS"].flatMap(Int.init) ?? 200))
+            Array(first..<first + UInt64(environment["SYNC_SEEDS"].flatMap(Int.init) ?? 200))
         }
 
     /// One case per seed, run in parallel; a failing case names its seed.
@@ -101,7 +104,9 @@ private struct Scenario {
         case "first": return .text(["Ada", "Grace", "Alan", "Edsger", "Barbara"][pick % 5] + String(pick))
         case "last": return .text(["Lovelace", "Hopper", "Turing", "Dijkstra", "Liskov"][pick % 5])
         case "age": return .integer(Int64(Int.random(in: 0..<100, using: &random)))
-        default: return .blob(Data((0..<Int.random(in: 0..<9, using: &random)).map { _ in UInt8(pick) }))
+        default:
+            // Pictures: a few chunks each, often the same bytes on several replicas.
+            return .blob(Data((0..<Int.random(in: 0..<12, using: &random)).map { _ in UInt8(pick) }))
         }
     }
 
@@ -161,7 +166,7 @@ private struct Scenario {
     private mutating func syncRandomly() throws {
         for _ in 0..<(devices.count * Int.random(in: 1...3, using: &random)) {
             let device = devices.randomElement(using: &random)!
-            let action = Int.random(in: 0..<4, using: &random)
+            let action = Int.random(in: 0..<6, using: &random)
             events.append("\(device.id) sync action \(action)")
             switch action {
             case 0:
@@ -170,6 +175,7 @@ private struct Scenario {
                 // Stopped after the server applied the push, before the
                 // acknowledgement was recorded.
                 guard let request = try device.client.makePush() else { continue }
+                _ = try world.upload(request, from: device)
                 do {
                     _ = try world.server.push(try Self.carried(request))
                 } catch let error as SyncError {
@@ -179,6 +185,21 @@ private struct Scenario {
             case 2:
                 // Stopped after the server answered a pull, before it was applied.
                 _ = try world.server.pull(try Self.carried(try device.client.makePull()))
+            case 4:
+                // The connection breaks during the upload of a picture, after a few chunks.
+                guard let request = try device.client.makePush() else { continue }
+                _ = try world.upload(request, from: device, breakAfter: Int.random(in: 0..<3, using: &random))
+            case 5:
+                // The connection breaks during the download of a picture.
+                let request = try device.client.makePull()
+                let response = try Self.carried(try world.server.pull(try Self.carried(request)))
+                do {
+                    if try world.download(response, to: device, breakAfter: Int.random(in: 0..<3, using: &random)) {
+                        try device.client.apply(response, for: request)
+                    }
+                } catch let error as SyncError {
+                    guard case .unknownLargeValue = error.kind else { throw error }
+                }
             default:
                 try world.push(device)
             }
@@ -220,7 +241,8 @@ private struct Scenario {
                     // Two concurrent writes of one value are no conflict: the log
                     // keeps that value once, under the version that survived longest.
                     let sameCell = conflicts.filter {
-                        $0.globalID.uuidString == row && $0.column == column && $0.losingValue == value
+                        $0.globalID.uuidString == row && $0.column == column
+                            && $0.losingValue == Self.logged(value, column)
                     }
                     let logged = sameCell.first { $0.losingVersion.replica == replica } ?? sameCell.first
                     guard let logged else {
@@ -234,7 +256,7 @@ private struct Scenario {
                     let winnerKnown =
                         logged.winnerIsDelete
                         ? final[row] == nil
-                        : final[row]?[column] == logged.winningValue
+                        : final[row]?[column].map { Self.logged($0, column) } == logged.winningValue
                             || conflicts.contains {
                                 $0.globalID == logged.globalID && $0.column == column
                                     && $0.losingVersion == logged.winningVersion
@@ -246,6 +268,13 @@ private struct Scenario {
                 }
             }
         }
+    }
+
+    /// A value as the conflict log records it: a picture (a large value) by
+    /// its reference.
+    static func logged(_ value: SQLiteValue, _ column: String) -> SQLiteValue {
+        guard People.table.isLarge(column), case .blob(let bytes) = value else { return value }
+        return .text(LargeValueReference(of: bytes).description)
     }
 
     /// The server's rows: identity -> column -> value.

@@ -147,4 +147,12 @@ struct InProcessTransport: SyncTransport {
     func pull(_ request: PullRequest) async throws -> PullResponse {
         try SyncWorld.carried(try server.pull(try SyncWorld.carried(request)))
     }
+
+    func uploadChunk(_ request: ChunkUpload) async throws -> ChunkUploadResponse {
+        try SyncWorld.carried(try server.uploadChunk(try SyncWorld.carried(request)))
+    }
+
+    func downloadChunk(_ request: ChunkDownload) async throws -> ChunkDownloadResponse {
+        try SyncWorld.carried(try server.downloadChunk(try SyncWorld.carried(request)))
+    }
 }

@@ -42,11 +42,61 @@ struct SyncWorld {
         server = SyncServer(writer: serverQueue, schema: schema, now: now)
     }
 
+    init(queue: DatabaseQueue, schema: SyncSchema) {
+        serverQueue = queue
+        server = SyncServer(writer: queue, schema: schema)
+    }
+
     static let wallClock: @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
 
     /// Through JSON and back: what reaches the other side.
     static func carried<Message: Codable>(_ message: Message) throws -> Message {
         try JSONDecoder().decode(Message.self, from: JSONEncoder().encode(message))
+    }
+
+    /// Uploads the large values `request` references, `chunkSize` bytes at
+    /// a time, resuming where the server stands; after `breakAfter` chunks
+    /// the connection "breaks": returns false.
+    func upload(
+        _ request: PushRequest, from device: Device, chunkSize: Int = 3, breakAfter: Int? = nil
+    ) throws -> Bool {
+        var chunks = 0
+        for reference in try device.client.largeValues(toUpload: request) {
+            var offset = try Self.carried(
+                try server.uploadChunk(Self.carried(ChunkUpload(reference: reference, offset: 0, bytes: Data())))
+            ).received
+            while offset < reference.size {
+                if let breakAfter, chunks >= breakAfter { return false }
+                let bytes = try device.client.readChunk(of: reference, at: offset, maximumLength: chunkSize)
+                offset = try Self.carried(
+                    try server.uploadChunk(
+                        Self.carried(ChunkUpload(reference: reference, offset: offset, bytes: bytes)))
+                ).received
+                chunks += 1
+            }
+        }
+        return true
+    }
+
+    /// Downloads the large values `response` references that the device
+    /// lacks; false when the connection "breaks" after `breakAfter` chunks.
+    func download(
+        _ response: PullResponse, to device: Device, chunkSize: Int = 3, breakAfter: Int? = nil
+    ) throws -> Bool {
+        var chunks = 0
+        for missing in try device.client.missingLargeValues(in: response) {
+            var offset = missing.received
+            while offset < missing.reference.size {
+                if let breakAfter, chunks >= breakAfter { return false }
+                let chunk = try Self.carried(
+                    try server.downloadChunk(
+                        Self.carried(
+                            ChunkDownload(reference: missing.reference, offset: offset, maximumLength: chunkSize))))
+                offset = try device.client.receiveChunk(chunk.bytes, of: missing.reference, at: offset)
+                chunks += 1
+            }
+        }
+        return true
     }
 
     /// Pushes until the outbox is empty. Returns how many pushes were sent.
@@ -55,6 +105,7 @@ struct SyncWorld {
         var pushes = 0
         while let request = try device.client.makePush() {
             pushes += 1
+            _ = try upload(request, from: device)
             do {
                 let response = try Self.carried(try server.push(try Self.carried(request)))
                 try device.client.acknowledge(response, for: request)
@@ -71,8 +122,15 @@ struct SyncWorld {
         while true {
             let request = try device.client.makePull(limit: limit)
             let response = try Self.carried(try server.pull(try Self.carried(request)))
+            do {
+                _ = try download(response, to: device)
+            } catch let error as SyncError {
+                // Replaced on the server since the answer: pull again.
+                guard case .unknownLargeValue = error.kind else { throw error }
+                continue
+            }
             try device.client.apply(response, for: request)
-            if !response.hasMore { return }
+            if !response.hasMore, request.columns == nil { return }
         }
     }
 

@@ -4,7 +4,7 @@ extension AppDescriptor {
     /// The Coffee app: the original tutorial's `coffee`, with pictures.
     static let coffee = AppDescriptor(
         app: .coffee, table: Coffee.tableName, otherTables: ["coffee_picture_version"],
-        migrations: CoffeeSchema.migrations, searchIndex: CoffeeSchema.searchIndex)
+        migrations: CoffeeSchema.migrations, searchIndex: CoffeeSchema.searchIndex, sync: CoffeeSchema.sync)
 }
 
 extension AppDatabase.App {

@@ -58,6 +58,9 @@ enum CoffeeSchema {
             try db.dropFullTextIndex(named: searchIndexV1.name)
             try searchIndex.create(db)
         },
+        // Devices sync the coffees' names, prices and pictures through
+        // `records serve` (pictures in chunks, see ``sync``).
+        sync.migration("coffee.sync"),
     ]
 
     /// Makes the table that gives each coffee's picture a version: the web's

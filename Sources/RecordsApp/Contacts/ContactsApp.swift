@@ -4,7 +4,7 @@ extension AppDescriptor {
     /// The Contacts app: the original tutorial's `CONTACTS`.
     static let contacts = AppDescriptor(
         app: .contacts, table: Contact.tableName, migrations: ContactsSchema.migrations,
-        sortKeys: ContactsSchema.sortKeys, searchIndex: ContactsSchema.searchIndex)
+        sortKeys: ContactsSchema.sortKeys, searchIndex: ContactsSchema.searchIndex, sync: ContactsSchema.sync)
 }
 
 extension AppDatabase.App {

@@ -33,6 +33,8 @@ enum ContactsSchema {
         },
         // The fold now replaces ł, ø, æ and the like.
         Migrator.migration("contacts.refoldSortKeys") { db in try sortKeys.refold(db) },
+        // Devices sync the contacts through `records serve`.
+        sync.migration("contacts.sync"),
     ]
 
     /// The first full-text index of the name, address and contact, as the

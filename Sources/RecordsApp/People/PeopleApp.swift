@@ -4,7 +4,7 @@ extension AppDescriptor {
     /// The People app: the original tutorial's `peopleInfo`.
     static let people = AppDescriptor(
         app: .people, table: Person.tableName, migrations: PeopleSchema.migrations, sortKeys: PeopleSchema.sortKeys,
-        searchIndex: PeopleSchema.searchIndex)
+        searchIndex: PeopleSchema.searchIndex, sync: PeopleSchema.sync)
 }
 
 extension AppDatabase.App {

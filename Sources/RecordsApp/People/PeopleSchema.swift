@@ -36,6 +36,9 @@ enum PeopleSchema {
         // The fold now replaces ł, ø, æ and the like: "Łukasz" sorts
         // under L.
         Migrator.migration("people.refoldSortKeys") { db in try sortKeys.refold(db) },
+        // Devices sync the people through `records serve`: the engine's
+        // triggers and bookkeeping.
+        sync.migration("people.sync"),
     ]
 
     /// The first full-text index of first and last names, folding case and

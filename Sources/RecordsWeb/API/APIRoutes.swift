@@ -17,7 +17,7 @@ enum APIRoutes {
     static func operations(_ context: WebContext, events: APIEvents) -> [APIOperation] {
         SiteApps.all.compactMap(\.api).flatMap { resource in
             collection(resource, context) + resource.moreOperations(context)
-        } + UsersAPI.operations(context) + [
+        } + UsersAPI.operations(context) + SyncAPI.operations(context) + [
             events.operation, ServerStatus.operation(context), OpenAPI.operation(context, events: events),
         ]
     }

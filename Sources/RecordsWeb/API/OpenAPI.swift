@@ -181,6 +181,7 @@ enum OpenAPI {
         schemas.append("ProfileChanges", inputSchema(UsersAPI.fields, creating: false))
         schemas.append("Registration", inputSchema(UsersAPI.registrationFields, creating: true))
         schemas.append("Status", ServerStatus.schema)
+        schemas.append("SyncConflictList", SyncAPI.conflictListSchema)
         schemas.append("Problem", problemSchema)
         schemas.append("OpenAPIDocument", object([("type", .string("object"))]))
         return object([

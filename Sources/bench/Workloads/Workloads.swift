@@ -28,7 +28,7 @@ enum Workloads {
             + w9Observation
             + [w10Search, w10InsertIndexed]
             + w11SortedPage
-            + [w12SyncApply]
+            + [w12SyncApply, w13SyncInitial]
     }
 }
 
