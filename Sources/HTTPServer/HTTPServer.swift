@@ -31,11 +31,16 @@ public struct ServerOptions: Sendable {
     /// The threads that serve all the connections, each with an epoll
     /// event loop of its own: a connection waiting for its answer, for a
     /// stream's next event, or idle between requests holds none of them
-    /// (it is suspended until what it waits for comes). 0 gives each
-    /// connection a thread of its own instead (libmicrohttpd's
-    /// thread-per-connection mode, as before the event loop), which
-    /// limits the connections to what threads the machine can hold.
-    public var eventLoopThreads: Int = 2
+    /// (it is suspended until what it waits for comes). 0, the default,
+    /// gives each connection a thread of its own instead (libmicrohttpd's
+    /// thread-per-connection mode), which limits the connections to what
+    /// threads the machine can hold.
+    ///
+    /// The event loop is opt-in for now: in whole-suite test runs on a
+    /// loaded machine, a request on it was closed now and then with no
+    /// answer ("empty reply"), which the thread-per-connection mode has
+    /// never shown; until that is understood, a server chooses it.
+    public var eventLoopThreads: Int = 0
     /// The most connections open at once from one client address, so that
     /// one client cannot take them all: further ones are closed at once.
     /// At most three quarters of ``connectionLimit`` (a larger value is

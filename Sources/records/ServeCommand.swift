@@ -37,8 +37,9 @@ let serveCommand = Command(
         Command.Option(
             name: "event-loop-threads", valueName: "N",
             help:
-                "Threads serving all connections on epoll event loops (default 2, at most 64); 0 gives each "
-                + "connection a thread of its own instead, as before the event loop"),
+                "Threads serving all connections on epoll event loops, at most 64, so that waiting connections "
+                + "and event streams hold no thread (for many open streams); 0, the default, gives each "
+                + "connection a thread of its own"),
         Command.Option(
             name: "max-connections-per-client", valueName: "N",
             help:

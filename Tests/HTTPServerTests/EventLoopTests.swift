@@ -4,7 +4,7 @@ import Synchronization
 import TestSupport
 import Testing
 
-/// On the event loop (the default), a connection that waits (for a slow
+/// On the event loop (`eventLoopThreads` above 0), a connection that waits (for a slow
 /// answer, or for a stream's next event) is parked and holds no thread;
 /// it is woken when what it waits for comes, and the server still stops
 /// cleanly with connections parked. The thread-per-connection mode
@@ -105,7 +105,7 @@ import Testing
         let limit = HTTPServer.raiseOpenFileLimit()
         try #require(limit > 1_200, "each stream takes two descriptors in this process")
         let hub = Broadcast()
-        let server = try LocalServer(routes: Self.routes(hub))
+        let server = try LocalServer(options: { $0.eventLoopThreads = 2 }, routes: Self.routes(hub))
         defer { server.stopInBackground() }
         let port = server.server.port
         let threadsBefore = TransportTests.threadCount()
@@ -142,13 +142,15 @@ import Testing
     @Test func aSlowAnswerParksItsConnectionUntilItComes() async throws {
         let release = Mutex(false)
         let started = Mutex(false)
-        let server = try LocalServer(routes: [
-            Route.get("/slow", access: .anyone) { _ in
-                started.withLock { $0 = true }
-                while !release.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
-                return StreamingTests.text("done")
-            }
-        ])
+        let server = try LocalServer(
+            options: { $0.eventLoopThreads = 2 },
+            routes: [
+                Route.get("/slow", access: .anyone) { _ in
+                    started.withLock { $0 = true }
+                    while !release.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
+                    return StreamingTests.text("done")
+                }
+            ])
         defer { server.stopInBackground() }
         let inFlight = Task { try await StreamingTests.send(server, "GET", "/slow") }
         #expect(await eventually { started.withLock { $0 } && server.server.parkedConnections == 1 })
@@ -162,7 +164,11 @@ import Testing
     @Test func theServerStopsWithStreamsParked() async throws {
         let hub = Broadcast()
         // The streams never end by themselves: the grace runs out.
-        let server = try LocalServer(options: { $0.shutdownGrace = .milliseconds(50) }, routes: Self.routes(hub))
+        let server = try LocalServer(
+            options: {
+                $0.eventLoopThreads = 2
+                $0.shutdownGrace = .milliseconds(50)
+            }, routes: Self.routes(hub))
         let port = server.server.port
         let sockets = try await onOwnThread {
             try (0..<3).map { _ in try Self.openStream(port: port, from: "127.0.0.1") }
