@@ -291,6 +291,9 @@ final class Daemon: Sendable {
     let boundPort: UInt16
     private let stopped = Locked(false)
     private let parking: ParkingLot?
+    /// The listening socket libmicrohttpd handed back when it was quiesced,
+    /// closed only once the daemon has stopped (-1 before).
+    private let quiescedSocket = Locked<Int32>(-1)
 
     init(options: ServerOptions, address: SocketAddress, core: ServerCore) throws {
         var flags = MHD_USE_ERROR_LOG.rawValue | MHD_USE_ITC.rawValue
@@ -364,9 +367,19 @@ final class Daemon: Sendable {
     }
 
     /// Stops accepting connections; those open go on.
+    ///
+    /// The listening socket is shut down at once (a connection attempt is
+    /// refused) but closed only after the daemon's threads are joined: an
+    /// event-loop thread that saw the socket ready just before the quiesce
+    /// still calls `accept` on its number, and a socket closed now could
+    /// give that number to another server's listening socket in the same
+    /// process, whose connection this stopping server would then take and
+    /// drop unanswered.
     func quiesce() {
         let listening = MHD_quiesce_daemon(pointer)
-        if listening >= 0 { close(listening) }
+        guard listening >= 0 else { return }
+        _ = shutdown(listening, Int32(SHUT_RDWR))
+        quiescedSocket.withLock { $0 = listening }
     }
 
     /// Closes every connection and joins the threads.
@@ -379,6 +392,11 @@ final class Daemon: Sendable {
         // libmicrohttpd may not stop with connections suspended.
         parking?.close()
         MHD_stop_daemon(pointer)
+        let listening = quiescedSocket.withLock { socket in
+            defer { socket = -1 }
+            return socket
+        }
+        if listening >= 0 { close(listening) }
     }
 
     deinit { stop() }
