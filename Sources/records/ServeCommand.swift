@@ -193,7 +193,12 @@ let serveCommand = Command(
         let database =
             try readReplica?.database
             ?? invocation.database(
-                synchronous: synchronous, automaticCheckpoints: replication == nil, groupCommit: true)
+                synchronous: synchronous, automaticCheckpoints: replication == nil,
+                // Not beside Litestream: with both, a `records` command run
+                // on the served file found it without its tables twice in
+                // CI (`ReplicationCLITests`), never without group commit;
+                // until that is understood, replication commits as before.
+                groupCommit: replication == nil)
         let supervisor = try replication.map { try startReplication($0) }
         var configuration = WebConfiguration()
         configuration.registration = registration
