@@ -144,18 +144,10 @@ public struct HTTPSyncTransport: SyncTransport {
         case "malformed-chunk": return SyncError(.malformedChunk, detail)
         case "chunk-out-of-order": return SyncError(.chunkOutOfOrder(expectedOffset: number("expectedOffset")), detail)
         case "large-value-mismatch", "large-value-missing", "unknown-large-value":
-            let hex = Array((problem["sha256"] as? String ?? "").utf8)
-            var digest = Data()
-            if hex.count == 64 {
-                for index in stride(from: 0, to: 64, by: 2) {
-                    guard let byte = UInt8(String(decoding: hex[index..<index + 2], as: UTF8.self), radix: 16) else {
-                        break
-                    }
-                    digest.append(byte)
-                }
-            }
-            guard digest.count == 32 else { break }
-            let reference = LargeValueReference(sha256: digest, size: number("size"))
+            guard
+                let reference = LargeValueReference(
+                    hexDigest: problem["sha256"] as? String ?? "", size: number("size"))
+            else { break }
             switch code {
             case "large-value-mismatch": return SyncError(.largeValueMismatch(reference), detail)
             case "large-value-missing": return SyncError(.largeValueMissing(reference), detail)

@@ -23,11 +23,28 @@ public struct LargeValueReference: Sendable, Hashable, Codable, CustomStringConv
         self.init(sha256: ContentHasher.digest(bytes), size: Int64(bytes.count))
     }
 
+    /// The reference of the value whose SHA-256 is `hexDigest` (64
+    /// hexadecimal digits, as ``hexDigest`` writes it); nil for anything
+    /// else.
+    public init?(hexDigest: String, size: Int64) {
+        let digits = Array(hexDigest.utf8)
+        guard digits.count == 64 else { return nil }
+        var digest = Data(capacity: 32)
+        for index in stride(from: 0, to: 64, by: 2) {
+            guard let byte = UInt8(String(decoding: digits[index..<index + 2], as: UTF8.self), radix: 16) else {
+                return nil
+            }
+            digest.append(byte)
+        }
+        self.init(sha256: digest, size: size)
+    }
+
+    /// The SHA-256 in lowercase hexadecimal.
+    public var hexDigest: String { sha256.map { String(format: "%02x", $0) }.joined() }
+
     /// `sha256:<hex> (<size> bytes)`, as the conflict log keeps a large
     /// value that lost.
-    public var description: String {
-        "sha256:" + sha256.map { String(format: "%02x", $0) }.joined() + " (\(size) bytes)"
-    }
+    public var description: String { "sha256:" + hexDigest + " (\(size) bytes)" }
 
     /// What the conflict log records for a large value: its description.
     var loggedValue: SQLiteValue { .text(description) }

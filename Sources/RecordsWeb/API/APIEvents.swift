@@ -346,19 +346,19 @@ final class ProgramEventStream: WaitingResponseStream, @unchecked Sendable {
     }
 
     func end() {
-        let waiting = lock.withLock {
-            ended = true
-            defer { wake = nil }
-            return wake
-        }
-        waiting?()
+        change { $0.ended = true }
     }
 
     /// Its token was revoked or expired: the stream ends now, without
     /// what is pending.
     func tokenEnded() {
+        change { $0.tokenIsOver = true }
+    }
+
+    /// Changes the state under the lock, then wakes the waiting connection.
+    private func change(_ body: (ProgramEventStream) -> Void) {
         let waiting = lock.withLock {
-            tokenIsOver = true
+            body(self)
             defer { wake = nil }
             return wake
         }

@@ -232,7 +232,7 @@ enum SyncAPI {
     /// and `size`.
     private static func valueExtras(_ reference: LargeValueReference) -> [(name: String, value: JSONValue)] {
         [
-            ("sha256", .string(reference.sha256.map { String(format: "%02x", $0) }.joined())),
+            ("sha256", .string(reference.hexDigest)),
             ("size", .integer(reference.size)),
         ]
     }

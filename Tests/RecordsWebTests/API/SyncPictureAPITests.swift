@@ -180,6 +180,9 @@ import Testing
 
     @Test func theWireFormsOfPiecesAndCatchUpPullsRoundTrip() throws {
         let reference = LargeValueReference(of: Data("a picture".utf8))
+        #expect(LargeValueReference(hexDigest: reference.hexDigest, size: reference.size) == reference)
+        #expect(LargeValueReference(hexDigest: String(reference.hexDigest.dropLast()) + "g", size: 9) == nil)
+        #expect(LargeValueReference(hexDigest: "abc", size: 9) == nil)
         let upload = ChunkUpload(reference: reference, offset: 4, bytes: Data("ture".utf8))
         #expect(try SyncWire.chunkUpload(SyncWire.encode(upload)) == upload)
         let download = ChunkDownload(reference: reference, offset: 2, maximumLength: 5)
