@@ -1,6 +1,5 @@
 import Foundation
 import HTTPServer
-import Synchronization
 import TestSupport
 import Testing
 
@@ -20,7 +19,7 @@ import Testing
             private var seen: Int
             private var wake: (@Sendable () -> Void)?
             private weak var hub: Broadcast?
-            let closed = Mutex(false)
+            let closed = Locked(false)
 
             init(hub: Broadcast, seen: Int) {
                 self.hub = hub
@@ -62,7 +61,7 @@ import Testing
             func close() { closed.withLock { $0 = true } }
         }
 
-        private let state = Mutex((latest: 0, streams: [Stream]()))
+        private let state = Locked((latest: 0, streams: [Stream]()))
 
         var latest: Int { state.withLock { $0.latest } }
         var streams: [Stream] { state.withLock { $0.streams } }
@@ -140,8 +139,8 @@ import Testing
     }
 
     @Test func aSlowAnswerParksItsConnectionUntilItComes() async throws {
-        let release = Mutex(false)
-        let started = Mutex(false)
+        let release = Locked(false)
+        let started = Locked(false)
         let server = try LocalServer(
             options: { $0.eventLoopThreads = 2 },
             routes: [

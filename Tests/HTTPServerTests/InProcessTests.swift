@@ -1,6 +1,5 @@
 import Foundation
 import HTTPServer
-import Synchronization
 import Testing
 
 /// The server's answers through ``HTTPApplication/respond(to:)``, with no
@@ -16,7 +15,7 @@ import Testing
     }
 
     final class Lines: Sendable {
-        private let stored = Mutex<[String]>([])
+        private let stored = Locked<[String]>([])
         func append(_ line: String) { stored.withLock { $0.append(line) } }
         var all: [String] { stored.withLock { $0 } }
     }

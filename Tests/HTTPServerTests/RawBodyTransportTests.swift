@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import TestSupport
 import Testing
 
@@ -15,7 +14,7 @@ import Testing
 
     /// What the streaming route's sinks were made from.
     final class Starts: Sendable {
-        private let stored = Mutex<[(fileName: String, contentType: String?)]>([])
+        private let stored = Locked<[(fileName: String, contentType: String?)]>([])
         func append(_ start: UploadStart) { stored.withLock { $0.append((start.fileName, start.contentType)) } }
         var all: [(fileName: String, contentType: String?)] { stored.withLock { $0 } }
     }

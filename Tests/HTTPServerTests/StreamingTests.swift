@@ -1,6 +1,5 @@
 import Foundation
 import HTTPServer
-import Synchronization
 import TestSupport
 import Testing
 
@@ -136,7 +135,7 @@ import Testing
     final class CountingStream: ResponseStream, @unchecked Sendable {
         let total: Int
         var sent = 0
-        let closed = Mutex(false)
+        let closed = Locked(false)
         init(total: Int) { self.total = total }
         func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
             let count = min(1000, buffer.count, total - sent)
@@ -167,8 +166,8 @@ import Testing
     }
 
     @Test func stopLetsARequestInFlightFinishAndRefusesNewOnes() async throws {
-        let release = Mutex(false)
-        let started = Mutex(false)
+        let release = Locked(false)
+        let started = Locked(false)
         // A grace longer than any test run: the test, not a timer, decides
         // when the request finishes (under a loaded full suite this test's
         // own steps can take seconds).

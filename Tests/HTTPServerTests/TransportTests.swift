@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import TestSupport
 import Testing
 
@@ -13,7 +12,7 @@ import Testing
 @Suite struct TransportTests {
     /// Routes that count how often their handlers ran.
     final class Runs: Sendable {
-        let count = Mutex(0)
+        let count = Locked(0)
         func ran() { count.withLock { $0 += 1 } }
         var value: Int { count.withLock { $0 } }
     }
@@ -524,7 +523,7 @@ final class LocalServer: Sendable {
     }
 
     final class Lines: Sendable {
-        private let stored = Mutex<[String]>([])
+        private let stored = Locked<[String]>([])
         func append(_ line: String) { stored.withLock { $0.append(line) } }
         var all: [String] { stored.withLock { $0 } }
     }

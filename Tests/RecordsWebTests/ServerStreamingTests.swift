@@ -1,6 +1,5 @@
 import Foundation
 import RecordsApp
-import Synchronization
 import TestSupport
 import Testing
 

@@ -1,7 +1,7 @@
 import Foundation
+import HTTPServer
 import PasswordHashing
 import RecordsApp
-import Synchronization
 import TestSupport
 import Testing
 
@@ -13,7 +13,7 @@ import Testing
 @Suite(.tags(.concurrency)) struct ServerTests {
     /// Counts handler runs, to show a refused request never reached one.
     final class Counter: Sendable {
-        private let value = Mutex(0)
+        private let value = Locked(0)
         func increment() { value.withLock { $0 += 1 } }
         var count: Int { value.withLock { $0 } }
     }

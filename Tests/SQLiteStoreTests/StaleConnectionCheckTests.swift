@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import TestSupport
 import Testing
 
@@ -9,11 +8,11 @@ import Testing
 /// stale, how many connections were given a check, how many checks ran,
 /// and the reasons reported when a connection was replaced.
 private final class CheckProbe: Sendable {
-    let stale = Mutex(false)
-    let failing = Mutex(false)
-    let connectionsOpened = Mutex(0)
-    let checksRun = Mutex(0)
-    let replacements = Mutex<[String]>([])
+    let stale = Locked(false)
+    let failing = Locked(false)
+    let connectionsOpened = Locked(0)
+    let checksRun = Locked(0)
+    let replacements = Locked<[String]>([])
 
     func check(every interval: Duration) -> StaleConnectionCheck {
         StaleConnectionCheck(every: interval, onReplace: { reason in self.replacements.withLock { $0.append(reason) } })

@@ -1,6 +1,5 @@
 import Foundation
 import HTTPServer
-import Synchronization
 
 /// An upload sink for tests: keeps a copy of what it is given and counts
 /// chunks, refusing past `limit` bytes, and records whether the server
@@ -39,7 +38,7 @@ public final class RecordingSink: UploadSink, @unchecked Sendable {
 
 /// The sinks a test's routes made, in order.
 public final class RecordingSinks: Sendable {
-    private let made = Mutex<[RecordingSink]>([])
+    private let made = Locked<[RecordingSink]>([])
 
     public init() {}
 

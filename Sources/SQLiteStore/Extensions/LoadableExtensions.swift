@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 #if canImport(SQLite3)
     import SQLite3
@@ -53,7 +52,7 @@ import Synchronization
         /// and the connection each was loaded through, kept open: SQLite
         /// unloads an extension's library when the connection that loaded
         /// it closes, unless the extension asks to stay.
-        private static let loaded = Mutex<[String: UnsafeSendableHandle]>([:])
+        private static let loaded = Locked<[String: UnsafeSendableHandle]>([:])
 
         /// Loads the extension once for the process: a VFS it registers
         /// can then be named in ``Configuration/vfs`` by every connection.

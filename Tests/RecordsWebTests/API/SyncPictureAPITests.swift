@@ -3,7 +3,6 @@ import HTTPServer
 import RecordsApp
 import SQLiteStore
 import SQLiteStoreSync
-import Synchronization
 import Testing
 
 @testable import RecordsWeb
@@ -16,7 +15,7 @@ import Testing
     /// would send it.
     final class CountingTransport: SyncTransport {
         let inner: InProcessSyncTransport
-        let sent = Mutex<[(path: String, bytes: Int)]>([])
+        let sent = Locked<[(path: String, bytes: Int)]>([])
 
         init(site: APISite) { inner = InProcessSyncTransport(site: site, token: site.writer) }
 
