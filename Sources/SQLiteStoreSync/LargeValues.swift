@@ -472,7 +472,12 @@ extension ReplicaContext {
     /// never finished, or finished and never pushed. A device that comes
     /// back to one finds the server's copy at byte 0 and sends it again.
     func discardTransfers(untouchedSince cutoff: Int64) throws {
-        try forgetStaged(try db.fetchAll(Int64.self, "SELECT id FROM \(identifier: staging) WHERE touched < \(cutoff)"))
+        try db.execute(
+            """
+            DELETE FROM \(identifier: Bookkeeping.stagedBytes)
+            WHERE id IN (SELECT id FROM \(identifier: staging) WHERE touched < \(cutoff))
+            """)
+        try db.execute("DELETE FROM \(identifier: staging) WHERE touched < \(cutoff)")
     }
 
     /// Removes every transfer: on a device that has applied all the
