@@ -142,6 +142,7 @@ public struct HTTPSyncTransport: SyncTransport {
                 .unknownColumn(table: problem["table"] as? String ?? "", column: problem["column"] as? String ?? ""),
                 detail)
         case "malformed-chunk": return SyncError(.malformedChunk, detail)
+        case "storage-full": return SyncError(.storageFull, detail)
         case "chunk-out-of-order": return SyncError(.chunkOutOfOrder(expectedOffset: number("expectedOffset")), detail)
         case "large-value-mismatch", "large-value-missing", "unknown-large-value":
             guard

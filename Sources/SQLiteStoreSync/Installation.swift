@@ -22,9 +22,13 @@ import SQLiteStore
 //   the device had seen, hence which edits were concurrent).
 // - conflicts: the values that lost.
 // - staging: large values being received in chunks (or staged for an
-//   apply), by content hash, with how many bytes have arrived; `bytes` is
-//   the last column so that SQLite reserves it without building it in
-//   memory.
+//   apply), by content hash, with how many bytes have arrived and when the
+//   last chunk did (`touched`, milliseconds since 1970: the server removes
+//   uploads left untouched too long).
+// - staged_bytes: the bytes of each staged value, under its staging id, in
+//   a row of their own that only incremental BLOB I/O writes: moving the
+//   progress must not rewrite them (SQLite rewrites a whole row on any
+//   update).
 // - large: the content hash and size of a large cell's BLOB, for the
 //   version (clock, replica) it was computed for: the cell's current one,
 //   and the versions of local writes still in the outbox that a pull has
@@ -49,8 +53,37 @@ enum Bookkeeping {
     static let outbox = "sqlitestore_sync_outbox"
     static let conflicts = "sqlitestore_sync_conflicts"
     static let staging = "sqlitestore_sync_staging"
+    static let stagedBytes = "sqlitestore_sync_staged_bytes"
     static let large = "sqlitestore_sync_large"
     static let backfill = "sqlitestore_sync_backfill"
+
+    /// The staging table's definition, under `name`.
+    static func stagingTable(_ name: String) -> String {
+        """
+        CREATE TABLE IF NOT EXISTS \(name) (
+            id INTEGER PRIMARY KEY, hash BLOB NOT NULL UNIQUE, size INTEGER NOT NULL,
+            received INTEGER NOT NULL, touched INTEGER NOT NULL)
+        """
+    }
+
+    /// Upgrades a staging table made before transfers recorded their time
+    /// and kept their bytes apart: the bytes move to `staged_bytes`, and
+    /// the transfers count as touched now, so that a server keeps them for
+    /// the whole age it allows.
+    static func upgradeStaging(_ db: Database) throws {
+        guard try db.columns(in: staging).contains(where: { $0.name == "bytes" }) else { return }
+        let upgraded = staging + "_upgrade"
+        try db.execute(sql: "INSERT INTO \(stagedBytes) (id, bytes) SELECT id, bytes FROM \(staging)")
+        try db.execute(sql: stagingTable(upgraded))
+        try db.execute(
+            sql: """
+                INSERT INTO \(upgraded) (id, hash, size, received, touched)
+                SELECT id, hash, size, received, CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)
+                FROM \(staging)
+                """)
+        try db.execute(sql: "DROP TABLE \(staging)")
+        try db.execute(sql: "ALTER TABLE \(upgraded) RENAME TO \(staging)")
+    }
 
     /// The column number of a row's delete in `cells` and on the wire.
     static let deleteColumn = -1
@@ -101,9 +134,8 @@ enum Bookkeeping {
             losing_value, losing_clock INTEGER NOT NULL, losing_replica BLOB NOT NULL,
             winning_value, winning_clock INTEGER NOT NULL, winning_replica BLOB NOT NULL,
             winner_deleted INTEGER NOT NULL, position INTEGER NOT NULL);
-        CREATE TABLE IF NOT EXISTS \(staging) (
-            id INTEGER PRIMARY KEY, hash BLOB NOT NULL UNIQUE, size INTEGER NOT NULL,
-            received INTEGER NOT NULL, bytes BLOB);
+        \(stagingTable(staging));
+        CREATE TABLE IF NOT EXISTS \(stagedBytes) (id INTEGER PRIMARY KEY, bytes BLOB);
         CREATE TABLE IF NOT EXISTS \(large) (
             tbl INTEGER NOT NULL, gid BLOB NOT NULL, col INTEGER NOT NULL,
             clock INTEGER NOT NULL, replica INTEGER NOT NULL, hash BLOB NOT NULL, size INTEGER NOT NULL,
@@ -119,8 +151,9 @@ extension SyncSchema {
     /// Creates the engine's bookkeeping tables and the triggers that capture
     /// changes to the synced tables, in `db`. Run it from a migration, once
     /// per replica; running it again (after adding a table or a column to
-    /// the declaration) keeps everything recorded and rewrites the
-    /// triggers.
+    /// the declaration, or after an upgrade of this library that changed
+    /// its bookkeeping) keeps everything recorded, upgrades the
+    /// bookkeeping and rewrites the triggers.
     ///
     /// Rows already in a synced table get a global identity and are
     /// recorded as local changes, to be pushed on the next sync.
@@ -140,6 +173,7 @@ extension SyncSchema {
     /// chooses.
     public func install(in db: Database, replicaID: UUID = UUID(), existingRows: ExistingRowIdentity) throws {
         try db.execute(sql: Bookkeeping.schema)
+        try Bookkeeping.upgradeStaging(db)
         if try db.fetchOne(Int.self, "SELECT COUNT(*) FROM \(identifier: Bookkeeping.state)") == 0 {
             try db.execute("INSERT INTO \(identifier: Bookkeeping.replicas) (uuid) VALUES (\(replicaID.bytes))")
             try db.execute(

@@ -147,6 +147,11 @@ extension ReplicaContext {
     static let copyChunk = BlobHandle.defaultChunkSize
 
     private var staging: String { Bookkeeping.staging }
+
+    /// Where the bytes of the staged transfer `id` are.
+    private func stagedBytes(_ id: Int64) -> LargeValueSource {
+        LargeValueSource(table: Bookkeeping.stagedBytes, column: "bytes", rowID: id)
+    }
     private var large: String { Bookkeeping.large }
 
     // MARK: References of stored values
@@ -270,7 +275,7 @@ extension ReplicaContext {
             WHERE hash = \(reference.sha256) AND size = \(reference.size) AND received = size
             """)
         {
-            return LargeValueSource(table: staging, column: "bytes", rowID: id)
+            return stagedBytes(id)
         }
         let candidates = try db.fetchAll(
             """
@@ -327,14 +332,23 @@ extension ReplicaContext {
     /// Stores a chunk in its own transaction, with the progress it moves;
     /// a value whose bytes do not match its hash is forgotten (that
     /// commits) and refused.
+    ///
+    /// - Parameters:
+    ///   - touched: The time of the chunk's arrival (milliseconds since
+    ///     1970), kept with the transfer.
+    ///   - cutoff: When the chunk starts a transfer, the transfers last
+    ///     touched before this time are abandoned and removed first (in
+    ///     the same transaction, so their room serves this one); nil to
+    ///     keep them.
     static func receive(
         _ bytes: Data, of reference: LargeValueReference, at offset: Int64, writer: any DatabaseWriter,
-        schema: SyncSchema, before: (ReplicaContext) throws -> Void = { _ in }
+        schema: SyncSchema, touched: Int64, sweepingBefore cutoff: Int64? = nil,
+        before: (ReplicaContext) throws -> Void = { _ in }
     ) throws -> Int64 {
         let held = try writer.write { db in
             let context = try ReplicaContext(db, schema: schema)
             try before(context)
-            return try context.receive(bytes, of: reference, at: offset)
+            return try context.receive(bytes, of: reference, at: offset, touched: touched, sweepingBefore: cutoff)
         }
         guard let held else {
             throw SyncError(
@@ -350,7 +364,10 @@ extension ReplicaContext {
     /// last byte is in, and forgets it if it differs (returning nil).
     /// Returns the bytes held. Runs in the caller's transaction, with the
     /// progress it moves.
-    private func receive(_ bytes: Data, of reference: LargeValueReference, at offset: Int64) throws -> Int64? {
+    private func receive(
+        _ bytes: Data, of reference: LargeValueReference, at offset: Int64, touched: Int64,
+        sweepingBefore cutoff: Int64?
+    ) throws -> Int64? {
         try reference.check()
         let held = try received(of: reference)
         if held == reference.size { return held }
@@ -367,23 +384,19 @@ extension ReplicaContext {
                     + "do not fit a value of \(reference.size) bytes")
         }
         if held == 0 {
-            try db.execute(
-                """
-                INSERT INTO \(identifier: staging) (hash, size, received, bytes)
-                VALUES (\(reference.sha256), \(reference.size), 0, zeroblob(\(reference.size)))
-                ON CONFLICT (hash) DO UPDATE SET size = excluded.size, received = 0, bytes = excluded.bytes
-                """)
+            if let cutoff { try discardTransfers(untouchedSince: cutoff) }
+            try startStaging(reference, received: 0, touched: touched)
         }
         let id = try db.fetchOne(Int64.self, "SELECT id FROM \(identifier: staging) WHERE hash = \(reference.sha256)")!
-        try db.withBlob(table: staging, column: "bytes", rowID: id, access: .readWrite) { blob in
+        try db.withBlob(table: Bookkeeping.stagedBytes, column: "bytes", rowID: id, access: .readWrite) { blob in
             try blob.write(bytes, at: Int(offset))
         }
         let total = offset + Int64(bytes.count)
-        try db.execute("UPDATE \(identifier: staging) SET received = \(total) WHERE id = \(id)")
+        try db.execute("UPDATE \(identifier: staging) SET received = \(total), touched = \(touched) WHERE id = \(id)")
         if total == reference.size {
-            let arrived = try hash(LargeValueSource(table: staging, column: "bytes", rowID: id))
+            let arrived = try hash(stagedBytes(id))
             guard arrived == reference else {
-                try db.execute("DELETE FROM \(identifier: staging) WHERE id = \(id)")
+                try forgetStaged([id])
                 return nil
             }
         }
@@ -402,11 +415,11 @@ extension ReplicaContext {
         for reference in references.sorted(by: { $0.sha256.lexicographicallyPrecedes($1.sha256) }) {
             try reference.check()
             if reference.size == 0 {
-                try db.execute(
-                    """
-                    INSERT INTO \(identifier: staging) (hash, size, received, bytes)
-                    VALUES (\(reference.sha256), 0, 0, zeroblob(0)) ON CONFLICT (hash) DO NOTHING
-                    """)
+                if try db.fetchOne(
+                    Int64.self, "SELECT id FROM \(identifier: staging) WHERE hash = \(reference.sha256)") == nil
+                {
+                    try startStaging(reference, received: 0, touched: 0)
+                }
                 continue
             }
             guard let source = try source(of: reference) else {
@@ -415,16 +428,9 @@ extension ReplicaContext {
                     "the changes were refused: the large value \(reference) they reference has not arrived whole; "
                         + "nothing was applied")
             }
-            guard source.table != staging else { continue }
-            try db.execute(
-                """
-                INSERT INTO \(identifier: staging) (hash, size, received, bytes)
-                VALUES (\(reference.sha256), \(reference.size), \(reference.size), zeroblob(\(reference.size)))
-                ON CONFLICT (hash) DO UPDATE SET size = excluded.size, received = excluded.size, bytes = excluded.bytes
-                """)
-            let id = try db.fetchOne(
-                Int64.self, "SELECT id FROM \(identifier: staging) WHERE hash = \(reference.sha256)")!
-            try copy(reference, from: source, to: LargeValueSource(table: staging, column: "bytes", rowID: id))
+            guard source.table != Bookkeeping.stagedBytes else { continue }
+            let id = try startStaging(reference, received: reference.size, touched: 0)
+            try copy(reference, from: source, to: stagedBytes(id))
         }
     }
 
@@ -446,7 +452,7 @@ extension ReplicaContext {
                 + "WHERE \(quotedIdentifier(table.primaryKey)) = ?"
         ).execute(arguments: [reference.size, localID])
         try copy(
-            reference, from: LargeValueSource(table: staging, column: "bytes", rowID: id),
+            reference, from: stagedBytes(id),
             to: LargeValueSource(table: table.name, column: column, rowID: localID))
         try remember(
             reference, table: catalog.id, gid: gid, column: catalog.columnIDs[column]!, clock: clock, replica: replica)
@@ -456,8 +462,63 @@ extension ReplicaContext {
     /// them).
     func unstage(_ references: Set<LargeValueReference>) throws {
         for reference in references {
-            try db.execute("DELETE FROM \(identifier: staging) WHERE hash = \(reference.sha256)")
+            try forgetStaged(
+                try db.fetchAll(Int64.self, "SELECT id FROM \(identifier: staging) WHERE hash = \(reference.sha256)"))
         }
+    }
+
+    /// Removes the transfers (staged chunks) that no chunk reached since
+    /// `cutoff` (milliseconds since 1970): uploads a device started and
+    /// never finished, or finished and never pushed. A device that comes
+    /// back to one finds the server's copy at byte 0 and sends it again.
+    func discardTransfers(untouchedSince cutoff: Int64) throws {
+        try db.execute(
+            """
+            DELETE FROM \(identifier: Bookkeeping.stagedBytes)
+            WHERE id IN (SELECT id FROM \(identifier: staging) WHERE touched < \(cutoff))
+            """)
+        try db.execute("DELETE FROM \(identifier: staging) WHERE touched < \(cutoff)")
+    }
+
+    /// Removes every transfer: on a device that has applied all the
+    /// server's changes, a value still staged is one no change wants any
+    /// more (its row was deleted, or the value replaced by a newer one,
+    /// since its download started).
+    func discardTransfers() throws {
+        try db.execute("DELETE FROM \(identifier: Bookkeeping.stagedBytes)")
+        try db.execute("DELETE FROM \(identifier: staging)")
+    }
+
+    /// Starts staging `reference` afresh, replacing any earlier transfer of
+    /// it: its progress, and room for its bytes (zeros, reserved without
+    /// building them in memory). Returns the transfer's number.
+    ///
+    /// The bytes have a table of their own so that moving the progress
+    /// (an UPDATE of the progress row) never rewrites them: SQLite
+    /// rewrites a whole row on any update, which would copy the value for
+    /// each chunk, and need room for a second copy of it meanwhile.
+    @discardableResult
+    private func startStaging(_ reference: LargeValueReference, received: Int64, touched: Int64) throws -> Int64 {
+        try forgetStaged(
+            try db.fetchAll(Int64.self, "SELECT id FROM \(identifier: staging) WHERE hash = \(reference.sha256)"))
+        try db.execute(
+            """
+            INSERT INTO \(identifier: staging) (hash, size, received, touched)
+            VALUES (\(reference.sha256), \(reference.size), \(received), \(touched))
+            """)
+        let id = db.lastInsertedRowID
+        try db.execute(
+            """
+            INSERT INTO \(identifier: Bookkeeping.stagedBytes) (id, bytes) VALUES (\(id), zeroblob(\(reference.size)))
+            """)
+        return id
+    }
+
+    /// Forgets the staged transfers `ids`: their progress and their bytes.
+    private func forgetStaged(_ ids: [Int64]) throws {
+        guard !ids.isEmpty else { return }
+        try db.execute("DELETE FROM \(identifier: Bookkeeping.stagedBytes) WHERE id IN \(ids)")
+        try db.execute("DELETE FROM \(identifier: staging) WHERE id IN \(ids)")
     }
 
     private func copy(_ reference: LargeValueReference, from source: LargeValueSource, to target: LargeValueSource)

@@ -81,8 +81,10 @@ public final class SyncClient: Sendable {
     ///   - progress: Called after each batch (``SyncProgress/batch(_:)``,
     ///     with the counts so far) and each chunk of a large value.
     /// - Throws: The transport's errors, or a ``SyncError`` the server
-    ///   answered with (other than a replay, which is handled); whatever
-    ///   was acknowledged or applied before stays so.
+    ///   answered with (other than a replay, which is handled), or
+    ///   ``SyncError/Kind/storageFull`` when this device's database cannot
+    ///   grow; whatever was acknowledged or applied before stays so, and
+    ///   nothing of the step that failed.
     public func sync(
         over transport: some SyncTransport, pushLimit: Int = 2_000, pullLimit: Int = 10_000,
         chunkSize: Int = 1 << 20, progress: @escaping @Sendable (SyncProgress) -> Void = { _ in }
@@ -90,7 +92,9 @@ public final class SyncClient: Sendable {
         var report = SyncReport()
         let schema = schema
         var changedMeanwhile = 0
-        while let request = try await writer.write({ db in try Self.makePush(db, schema, limit: pushLimit) }) {
+        while let request = try await SyncError.whenFull(
+            Self.pushFull, { try await writer.write { db in try Self.makePush(db, schema, limit: pushLimit) } })
+        {
             try Task.checkCancellation()
             do {
                 for reference in try largeValues(toUpload: request) {
@@ -99,7 +103,9 @@ public final class SyncClient: Sendable {
                 }
                 let response = try await transport.push(request)
                 let acknowledged = min(response.acknowledgedThrough, request.through)
-                try await writer.write { db in try Self.resume(db, after: acknowledged) }
+                try await SyncError.whenFull(Self.resumeFull) {
+                    try await writer.write { db in try Self.resume(db, after: acknowledged) }
+                }
                 report.sent += request.changes.changeCount
                 report.conflicts += response.conflicts
             } catch let error as SyncError {
@@ -111,7 +117,9 @@ public final class SyncClient: Sendable {
                 guard case .replayedPush(let acknowledged) = error.kind, acknowledged > request.after else {
                     throw error
                 }
-                try await writer.write { db in try Self.resume(db, after: acknowledged) }
+                try await SyncError.whenFull(Self.resumeFull) {
+                    try await writer.write { db in try Self.resume(db, after: acknowledged) }
+                }
             }
             progress(.batch(report))
         }
@@ -131,7 +139,9 @@ public final class SyncClient: Sendable {
                 replaced += 1
                 continue
             }
-            report.received += try await writer.write { db in try Self.apply(response, for: request, db, schema) }
+            report.received += try await SyncError.whenFull(Self.applyFull) {
+                try await writer.write { db in try Self.apply(response, for: request, db, schema) }
+            }
             progress(.batch(report))
             if !response.hasMore, request.columns == nil { break }
         }
@@ -245,14 +255,22 @@ public final class SyncClient: Sendable {
     ///   (the value is discarded: download it again), with nothing stored.
     @discardableResult
     public func receiveChunk(_ bytes: Data, of reference: LargeValueReference, at offset: Int64) throws -> Int64 {
-        try ReplicaContext.receive(bytes, of: reference, at: offset, writer: writer, schema: schema)
+        try SyncError.whenFull(SyncError.deviceFull("the piece of the large value \(reference) was not stored")) {
+            try ReplicaContext.receive(
+                bytes, of: reference, at: offset, writer: writer, schema: schema,
+                touched: Int64(Date().timeIntervalSince1970 * 1000))
+        }
     }
 
     /// The local changes not yet acknowledged, at most `limit` of them, or
     /// nil when there are none.
     public func makePush(limit: Int = .max) throws -> PushRequest? {
-        try writer.write { db in try Self.makePush(db, schema, limit: limit) }
+        try SyncError.whenFull(Self.pushFull) { try writer.write { db in try Self.makePush(db, schema, limit: limit) } }
     }
+
+    /// What a device whose database cannot grow is told when it prepares a
+    /// push (which notes the references of its large values).
+    private static let pushFull = SyncError.deviceFull("the changes to send could not be prepared, none was sent")
 
     private static func makePush(_ db: Database, _ schema: SyncSchema, limit: Int) throws -> PushRequest? {
         let context = try ReplicaContext(db, schema: schema)
@@ -329,8 +347,13 @@ public final class SyncClient: Sendable {
     /// `acknowledged` (from an acknowledgement, or from the refusal of a
     /// replayed push), so that the next push starts after it.
     public func resume(after acknowledged: Int64) throws {
-        try writer.write { db in try Self.resume(db, after: acknowledged) }
+        try SyncError.whenFull(Self.resumeFull) { try writer.write { db in try Self.resume(db, after: acknowledged) } }
     }
+
+    /// What a device whose database cannot grow is told when it records an
+    /// acknowledgement (the server answers the next push as a replay).
+    private static let resumeFull = SyncError.deviceFull(
+        "the server's acknowledgement was not recorded (the next sync recovers it)")
 
     private static func resume(_ db: Database, after acknowledged: Int64) throws {
         try db.execute(
@@ -365,8 +388,14 @@ public final class SyncClient: Sendable {
     ///   not sync, with nothing applied.
     @discardableResult
     public func apply(_ response: PullResponse, for request: PullRequest) throws -> Int {
-        try writer.write { db in try Self.apply(response, for: request, db, schema) }
+        try SyncError.whenFull(Self.applyFull) {
+            try writer.write { db in try Self.apply(response, for: request, db, schema) }
+        }
     }
+
+    /// What a device whose database cannot grow is told when it applies.
+    private static let applyFull = SyncError.deviceFull(
+        "the changes pulled were not applied, nothing of them, and this device's position did not move")
 
     private static func apply(
         _ response: PullResponse, for request: PullRequest, _ db: Database, _ schema: SyncSchema
@@ -408,6 +437,9 @@ public final class SyncClient: Sendable {
             try backfill.advance(to: response.through, done: !response.hasMore, context)
         } else {
             try context.setState("known", response.through)
+            // Caught up: whatever is still staged was downloaded for a value
+            // the server has since replaced or deleted.
+            if !response.hasMore { try context.discardTransfers() }
         }
         return batch.changeCount
     }

@@ -1,4 +1,5 @@
 import Foundation
+import SQLiteStore
 
 /// Why the engine refused a declaration, a batch or a request.
 ///
@@ -57,6 +58,12 @@ public struct SyncError: Error, Sendable, Equatable, CustomStringConvertible {
         /// The transport cannot carry large values (its ``SyncTransport``
         /// conformance has no chunk methods).
         case largeValuesUnsupported
+        /// The database that was to keep the changes or the chunk cannot
+        /// grow (its disk is full, or it reached its size limit): the write
+        /// was rolled back whole, with the positions and acknowledgements
+        /// it would have moved. The message says whose disk; sync again
+        /// once it has room, and the sync resumes where it stood.
+        case storageFull
     }
 
     /// What went wrong.
@@ -72,4 +79,33 @@ public struct SyncError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// The message.
     public var description: String { message }
+}
+
+extension SyncError {
+    /// Runs `body`, a write to this replica's database, and turns SQLite's
+    /// full-disk error (`SQLITE_FULL`: no room on the disk, or the
+    /// database's `max_page_count` reached) into ``Kind/storageFull`` with
+    /// `message`; the transaction has rolled back, so nothing of it stays.
+    static func whenFull<T>(_ message: @autoclosure () -> String, _ body: () throws -> T) throws -> T {
+        do { return try body() } catch let error as SQLiteError where error.code == .full {
+            throw SyncError(.storageFull, message())
+        }
+    }
+
+    /// The `async` form of ``whenFull(_:_:)``.
+    static func whenFull<T>(_ message: @autoclosure () -> String, _ body: () async throws -> T) async throws -> T {
+        do { return try await body() } catch let error as SQLiteError where error.code == .full {
+            throw SyncError(.storageFull, message())
+        }
+    }
+
+    /// What the server tells a device whose write it could not keep.
+    static func serverFull(_ what: String) -> String {
+        "the server's disk is full: \(what). Sync again once the server has room"
+    }
+
+    /// What a device is told when its own database cannot grow.
+    static func deviceFull(_ what: String) -> String {
+        "this device's disk is full: \(what). Free some space and sync again"
+    }
 }

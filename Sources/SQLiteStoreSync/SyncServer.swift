@@ -25,6 +25,10 @@ public final class SyncServer: Sendable {
     public let writer: any DatabaseWriter
     /// The synced tables and limits.
     public let schema: SyncSchema
+    /// How long the chunks of an upload are kept when none arrives: an
+    /// upload untouched for longer is abandoned, and its chunks are
+    /// removed when another upload starts.
+    public let abandonedUploadAge: Duration
     private let now: @Sendable () -> Int64
     private let validate: (@Sendable (SyncedRow) throws -> Void)?
 
@@ -34,8 +38,12 @@ public final class SyncServer: Sendable {
     ///   - writer: The server's database, with the schema installed.
     ///   - schema: The synced tables and the clock skew bound.
     ///   - now: The server's clock in milliseconds since 1970, against
-    ///     which changes from the future are refused (the system clock by
-    ///     default).
+    ///     which changes from the future are refused and uploads age (the
+    ///     system clock by default).
+    ///   - abandonedUploadAge: How long an upload's chunks are kept with no
+    ///     new chunk arriving (24 hours by default). There is no timer: the
+    ///     first chunk of each new upload removes those older than this, in
+    ///     its own transaction, which is when their room is wanted.
     ///   - validate: The app's rules for its rows, or nil for none. Called
     ///     once for each row a push changed and left in place, with the
     ///     row's values after the merge, inside the push's transaction,
@@ -45,11 +53,13 @@ public final class SyncServer: Sendable {
     public init(
         writer: any DatabaseWriter, schema: SyncSchema,
         now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
+        abandonedUploadAge: Duration = .seconds(24 * 60 * 60),
         validate: (@Sendable (SyncedRow) throws -> Void)? = nil
     ) {
         self.writer = writer
         self.schema = schema
         self.now = now
+        self.abandonedUploadAge = abandonedUploadAge
         self.validate = validate
     }
 
@@ -62,19 +72,21 @@ public final class SyncServer: Sendable {
     ///   ``SyncError/Kind/unknownTable(_:)``, ``SyncError/Kind/unknownColumn(table:column:)``,
     ///   ``SyncError/Kind/clockSkew``, ``SyncError/Kind/foreignChanges``, ``SyncError/Kind/malformedBatch``.
     public func push(_ request: PushRequest) throws -> PushResponse {
-        let limit =
-            now() + Int64(schema.maximumClockSkew.components.seconds) * 1000
-            + schema.maximumClockSkew.components.attoseconds / 1_000_000_000_000_000
+        let limit = now() + schema.maximumClockSkew.milliseconds
         let validate = validate
-        return try writer.write { db in
-            try Self.push(request, in: ReplicaContext(db, schema: schema), clockLimit: limit, validate: validate)
+        return try SyncError.whenFull(SyncError.serverFull("the push was refused, nothing of it was applied")) {
+            try writer.write { db in
+                try Self.push(request, in: ReplicaContext(db, schema: schema), clockLimit: limit, validate: validate)
+            }
         }
     }
 
     /// The changes after the device's position, at most about
     /// `request.limit` of them.
     public func pull(_ request: PullRequest) throws -> PullResponse {
-        try writer.write { db in try Self.pull(request, in: ReplicaContext(db, schema: schema)) }
+        try SyncError.whenFull(SyncError.serverFull("the pull could not be answered")) {
+            try writer.write { db in try Self.pull(request, in: ReplicaContext(db, schema: schema)) }
+        }
     }
 
     /// The server's position: the number of the last change it accepted.
@@ -96,20 +108,32 @@ public final class SyncServer: Sendable {
     ///   chunk that does not start where the transfer stands,
     ///   ``SyncError/Kind/malformedChunk`` for one that does not fit the
     ///   value, ``SyncError/Kind/largeValueMismatch(_:)`` when the whole
-    ///   value does not hash to its reference (it is discarded); nothing is
-    ///   stored then.
+    ///   value does not hash to its reference (it is discarded),
+    ///   ``SyncError/Kind/storageFull`` when the server's database cannot
+    ///   grow; nothing is stored then.
+    ///
+    /// The first chunk of a value the server holds none of starts an
+    /// upload, and first removes the uploads no chunk reached for
+    /// ``abandonedUploadAge``.
     public func uploadChunk(_ request: ChunkUpload) throws -> ChunkUploadResponse {
+        let full = SyncError.serverFull("the piece of the large value \(request.reference) was not stored")
         if request.bytes.isEmpty {
-            return try writer.write { db in
-                let context = try ReplicaContext(db, schema: schema)
-                try Self.absorbLocalChanges(context)
-                return ChunkUploadResponse(received: try context.received(of: request.reference))
+            return try SyncError.whenFull(full) {
+                try writer.write { db in
+                    let context = try ReplicaContext(db, schema: schema)
+                    try Self.absorbLocalChanges(context)
+                    return ChunkUploadResponse(received: try context.received(of: request.reference))
+                }
             }
         }
+        let now = now()
         return ChunkUploadResponse(
-            received: try ReplicaContext.receive(
-                request.bytes, of: request.reference, at: request.offset, writer: writer, schema: schema,
-                before: Self.absorbLocalChanges))
+            received: try SyncError.whenFull(full) {
+                try ReplicaContext.receive(
+                    request.bytes, of: request.reference, at: request.offset, writer: writer, schema: schema,
+                    touched: now, sweepingBefore: now - abandonedUploadAge.milliseconds,
+                    before: Self.absorbLocalChanges)
+            })
     }
 
     /// A chunk of a large value a pull referenced, read from the row that
@@ -119,12 +143,16 @@ public final class SyncServer: Sendable {
     ///   it any more (it was replaced since the pull: pull again),
     ///   ``SyncError/Kind/malformedChunk`` for an offset outside it.
     public func downloadChunk(_ request: ChunkDownload) throws -> ChunkDownloadResponse {
-        try writer.write { db in
-            let context = try ReplicaContext(db, schema: schema)
-            try Self.absorbLocalChanges(context)
-            return ChunkDownloadResponse(
-                bytes: try context.readChunk(
-                    of: request.reference, at: request.offset, maximumLength: request.maximumLength))
+        try SyncError.whenFull(
+            SyncError.serverFull("the piece of the large value \(request.reference) could not be sent")
+        ) {
+            try writer.write { db in
+                let context = try ReplicaContext(db, schema: schema)
+                try Self.absorbLocalChanges(context)
+                return ChunkDownloadResponse(
+                    bytes: try context.readChunk(
+                        of: request.reference, at: request.offset, maximumLength: request.maximumLength))
+            }
         }
     }
 
@@ -508,5 +536,12 @@ public final class SyncServer: Sendable {
     private struct RowKey: Hashable {
         var table: Int64
         var gid: Data
+    }
+}
+
+extension Duration {
+    /// The whole milliseconds of this duration.
+    var milliseconds: Int64 {
+        components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
     }
 }

@@ -102,8 +102,8 @@ extension SyncSchema {
     /// tables it knows).
     public static let bookkeepingTables: [String] = [
         Bookkeeping.state, Bookkeeping.replicas, Bookkeeping.tables, Bookkeeping.columns, Bookkeeping.rows,
-        Bookkeeping.cells, Bookkeeping.outbox, Bookkeeping.conflicts, Bookkeeping.staging, Bookkeeping.large,
-        Bookkeeping.backfill,
+        Bookkeeping.cells, Bookkeeping.outbox, Bookkeeping.conflicts, Bookkeeping.staging, Bookkeeping.stagedBytes,
+        Bookkeeping.large, Bookkeeping.backfill,
     ]
 }
 

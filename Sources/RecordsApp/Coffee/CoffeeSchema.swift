@@ -61,6 +61,12 @@ enum CoffeeSchema {
         // Devices sync the coffees' names, prices and pictures through
         // `records serve` (pictures in chunks, see ``sync``).
         sync.migration("coffee.sync"),
+        // The engine's staging of pictures in transit records when each
+        // piece last arrived (the server removes uploads abandoned for a
+        // day), and keeps the bytes apart from the progress (a piece no
+        // longer rewrites the whole picture): installing again upgrades
+        // its bookkeeping.
+        sync.migration("coffee.syncStaging"),
     ]
 
     /// Makes the table that gives each coffee's picture a version: the web's

@@ -54,6 +54,7 @@ struct Problem: Error, Sendable {
         case 428: "Precondition Required"
         case 429: "Too Many Requests"
         case 503: "Service Unavailable"
+        case 507: "Insufficient Storage"
         default: status >= 500 ? "Internal Server Error" : "Error"
         }
     }

@@ -24,6 +24,10 @@ enum SyncAPI {
                 "The body is not a sync message, or its change batch is cut short or garbled (code malformed-batch)."),
             .problem(401, "No valid token (missing, unknown, expired or revoked)."),
             .problem(415, "The body is not \(SyncWire.contentType)."),
+            .problem(
+                507,
+                "The server's disk is full (code storage-full): nothing of the request was kept; send it again once the server has room."
+            ),
         ]
         return [
             APIOperation(
@@ -290,6 +294,7 @@ enum SyncAPI {
             var problem = Problem(status: 404, code: "unknown-large-value", detail: detail)
             problem.extra = valueExtras(reference)
             return problem
+        case .storageFull: return Problem(status: 507, code: "storage-full", detail: detail)
         case .invalidDeclaration, .notInstalled, .largeValuesUnsupported: return nil
         }
     }

@@ -1,11 +1,11 @@
 import Foundation
 import HTTPServer
-import RecordsApp
 import SQLiteStore
 import SQLiteStoreSync
 import TestSupport
 import Testing
 
+@testable import RecordsApp
 @testable import RecordsWeb
 
 #if canImport(FoundationNetworking)
@@ -34,12 +34,17 @@ struct InProcessSyncTransport: SyncTransport {
         try SyncWire.chunkDownloadResponse(try await send("/api/v1/sync/chunks/download", SyncWire.encode(request)))
     }
 
-    func send(_ path: String, _ body: Data, contentType: String = SyncWire.contentType) async throws -> Data {
+    /// The server's answer to `body` at `path`, whatever its status.
+    func answer(_ path: String, _ body: Data, contentType: String = SyncWire.contentType) async -> APIAnswer {
         var request = Request(
             method: "POST", path: path,
             headers: ["authorization": "Bearer \(token)", "content-type": contentType], clientAddress: "127.0.0.1")
         request.body = Array(body)
-        let answer = APIAnswer(await site.app.respond(to: request))
+        return APIAnswer(await site.app.respond(to: request))
+    }
+
+    func send(_ path: String, _ body: Data, contentType: String = SyncWire.contentType) async throws -> Data {
+        let answer = await answer(path, body, contentType: contentType)
         guard answer.status == 200 else {
             throw HTTPSyncTransport.refusal(status: answer.status, problem: Data(answer.text.utf8), host: "test")
         }
@@ -47,6 +52,31 @@ struct InProcessSyncTransport: SyncTransport {
         guard case .bytes(let bytes) = answer.response.body else { return Data() }
         return Data(bytes)
     }
+}
+
+extension APISite {
+    /// Lets the server's database grow by at most `pages` pages from its
+    /// size now (`max_page_count` on its one connection): SQLite then
+    /// answers `SQLITE_FULL`, as when the disk is full.
+    func fillDisk(leaving pages: Int = 0) throws {
+        try database.writer.write { db in
+            let count = try db.fetchOne(Int.self, "PRAGMA page_count") ?? 0
+            _ = try db.fetchOne(Int.self, "PRAGMA max_page_count = \(unsafeLiteral: String(count + pages))")
+        }
+    }
+
+    /// Room on the server's disk again.
+    func makeRoom() throws {
+        try database.writer.write { db in _ = try db.fetchOne(Int.self, "PRAGMA max_page_count = 1000000000") }
+    }
+}
+
+/// Whether `answer` is the server's full-disk problem, whose detail starts
+/// with `detail`.
+func isFullDiskProblem(_ answer: APIAnswer, detail: String) -> Bool {
+    answer.status == 507 && answer.isProblem && answer.json["code"] as? String == "storage-full"
+        && answer.json["title"] as? String == "Insufficient Storage"
+        && (answer.json["detail"] as? String)?.hasPrefix(detail) == true
 }
 
 /// `POST /api/v1/sync/push` and `/sync/pull`: devices sync through the
@@ -67,6 +97,43 @@ struct InProcessSyncTransport: SyncTransport {
             try schema.install(in: db)
         }
         return (queue, SyncClient(writer: queue, schema: schema))
+    }
+
+    @Test func aPushTheServersFullDiskCannotKeepIsA507ProblemAndIsAppliedOnceThereIsRoom() async throws {
+        let site = try await APISite()
+        let (queue, client) = try Self.rawDevice()
+        try await queue.write { db in
+            for index in 0..<200 {
+                try db.execute(
+                    "INSERT INTO peopleInfo (firstname, lastname, age) VALUES (\("Ada \(index)"), \("Byron"), \(36))")
+            }
+        }
+        let transport = InProcessSyncTransport(site: site, token: site.writer)
+        let request = try #require(try client.makePush())
+        try site.fillDisk()
+
+        let answer = await transport.answer("/api/v1/sync/push", SyncWire.encode(request))
+        #expect(
+            isFullDiskProblem(
+                answer, detail: "The server's disk is full: the push was refused, nothing of it was applied."),
+            "\(answer.status) \(answer.text)")
+        // Through the transport: the engine's error, with the server's words.
+        await #expect {
+            _ = try await client.sync(over: transport)
+        } throws: { error in
+            guard let error = error as? SyncError, error.kind == .storageFull else { return false }
+            return error.message.hasPrefix("The server's disk is full")
+        }
+        #expect(try await PeopleStore(database: site.database).all().isEmpty)
+        #expect(try client.makePush() == request, "the device still has all of it to send")
+
+        try site.makeRoom()
+        let report = try await client.sync(over: transport)
+        #expect(report.sent == 200 * 3)
+        #expect(try await PeopleStore(database: site.database).all().count == 200)
+        #expect(try client.makePush() == nil)
+        #expect(try await client.sync(over: transport).sent == 0)
+        #expect(try await PeopleStore(database: site.database).all().count == 200, "none twice")
     }
 
     @Test func aPersonMadeOnADeviceReachesTheServerSearchableAndOnItsChangeTopic() async throws {

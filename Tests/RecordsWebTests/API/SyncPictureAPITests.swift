@@ -1,10 +1,10 @@
 import Foundation
 import HTTPServer
-import RecordsApp
 import SQLiteStore
 import SQLiteStoreSync
 import Testing
 
+@testable import RecordsApp
 @testable import RecordsWeb
 
 /// Coffee pictures sync through `POST /api/v1/sync/chunks/upload` and
@@ -150,6 +150,40 @@ import Testing
                 "/api/v1/sync/chunks/upload",
                 SyncWire.encode(ChunkUpload(reference: reference, offset: 0, bytes: Data()))))
         #expect(standing.received == 100_000)
+    }
+
+    @Test func aPieceTheServersFullDiskCannotKeepIsA507ProblemAndThePictureGoesOnceThereIsRoom() async throws {
+        let site = try await APISite()
+        let device = try AppDatabase.inMemory()
+        let transport = InProcessSyncTransport(site: site, token: site.writer)
+        let picture = Self.picture(size: 300_000)
+        let reference = LargeValueReference(of: picture)
+        let made = try await CoffeeStore(database: device).add(CoffeeDraft(name: "Flat white", price: 3))
+        try await CoffeeStore(database: device).setPicture(id: made.id, from: .data(picture))
+        try site.fillDisk()
+
+        let piece = SyncWire.encode(ChunkUpload(reference: reference, offset: 0, bytes: picture.prefix(100_000)))
+        let answer = await transport.answer("/api/v1/sync/chunks/upload", piece)
+        #expect(
+            isFullDiskProblem(answer, detail: "The server's disk is full: the piece of the large value sha256:"),
+            "\(answer.status) \(answer.text)")
+        let held = try await transport.uploadChunk(ChunkUpload(reference: reference, offset: 0, bytes: Data()))
+        #expect(held.received == 0, "nothing of the piece was kept")
+        await #expect {
+            _ = try await device.syncClient().sync(over: transport, chunkSize: 64 << 10)
+        } throws: { ($0 as? SyncError)?.kind == .storageFull }
+        #expect(try await CoffeeStore(database: site.database).all(prices: .any).isEmpty)
+
+        try site.makeRoom()
+        let report = try await device.syncClient().sync(over: transport, chunkSize: 64 << 10)
+        #expect(report.largeBytesSent == Int64(picture.count))
+        let listed = try #require(try await CoffeeStore(database: site.database).all(prices: .any).first)
+        let reader = try await CoffeeStore(database: site.database).openPicture(id: listed.id)
+        #expect(try await reader.read(at: 0, count: picture.count) == picture)
+        let staged = try await site.database.writer.read { db in
+            try db.fetchOne(Int.self, "SELECT COUNT(*) FROM sqlitestore_sync_staging")
+        }
+        #expect(staged == 0)
     }
 
     @Test func aReadOnlyTokenCannotUploadAPiece() async throws {
