@@ -90,6 +90,12 @@ public final class AppDatabase: Sendable {
     /// file, a queue for ``inMemory()``.
     let writer: any DatabaseWriter
 
+    /// The stores' writes, combined: the writes that wait for the writer
+    /// together share one transaction, each in its own savepoint, so that
+    /// many creates at once (the API under load) commit and reach the disk
+    /// together rather than one by one.
+    let combinedWrites: WriteCombiner
+
     /// The apps whose migration refused the tables it found, and why.
     let unavailableApps: [App: AppUnavailableError]
 
@@ -218,6 +224,7 @@ public final class AppDatabase: Sendable {
     /// failure.
     private init(writer: any DatabaseWriter, path: String, debugLog: (@Sendable (String) -> Void)?) throws {
         self.writer = writer
+        combinedWrites = WriteCombiner(writer)
         self.path = path
         // Right after the connections opened it: the file they hold.
         openedFile = path == ":memory:" ? nil : FileIdentity(path: path)
@@ -278,6 +285,7 @@ public final class AppDatabase: Sendable {
     /// version's; closes it on failure.
     private init(readOnly writer: any DatabaseWriter, path: String, debugLog: (@Sendable (String) -> Void)?) throws {
         self.writer = writer
+        combinedWrites = WriteCombiner(writer)
         self.path = path
         self.debugLog = debugLog
         isReadOnly = true
@@ -406,7 +414,10 @@ public final class AppDatabase: Sendable {
     }
 
     /// Runs `body` in a transaction for one app's changes, on the writer
-    /// connection's own thread, never the caller's.
+    /// connection's own thread, never the caller's. Writes that wait for
+    /// the writer together share one transaction, each in a savepoint of
+    /// its own (``combinedWrites``): one that throws is undone alone, and
+    /// each returns once its transaction committed and is on the disk.
     ///
     /// - Throws: ``AppUnavailableError`` when the app's migration refused
     ///   its table.
@@ -414,7 +425,7 @@ public final class AppDatabase: Sendable {
         if let reason = unavailableApps[app] { throw reason }
         let descriptor = Self.apps.first { $0.app == app }
         do {
-            return try await writer.write { db in
+            return try await combinedWrites.write { db in
                 let result = try body(db)
                 // The rows this write added or changed get their folded
                 // search text and sort keys in the same transaction, so
@@ -458,10 +469,11 @@ public final class AppDatabase: Sendable {
     }
 
     /// Runs `body` in a transaction for changes of the tables the apps
-    /// share, on the writer connection's own thread.
+    /// share, on the writer connection's own thread; it may share its
+    /// transaction with other waiting writes, as ``write(for:_:)`` does.
     func sharedWrite<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         do {
-            return try await writer.write(body)
+            return try await combinedWrites.write(body)
         } catch {
             debugLog?("error: \(error)")
             throw error

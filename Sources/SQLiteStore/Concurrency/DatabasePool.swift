@@ -75,9 +75,18 @@ public final class DatabasePool: DatabaseWriter, ObservableWriter {
     /// database (`:memory:`, empty path), which other connections cannot
     /// share (use ``DatabaseQueue`` for those), or a `maximumReaderCount`
     /// below 1; and what ``Database/init(path:configuration:)`` throws.
-    public init(
+    public convenience init(
         path: String, configuration: Configuration = Configuration(),
         maximumReaderCount: Int = DatabasePool.defaultMaximumReaderCount
+    ) throws {
+        try self.init(path: path, configuration: configuration, maximumReaderCount: maximumReaderCount, sync: nil)
+    }
+
+    /// Opens the pool; with group commit, `sync` (when given) replaces the
+    /// sync of the file's write-ahead log, so that tests can make it fail.
+    init(
+        path: String, configuration: Configuration, maximumReaderCount: Int,
+        sync: (@Sendable () throws -> Void)?
     ) throws {
         guard !path.isEmpty, path != ":memory:", !path.hasPrefix("file::memory:") else {
             throw SQLiteError.misuse(
@@ -96,7 +105,7 @@ public final class DatabasePool: DatabaseWriter, ObservableWriter {
         if writerConfiguration.groupCommit, let handle = database.connection.handle,
             let name = sqlite3_db_filename(handle, "main"), name.pointee != 0
         {
-            commitSync = CommitSync(databasePath: String(cString: name))
+            commitSync = sync.map { CommitSync(sync: $0) } ?? CommitSync(databasePath: String(cString: name))
         } else {
             commitSync = nil
         }
