@@ -15,11 +15,12 @@
 // not import; these fixed-signature wrappers are what RecordsWeb calls.
 
 /// Starts a daemon with its options given as an `MHD_OPTION_END`-terminated
-/// array.
+/// array; `policy` decides on each accepted connection before anything else.
 static inline struct MHD_Daemon *records_mhd_start(unsigned int flags, uint16_t port,
+                                                   MHD_AcceptPolicyCallback policy, void *policy_context,
                                                    MHD_AccessHandlerCallback handler, void *handler_context,
                                                    const struct MHD_OptionItem *options) {
-    return MHD_start_daemon(flags, port, NULL, NULL, handler, handler_context,
+    return MHD_start_daemon(flags, port, policy, policy_context, handler, handler_context,
                             MHD_OPTION_ARRAY, options, MHD_OPTION_END);
 }
 

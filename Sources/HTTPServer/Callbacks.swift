@@ -52,6 +52,14 @@ enum Callbacks {
         return Callbacks.begin(exchange, core: core, connection: connection)
     }
 
+    /// Takes every connection until the server begins to stop, and none
+    /// after: libmicrohttpd closes a refused one at once, unread.
+    static let acceptPolicy: MHD_AcceptPolicyCallback = { context, _, _ in
+        guard let context else { return .NO }
+        let core = Unmanaged<ServerCore>.fromOpaque(context).takeUnretainedValue()
+        return core.isStopping ? .NO : .YES
+    }
+
     static let completed: MHD_RequestCompletedCallback = { context, connection, exchangeSlot, _ in
         guard let context else { return }
         let core = Unmanaged<ServerCore>.fromOpaque(context).takeUnretainedValue()

@@ -32,6 +32,9 @@ final class ConnectionWatchdog: Sendable {
 
     private struct Entry {
         var descriptor: Int32
+        /// The socket's inode when the connection started: the descriptor
+        /// is shut down only while it is still that socket.
+        var socket: UInt64
         /// When the next request's headers must be in; nil while a request
         /// is served.
         var deadline: ContinuousClock.Instant?
@@ -87,8 +90,11 @@ final class ConnectionWatchdog: Sendable {
     func connectionStarted(_ connection: OpaquePointer) {
         let descriptor = records_mhd_connection_fd(connection)
         guard descriptor >= 0 else { return }
+        guard let socket = Self.socketIdentity(descriptor) else { return }
         let deadline = ContinuousClock.now.advanced(by: headerTimeout)
-        state.withLock { $0.entries[Self.key(connection)] = Entry(descriptor: descriptor, deadline: deadline) }
+        state.withLock {
+            $0.entries[Self.key(connection)] = Entry(descriptor: descriptor, socket: socket, deadline: deadline)
+        }
     }
 
     func headersArrived(_ connection: OpaquePointer) {
@@ -127,13 +133,26 @@ final class ConnectionWatchdog: Sendable {
 
     private func sweep() {
         let now = ContinuousClock.now
+        var forgotten = 0
         let dropped = state.withLock { state -> Int in
             var dropped = 0
+            /// Shuts the connection's socket down, unless its descriptor is
+            /// no longer that socket (closed without libmicrohttpd's notice:
+            /// the number may be another connection's by now, which must
+            /// not be touched); then the entry is forgotten.
+            func shutDown(_ key: UInt, _ entry: Entry) -> Bool {
+                guard Self.socketIdentity(entry.descriptor) == entry.socket else {
+                    state.entries[key] = nil
+                    forgotten += 1
+                    return false
+                }
+                shutdown(entry.descriptor, Int32(SHUT_RDWR))
+                return true
+            }
             for (key, entry) in state.entries {
                 if let period = entry.bodyPeriod, Self.hungUp(entry, bytes: period.bytes, key: key, in: &state) {
                     // Not slow: gone. libmicrohttpd learns it from the shutdown.
-                    shutdown(entry.descriptor, Int32(SHUT_RDWR))
-                    state.entries[key]?.bodyPeriod = nil
+                    if shutDown(key, entry) { state.entries[key]?.bodyPeriod = nil }
                     continue
                 }
                 if let period = entry.bodyPeriod, period.start.advanced(by: headerTimeout) < now {
@@ -144,7 +163,7 @@ final class ConnectionWatchdog: Sendable {
                 } else {
                     guard let deadline = entry.deadline, deadline < now else { continue }
                 }
-                shutdown(entry.descriptor, Int32(SHUT_RDWR))
+                guard shutDown(key, entry) else { continue }
                 state.entries[key]?.deadline = nil
                 state.entries[key]?.bodyPeriod = nil
                 dropped += 1
@@ -154,6 +173,9 @@ final class ConnectionWatchdog: Sendable {
         }
         if dropped > 0 {
             log("server: dropped \(dropped) connection(s) whose request did not arrive in time")
+        }
+        if forgotten > 0 {
+            log("server: \(forgotten) connection(s) closed without notice were forgotten, not shut down")
         }
     }
 
@@ -175,6 +197,14 @@ final class ConnectionWatchdog: Sendable {
         guard stalled >= 2 else { return false }
         var byte: UInt8 = 0
         return recv(entry.descriptor, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) == 0
+    }
+
+    /// The inode of the socket open at `descriptor`, or nil when it is not
+    /// an open socket.
+    private static func socketIdentity(_ descriptor: Int32) -> UInt64? {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK else { return nil }
+        return UInt64(info.st_ino)
     }
 
     private static func key(_ connection: OpaquePointer) -> UInt { UInt(bitPattern: Int(bitPattern: connection)) }

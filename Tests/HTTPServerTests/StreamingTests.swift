@@ -165,14 +165,21 @@ import Testing
         #expect(stream.closed.withLock { $0 })
     }
 
-    @Test func stopLetsARequestInFlightFinishAndRefusesNewOnes() async throws {
+    /// With a thread per connection libmicrohttpd stops listening; on the
+    /// event loop, where it cannot safely, the accept policy closes each
+    /// new connection unread. Either way a client gets no answer.
+    @Test(arguments: [0, 2])
+    func stopLetsARequestInFlightFinishAndRefusesNewOnes(eventLoopThreads: Int) async throws {
         let release = Locked(false)
         let started = Locked(false)
         // A grace longer than any test run: the test, not a timer, decides
         // when the request finishes (under a loaded full suite this test's
         // own steps can take seconds).
         let server = try LocalServer(
-            options: { $0.shutdownGrace = .seconds(600) },
+            options: {
+                $0.shutdownGrace = .seconds(600)
+                $0.eventLoopThreads = eventLoopThreads
+            },
             routes: [
                 Route.get("/slow", access: .anyone) { _ in
                     started.withLock { $0 = true }
@@ -184,6 +191,9 @@ import Testing
         while !started.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
         let stopping = Task { await server.server.stop() }
         while !server.server.isStopping { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(server.server.requestsInFlight == 1)
+        // While the server waits for it, a new request is not served.
+        await #expect(throws: (any Error).self) { try await Self.send(server, "GET", "/slow") }
         #expect(server.server.requestsInFlight == 1)
         release.withLock { $0 = true }
         let response = try await inFlight.value
