@@ -419,18 +419,21 @@ public final class SyncServer: Sendable {
         // cells mostly follow one another: only a change of row looks it up.
         var groups: [[PageCell]] = []
         var groupIndexes: [RowKey: Int] = [:]
-        var previous: RowKey?
+        var previous: (key: RowKey, group: Int)?
         for cell in page {
             let key = RowKey(table: cell.table, gid: cell.gid)
-            if key == previous {
-                groups[groups.count - 1].append(cell)
+            let group: Int
+            if let previous, previous.key == key {
+                group = previous.group
             } else if let index = groupIndexes[key] {
-                groups[index].append(cell)
+                group = index
             } else {
-                groupIndexes[key] = groups.count
-                groups.append([cell])
+                group = groups.count
+                groupIndexes[key] = group
+                groups.append([])
             }
-            previous = key
+            groups[group].append(cell)
+            previous = (key, group)
         }
 
         var batch = ChangeBatch()
