@@ -14,16 +14,19 @@ import SQLiteStore
 /// everywhere, while rows that differ in any value, or in their ID, stay
 /// apart.
 public enum ExistingRowIdentity: Sendable {
-    /// A new random identity for each row: every existing row is a record
-    /// of this replica alone.
+    /// A new identity for each row, as the capture gives a new row (a
+    /// version 7 UUID: the replica's clock, then random bits): every
+    /// existing row is a record of this replica alone.
     case random
     /// An identity made from the table's name, the row's local ID and its
     /// synced values (two 64-bit FNV-1a hashes of their wire form).
     case fromContents
 
-    func globalID(table: String, localID: Int64, values: [SQLiteValue]) -> UUID {
+    /// The identity of an existing row, recorded when the replica's clock
+    /// stood at `clock`.
+    func globalID(table: String, localID: Int64, values: [SQLiteValue], clock: Int64) -> UUID {
         switch self {
-        case .random: return UUID()
+        case .random: return Self.timeOrdered(clock: clock)
         case .fromContents:
             var writer = ByteWriter()
             writer.string(table)
@@ -38,6 +41,20 @@ public enum ExistingRowIdentity: Sendable {
             bytes[8] = bytes[8] & 0x3F | 0x80
             return UUID(bytes: bytes)!
         }
+    }
+
+    /// The identity ``Bookkeeping/newIdentity(clock:)`` makes in SQL, for
+    /// `clock`: its milliseconds, 12 bits of its counter, 62 random bits.
+    static func timeOrdered(clock: Int64) -> UUID {
+        var bytes = Data(count: 16)
+        for index in 0..<6 { bytes[index] = UInt8(truncatingIfNeeded: (clock >> 16) >> (40 - 8 * index)) }
+        bytes[6] = 0x70 | UInt8(truncatingIfNeeded: (clock >> 8) & 0x0F)
+        bytes[7] = UInt8(truncatingIfNeeded: clock)
+        var random = SystemRandomNumberGenerator()
+        let bits = random.next() as UInt64
+        bytes[8] = 0x80 | UInt8(truncatingIfNeeded: bits & 0x3F)
+        for index in 9..<16 { bytes[index] = UInt8(truncatingIfNeeded: bits >> (8 * (index - 8))) }
+        return UUID(bytes: bytes)!
     }
 
     private func fnv1a(_ data: Data, seed: UInt64) -> UInt64 {

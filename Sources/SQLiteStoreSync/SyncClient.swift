@@ -424,10 +424,11 @@ public final class SyncClient: Sendable {
         }
         try context.stage(references)
         let replicas = try batch.replicas.map { try context.number(ofReplica: $0) }
+        let tables = batch.tables.map { BatchTable($0, in: context) }
         var maximumClock: Int64 = 0
         try context.applying {
             for row in batch.rows {
-                try Self.apply(row, of: batch, replicas: replicas, in: context)
+                try Self.apply(row, of: batch, tables: tables, replicas: replicas, in: context)
                 for cell in row.cells { maximumClock = max(maximumClock, cell.clock) }
             }
         }
@@ -449,17 +450,18 @@ public final class SyncClient: Sendable {
     /// a local value that loses here is still in the outbox and reaches the
     /// server, which logs it.
     private static func apply(
-        _ row: ChangeBatch.Row, of batch: ChangeBatch, replicas: [Int64], in context: ReplicaContext
+        _ row: ChangeBatch.Row, of batch: ChangeBatch, tables: [BatchTable?], replicas: [Int64],
+        in context: ReplicaContext
     ) throws {
-        let name = batch.tables[row.table].name
-        guard let table = context.table(name), let catalog = context.catalog(name) else { return }
+        guard let resolved = tables[row.table] else { return }
+        let table = resolved.table
+        let catalog = resolved.catalog
         let names = batch.tables[row.table].columns
         func columnName(_ cell: ChangeBatch.Cell) -> String { names[cell.column] }
-        let cells = row.cells.filter {
-            $0.column == Bookkeeping.deleteColumn || catalog.columnIDs[names[$0.column]] != nil
-        }
+        func columnID(_ cell: ChangeBatch.Cell) -> Int64? { resolved.columnIDs[cell.column] }
+        let cells = row.cells.filter { $0.column == Bookkeeping.deleteColumn || columnID($0) != nil }
         let firstColumn = cells.first.flatMap { cell in
-            cell.column == Bookkeeping.deleteColumn ? nil : catalog.columnIDs[columnName(cell)]
+            cell.column == Bookkeeping.deleteColumn ? nil : columnID(cell)
         }
         let (state, firstCell) = try context.row(table: catalog.id, gid: row.gid, withCell: firstColumn)
 
@@ -493,12 +495,12 @@ public final class SyncClient: Sendable {
                     clock: cell.clock, replica: replicas[cell.replica])
             }
             try context.insertCells(
-                table: catalog.id, gid: row.gid,
-                cells.map { (catalog.columnIDs[columnName($0)]!, $0.clock, replicas[$0.replica]) }, position: nil)
+                table: catalog.id, gid: row.gid, cells.map { (columnID($0)!, $0.clock, replicas[$0.replica]) },
+                position: nil)
             return
         }
         for (index, cell) in cells.enumerated() {
-            let column = catalog.columnIDs[columnName(cell)]!
+            let column = columnID(cell)!
             let existing =
                 index == 0 ? firstCell : try context.cell(table: catalog.id, gid: row.gid, column: column)
             if let existing, existing.clock >= cell.clock {
@@ -522,6 +524,26 @@ public final class SyncClient: Sendable {
             try context.setCell(
                 table: catalog.id, gid: row.gid, column: column, clock: cell.clock, replica: replica, position: nil)
         }
+    }
+}
+
+/// A table of a pull's batch as this device syncs it, resolved once per
+/// batch rather than by name for each change: nil for a table it does not
+/// sync (yet).
+struct BatchTable {
+    let table: SyncedTable
+    let catalog: TableCatalog
+    /// The column numbers of the batch's columns, in the batch's order; nil
+    /// for a column this device does not sync (yet).
+    let columnIDs: [Int64?]
+
+    init?(_ batchTable: ChangeBatch.Table, in context: ReplicaContext) {
+        guard let table = context.table(batchTable.name), let catalog = context.catalog(batchTable.name) else {
+            return nil
+        }
+        self.table = table
+        self.catalog = catalog
+        columnIDs = batchTable.columns.map { catalog.columnIDs[$0] }
     }
 }
 

@@ -10,9 +10,10 @@ import SQLiteStore
 ///
 /// The primary key stays the table's own `INTEGER PRIMARY KEY`: the local
 /// ID the app shows and links by. Each row also gets a *global identity*
-/// (128 random bits, kept by the engine beside the local ID), under which
-/// the row travels, so that rows created offline on two devices never
-/// collide: each device numbers them locally as it likes.
+/// (a version 7 UUID: the replica's clock, then 62 random bits; kept by the
+/// engine beside the local ID), under which the row travels, so that rows
+/// created offline on two devices never collide: each device numbers them
+/// locally as it likes.
 public struct SyncedTable: Sendable, Hashable {
     /// The table's name.
     public let name: String

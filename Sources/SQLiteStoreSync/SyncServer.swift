@@ -419,15 +419,20 @@ public final class SyncServer: Sendable {
         try absorbLocalChanges(context)
         let db = context.db
         let limit = max(1, request.limit)
-        let page: [Row]
+        let page: [PageCell]
         if let columns = request.columns {
             page = try backfillPage(columns, after: request.after, until: request.until ?? 0, limit: limit, context)
         } else {
-            page = try db.fetchAll(
-                """
-                SELECT tbl, gid, col, clock, replica, position FROM \(identifier: Bookkeeping.cells)
-                WHERE position > \(request.after) ORDER BY position LIMIT \(limit)
-                """)
+            // Each cell with its row's state, in one query (cells before
+            // rows: the position index gives the order).
+            page = try db.makeStatement(
+                sql: """
+                    SELECT \(PageCell.columns) FROM \(Bookkeeping.cells) AS c
+                    CROSS JOIN \(Bookkeeping.rows) AS r ON r.tbl = c.tbl AND r.gid = c.gid
+                    WHERE c.position > ? ORDER BY c.position LIMIT ?
+                    """
+            ).fetchAll(arguments: StatementArguments(values: [.integer(request.after), .integer(Int64(limit))]))
+                .map(PageCell.init)
         }
         let serverPosition = try context.state("known")
         guard let last = page.last else {
@@ -435,48 +440,61 @@ public final class SyncServer: Sendable {
                 request.columns == nil ? max(request.after, serverPosition) : max(request.after, request.until ?? 0)
             return PullResponse(changes: ChangeBatch(), through: through, hasMore: false)
         }
-        let through = try last.decode(Int64.self, at: 5)
+        let through = last.position
         let requester = try context.number(ofReplica: request.replica)
 
-        // Rows in the order of their first change in the page.
-        var order: [RowKey] = []
-        var cellsByRow: [RowKey: [Row]] = [:]
+        // Rows in the order of their first change in the page. A row's
+        // cells mostly follow one another: only a change of row looks it up.
+        var groups: [[PageCell]] = []
+        var groupIndexes: [RowKey: Int] = [:]
+        var previous: (key: RowKey, group: Int)?
         for cell in page {
-            let key = RowKey(table: try cell.decode(Int64.self, at: 0), gid: try cell.decode(Data.self, at: 1))
-            if cellsByRow[key] == nil { order.append(key) }
-            cellsByRow[key, default: []].append(cell)
+            let key = RowKey(table: cell.table, gid: cell.gid)
+            let group: Int
+            if let previous, previous.key == key {
+                group = previous.group
+            } else if let index = groupIndexes[key] {
+                group = index
+            } else {
+                group = groups.count
+                groupIndexes[key] = group
+                groups.append([])
+            }
+            groups[group].append(cell)
+            previous = (key, group)
         }
 
         var batch = ChangeBatch()
         let wholeRow = try db.makeStatement(
             sql: """
-                SELECT tbl, gid, col, clock, replica, position FROM \(Bookkeeping.cells)
-                WHERE tbl = ? AND gid = ? ORDER BY col
+                SELECT \(PageCell.columns) FROM \(Bookkeeping.cells) AS c
+                CROSS JOIN \(Bookkeeping.rows) AS r ON r.tbl = c.tbl AND r.gid = c.gid
+                WHERE c.tbl = ? AND c.gid = ? ORDER BY c.col
                 """)
-        for key in order {
-            guard let name = context.tableName(key.table), let table = context.table(name),
-                let gid = UUID(bytes: key.gid), let state = try context.row(table: key.table, gid: gid)
+        for var cells in groups {
+            let first = cells[0]
+            guard let name = context.tableName(first.table), let table = context.table(name), let gid = first.gid
             else { continue }
-            var cells = cellsByRow[key]!
-            if request.columns == nil, !state.deleted, (state.created ?? 0) > request.after,
+            if request.columns == nil, !first.deleted, (first.created ?? 0) > request.after,
                 cells.count < table.columns.count
             {
                 // New to the device: send the whole row, so it can be inserted at once.
                 cells = try wholeRow.fetchAll(
-                    arguments: StatementArguments(values: [.integer(key.table), .blob(key.gid)]))
+                    arguments: StatementArguments(values: [.integer(first.table), .blob(gid.bytes)])
+                ).map(PageCell.init)
             }
-            let values = try state.localID.map { try context.rowValues(of: table, localID: $0) }
+            let values = try first.localID.map { try context.rowValues(of: table, localID: $0) }
             var row = ChangeBatch.Row(table: batch.tableIndex(name), gid: gid, cells: [])
             for cell in cells {
-                let replica = try cell.decode(Int64.self, at: 4)
+                let replica = cell.replica
                 guard replica != requester else { continue }
-                let column = try cell.decode(Int64.self, at: 2)
-                let clock = try cell.decode(Int64.self, at: 3)
+                let column = cell.column
+                let clock = cell.clock
                 var value = SQLiteValue.null
                 var reference: LargeValueReference?
                 var index = Bookkeeping.deleteColumn
                 if column != Int64(Bookkeeping.deleteColumn) {
-                    guard let columnName = context.columnName(column, table: key.table), let localID = state.localID,
+                    guard let columnName = context.columnName(column, table: first.table), let localID = first.localID,
                         let catalog = context.catalog(name), let values, let position = table.columnIndex(columnName)
                     else { continue }
                     if table.isLarge(columnName) {
@@ -498,12 +516,42 @@ public final class SyncServer: Sendable {
         return PullResponse(changes: batch, through: through, hasMore: page.count == limit)
     }
 
+    /// A cell of a pull's page, with its row's state (a cell always has
+    /// its row: the join drops none).
+    private struct PageCell {
+        /// The columns to select, from `cells AS c` joined with `rows AS r`.
+        static let columns = "c.tbl, c.gid, c.col, c.clock, c.replica, c.position, r.local_id, r.deleted, r.created"
+
+        var table: Int64
+        /// Nil for a damaged identity (not 16 bytes): such a row is left out.
+        var gid: UUID?
+        var column: Int64
+        var clock: Int64
+        var replica: Int64
+        var position: Int64
+        var localID: Int64?
+        var deleted: Bool
+        var created: Int64?
+
+        init(_ row: Row) throws {
+            table = try row.decode(Int64.self, at: 0)
+            gid = UUID(bytes: try row.decode(Data.self, at: 1))
+            column = try row.decode(Int64.self, at: 2)
+            clock = try row.decode(Int64.self, at: 3)
+            replica = try row.decode(Int64.self, at: 4)
+            position = try row.decode(Int64.self, at: 5)
+            localID = try row.decode(Int64?.self, at: 6)
+            deleted = try row.decode(Bool.self, at: 7)
+            created = try row.decode(Int64?.self, at: 8)
+        }
+    }
+
     /// The cells of the asked columns at positions after `after` through
     /// `until`, in order, at most `limit`.
     private static func backfillPage(
         _ columns: [String: [String]], after: Int64, until: Int64, limit: Int, _ context: ReplicaContext
-    ) throws -> [Row] {
-        var page: [Row] = []
+    ) throws -> [PageCell] {
+        var page: [PageCell] = []
         for (name, names) in columns.sorted(by: { $0.key < $1.key }) {
             guard let catalog = context.catalog(name) else {
                 throw SyncError(.unknownTable(name), "the pull was refused: table \(name) is not synced here")
@@ -521,21 +569,22 @@ public final class SyncServer: Sendable {
             let placeholders = Array(repeating: "?", count: ids.count).joined(separator: ", ")
             page += try context.db.makeStatement(
                 sql: """
-                    SELECT tbl, gid, col, clock, replica, position FROM \(Bookkeeping.cells)
-                    WHERE position > ? AND position <= ? AND tbl = ? AND col IN (\(placeholders))
-                    ORDER BY position LIMIT ?
+                    SELECT \(PageCell.columns) FROM \(Bookkeeping.cells) AS c
+                    CROSS JOIN \(Bookkeeping.rows) AS r ON r.tbl = c.tbl AND r.gid = c.gid
+                    WHERE c.position > ? AND c.position <= ? AND c.tbl = ? AND c.col IN (\(placeholders))
+                    ORDER BY c.position LIMIT ?
                     """
             ).fetchAll(
                 arguments: StatementArguments(
-                    values: [.integer(after), .integer(until), .integer(catalog.id)] + ids + [.integer(Int64(limit))]))
+                    values: [.integer(after), .integer(until), .integer(catalog.id)] + ids + [.integer(Int64(limit))])
+            ).map(PageCell.init)
         }
-        let positions = try page.map { try $0.decode(Int64.self, at: 5) }
-        return zip(positions, page).sorted { $0.0 < $1.0 }.prefix(limit).map(\.1)
+        return Array(page.sorted { $0.position < $1.position }.prefix(limit))
     }
 
     private struct RowKey: Hashable {
         var table: Int64
-        var gid: Data
+        var gid: UUID?
     }
 }
 

@@ -42,6 +42,51 @@ struct CaptureTests {
         }
     }
 
+    /// Checks that every row's identity is a version 7 UUID holding the
+    /// milliseconds of its first version, each made after the one before.
+    private func expectTimeOrderedIdentities(_ db: Database, count: Int) throws {
+        let rows = try db.fetchAll(
+            """
+            SELECT r.gid, c.clock FROM sqlitestore_sync_rows AS r
+            JOIN sqlitestore_sync_cells AS c ON c.tbl = r.tbl AND c.gid = r.gid AND c.col = 0
+            ORDER BY r.local_id
+            """)
+        let gids = try rows.map { try $0.decode(Data.self, at: 0) }
+        #expect(gids.count == count)
+        #expect(Set(gids).count == count)
+        for (gid, row) in zip(gids, rows) {
+            let bytes = [UInt8](gid)
+            #expect(bytes.count == 16)
+            guard bytes.count == 16 else { continue }
+            #expect(bytes[6] >> 4 == 7, "version 7")
+            #expect(bytes[8] >> 6 == 2, "RFC 9562 variant")
+            let milliseconds = bytes[0..<6].reduce(Int64(0)) { $0 << 8 | Int64($1) }
+            #expect(milliseconds == (try row.decode(Int64.self, at: 1)) >> 16)
+        }
+        // Made in order on one replica: each sorts after the one before.
+        for (earlier, later) in zip(gids, gids.dropFirst()) {
+            #expect(earlier.lexicographicallyPrecedes(later))
+        }
+    }
+
+    @Test func newIdentitiesAreVersion7UUIDsThatGrowWithTheClock() throws {
+        let queue = try People.replica()
+        try queue.write { db in
+            for index in 0..<300 { try db.execute("INSERT INTO people (age) VALUES (\(index))") }
+            try expectTimeOrderedIdentities(db, count: 300)
+        }
+    }
+
+    @Test func rowsWrittenBeforeInstallationGetTimeOrderedIdentities() throws {
+        let queue = try DatabaseQueue.inMemory()
+        try queue.write { db in
+            try db.execute(sql: People.create)
+            for index in 0..<50 { try db.execute("INSERT INTO people (first) VALUES (\("Row \(index)"))") }
+            try People.schema.install(in: db)
+            try expectTimeOrderedIdentities(db, count: 50)
+        }
+    }
+
     @Test func anUpdateRecordsOnlyTheColumnsItChanged() throws {
         let queue = try People.replica()
         try queue.write { db in
