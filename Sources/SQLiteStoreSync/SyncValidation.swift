@@ -2,7 +2,7 @@ import Foundation
 import SQLiteStore
 
 /// A synced row as a push leaves it on the server, handed to the server's
-/// validation (``SyncServer/init(writer:schema:now:validate:)``) before the
+/// validation (``SyncServer/init(writer:schema:now:abandonedUploadAge:validate:)``) before the
 /// push commits.
 public struct SyncedRow: Sendable {
     /// The table.

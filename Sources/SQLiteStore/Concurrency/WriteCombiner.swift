@@ -79,9 +79,14 @@ public final class WriteCombiner: Sendable {
     /// Combines the writes given to ``write(_:)`` on `writer`'s
     /// transactions.
     ///
-    /// - Parameter maximumBatchSize: The most writes one transaction
-    ///   takes (at least 1): a bound on how long a write waits behind the
-    ///   others of its transaction.
+    /// - Parameters:
+    ///   - writer: The database whose writes are combined: a
+    ///     ``DatabasePool`` or a ``DatabaseQueue``. Writes made on it
+    ///     directly, not through this combiner, run in their own
+    ///     transactions as before.
+    ///   - maximumBatchSize: The most writes one transaction takes (at
+    ///     least 1): a bound on how long a write waits behind the others of
+    ///     its transaction.
     public init(_ writer: any DatabaseWriter, maximumBatchSize: Int = 64) {
         self.writer = writer
         self.maximumBatchSize = max(1, maximumBatchSize)
