@@ -383,11 +383,13 @@ extension ReplicaContext {
                 "a chunk of \(reference) was refused: \(bytes.count) bytes at offset \(offset) "
                     + "do not fit a value of \(reference.size) bytes")
         }
+        let id: Int64
         if held == 0 {
             if let cutoff { try discardTransfers(untouchedSince: cutoff) }
-            try startStaging(reference, received: 0, touched: touched)
+            id = try startStaging(reference, received: 0, touched: touched)
+        } else {
+            id = try stagedIDs(of: reference)[0]
         }
-        let id = try db.fetchOne(Int64.self, "SELECT id FROM \(identifier: staging) WHERE hash = \(reference.sha256)")!
         try db.withBlob(table: Bookkeeping.stagedBytes, column: "bytes", rowID: id, access: .readWrite) { blob in
             try blob.write(bytes, at: Int(offset))
         }
@@ -415,9 +417,7 @@ extension ReplicaContext {
         for reference in references.sorted(by: { $0.sha256.lexicographicallyPrecedes($1.sha256) }) {
             try reference.check()
             if reference.size == 0 {
-                if try db.fetchOne(
-                    Int64.self, "SELECT id FROM \(identifier: staging) WHERE hash = \(reference.sha256)") == nil
-                {
+                if try stagedIDs(of: reference).isEmpty {
                     try startStaging(reference, received: 0, touched: 0)
                 }
                 continue
@@ -463,7 +463,7 @@ extension ReplicaContext {
     func unstage(_ references: Set<LargeValueReference>) throws {
         for reference in references {
             try forgetStaged(
-                try db.fetchAll(Int64.self, "SELECT id FROM \(identifier: staging) WHERE hash = \(reference.sha256)"))
+                try stagedIDs(of: reference))
         }
     }
 
@@ -489,6 +489,11 @@ extension ReplicaContext {
         try db.execute("DELETE FROM \(identifier: staging)")
     }
 
+    /// The staging rows of `reference` (one, or none).
+    private func stagedIDs(of reference: LargeValueReference) throws -> [Int64] {
+        try db.fetchAll(Int64.self, "SELECT id FROM \(identifier: staging) WHERE hash = \(reference.sha256)")
+    }
+
     /// Starts staging `reference` afresh, replacing any earlier transfer of
     /// it: its progress, and room for its bytes (zeros, reserved without
     /// building them in memory). Returns the transfer's number.
@@ -499,8 +504,7 @@ extension ReplicaContext {
     /// each chunk, and need room for a second copy of it meanwhile.
     @discardableResult
     private func startStaging(_ reference: LargeValueReference, received: Int64, touched: Int64) throws -> Int64 {
-        try forgetStaged(
-            try db.fetchAll(Int64.self, "SELECT id FROM \(identifier: staging) WHERE hash = \(reference.sha256)"))
+        try forgetStaged(try stagedIDs(of: reference))
         try db.execute(
             """
             INSERT INTO \(identifier: staging) (hash, size, received, touched)
