@@ -231,12 +231,22 @@ public final class LitestreamSupervisor: @unchecked Sendable {
     /// transaction; the group commit of `--durable`, whose writers all
     /// committed before the call, passes false.
     ///
+    /// - Parameters:
+    ///   - requireCaughtUp: Whether the replica must hold the database's
+    ///     latest transaction after the sync.
+    ///   - limit: How long to wait for the answer; nil for the control
+    ///     socket's own limit (5 seconds). A first sync copies the whole
+    ///     database and may need longer.
     /// - Throws: ``ReplicationError`` when the socket does not answer, or
     ///   Litestream cannot sync, or (with `requireCaughtUp`) the replica is
     ///   behind after the sync.
     @discardableResult
-    public func syncAndWait(requireCaughtUp: Bool = true) throws -> ControlSocket.SyncResult {
-        let result = try control.sync(database: configuration.database, wait: true)
+    public func syncAndWait(requireCaughtUp: Bool = true, within limit: Duration? = nil) throws
+        -> ControlSocket.SyncResult
+    {
+        var socket = control
+        if let limit { socket.timeout = limit }
+        let result = try socket.sync(database: configuration.database, wait: true)
         guard !requireCaughtUp || result.replicatedTxid >= result.txid else {
             throw ReplicationError(
                 "the replica holds transaction \(result.replicatedTxid) of \(result.txid) after a sync")

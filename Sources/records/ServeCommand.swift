@@ -100,9 +100,10 @@ let serveCommand = Command(
         With --replicate, Litestream (scripts/bootstrap.sh installs it) runs beside the
         server as a managed child process and ships each commit to the replica within
         about a second: a disk that dies loses at most that last second. The server
-        writes Litestream's configuration, starts it before it listens, starts it again
-        if it exits (logging why), reports how far behind the replica is in its log, and
-        on stopping ships the last commits and waits for the replica to hold them.
+        writes Litestream's configuration, starts it and waits for its first copy of
+        the database before it listens, starts it again if it exits (logging why),
+        reports how far behind the replica is in its log, and on stopping ships the
+        last commits and waits for the replica to hold them.
         records restore brings the database back; --restore-if-missing does that on
         start when the database file is missing. An S3 replica's endpoint comes from
         AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL, its credentials from AWS_ACCESS_KEY_ID
@@ -193,12 +194,7 @@ let serveCommand = Command(
         let database =
             try readReplica?.database
             ?? invocation.database(
-                synchronous: synchronous, automaticCheckpoints: replication == nil,
-                // Not beside Litestream: with both, a `records` command run
-                // on the served file found it without its tables twice in
-                // CI (`ReplicationCLITests`), never without group commit;
-                // until that is understood, replication commits as before.
-                groupCommit: replication == nil)
+                synchronous: synchronous, automaticCheckpoints: replication == nil, groupCommit: true)
         let supervisor = try replication.map { try startReplication($0) }
         var configuration = WebConfiguration()
         configuration.registration = registration
@@ -281,13 +277,34 @@ private func prepareReplication(_ invocation: Invocation) throws -> ReplicationP
     return ReplicationPlan(replica: replica, executable: executable, database: database)
 }
 
-/// Starts Litestream for the plan's database, waiting until it answers.
+/// How long `records serve --replicate` waits for Litestream's first copy
+/// of the database before it serves anyway.
+private let firstSyncWait: Duration = .seconds(60)
+
+/// Starts Litestream for the plan's database, waiting until it answers and
+/// (up to ``firstSyncWait``) until the replica holds the database.
 private func startReplication(_ plan: ReplicationPlan) throws -> LitestreamSupervisor {
     do {
         let supervisor = try LitestreamSupervisor(
             executable: plan.executable, database: plan.database, replica: plan.replica, log: { serveLog($0) })
         try supervisor.start()
-        serveLog("replicating \(plan.database) to \(plan.replica) with \(plan.executable)")
+        // Litestream answers before it has opened the database; it then
+        // adds its own tables and takes the database's first copy. The
+        // server waits for that first sync before it serves, so that no
+        // `records` command is told it can run in that moment: one run then
+        // read the database without its tables (see the --restore-if-missing
+        // test of ReplicationCLITests). A large database's first copy, or a
+        // starved machine, may take long: after a minute the server serves
+        // anyway, and Litestream goes on.
+        let described = "\(plan.database) to \(plan.replica) with \(plan.executable)"
+        do {
+            let first = try supervisor.syncAndWait(requireCaughtUp: false, within: firstSyncWait)
+            serveLog("replicating \(described) (the replica holds transaction \(first.replicatedTxid))")
+        } catch {
+            serveLog(
+                "replicating \(described); warning: the replica does not hold the database yet (\(error)): "
+                    + "serving anyway while Litestream copies it")
+        }
         return supervisor
     } catch let error as ReplicationError {
         throw CommandFailure(message: error.message)

@@ -137,9 +137,11 @@ struct ReplicationCLITests {
             sandbox: sandbox, ["--listen", "127.0.0.1:0", "--replicate", replica, "--restore-if-missing"])
         let added = try await sandbox.run("people", "add", "--first", "Dorothy", "--last", "Vaughan")
         guard added.status == 0 else {
-            // Seen in two clean-clone CI runs ("no such table: peopleInfo"),
-            // never locally: the server's log (Litestream's lines among
-            // them) is what the next one needs to show.
+            // "no such table: peopleInfo" (SQLITE_SCHEMA) here once came
+            // from a command run while Litestream, just started, added its
+            // tables: the server now waits for Litestream's first copy
+            // before it serves. Its log (Litestream's lines among them)
+            // shows what happened if this ever fails again.
             let server = await fresh.stop()
             Issue.record("\(added)\nthe server's log:\n\(server.stderr)")
             return
