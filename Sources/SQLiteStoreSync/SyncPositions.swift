@@ -15,7 +15,7 @@ extension SyncServer {
     /// the sync bookkeeping.
     ///
     /// A device whose pulls have reached this position
-    /// (``SyncClient/pulledPosition(_:)``) has every change committed
+    /// (``SyncClient/pulledPosition(_:schema:)``) has every change committed
     /// before it was read, so a server that reads it after a change, and
     /// sends it with the news of that change, lets the device that made
     /// the change skip the pull it would otherwise make for it.
