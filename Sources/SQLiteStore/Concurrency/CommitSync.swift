@@ -219,7 +219,15 @@ private final class WriteAheadLogSync: Sendable {
         defer { close(descriptor) }
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { throw Self.failure("stat", logPath) }
-        guard fsync(descriptor) == 0 else { throw Self.failure("fsync", logPath) }
+        // The log's data and what finds it (its size), not its times, as
+        // SQLite syncs it: a log rewritten in place then needs no commit of
+        // the file system's journal, which on a disk busy with other files'
+        // writes waits for theirs.
+        #if os(Linux)
+            guard fdatasync(descriptor) == 0 else { throw Self.failure("fdatasync", logPath) }
+        #else
+            guard fsync(descriptor) == 0 else { throw Self.failure("fsync", logPath) }
+        #endif
         let file = (device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
         guard lastFile.withLock({ $0.map { $0 != file } ?? true }) else { return }
         let directory = open(directoryPath, O_RDONLY | O_CLOEXEC)
