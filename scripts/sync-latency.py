@@ -6,9 +6,9 @@ readable in B's database, over N changes (default 100), as p50, p99 and max.
     scripts/sync-latency.py [--changes N] [--records PATH]
 
 The change is written into A's file by this script with plain SQL, as any
-program on the device would; A's watcher sees it (it polls the last local
-change number every 20 ms), pushes it, the server's event stream wakes B's
-watcher, and B pulls it. Everything runs on loopback in a temporary
+program on the device would; A's watcher sees it (it looks at the file's data
+version every 5 ms), pushes it, the server's event stream wakes B's watcher,
+and B pulls it (A does not: the event names a position it has pulled past). Everything runs on loopback in a temporary
 directory, which is removed afterwards. Use a release build for figures
 (swift build -c release --product records; --records .build/release/records)."""
 

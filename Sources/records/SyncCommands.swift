@@ -106,9 +106,14 @@ let syncCommand = Command(
         "records sync", "records sync --server http://host:8080 --token-file ~/sync.token", "records sync --watch",
     ],
     run: { invocation in
-        let database = try invocation.database()
+        let watches = invocation.arguments.flag("watch")
+        // A watcher commits only the sync's own bookkeeping and what it
+        // pulled, all of which a sync recovers after a power failure (the
+        // server answers a lost acknowledgement as a replay; a lost pull
+        // is asked again): its commits need not wait for the disk.
+        let database = try invocation.database(synchronous: watches ? .normal : nil)
         let remote = try syncRemote(invocation, path: database.path)
-        if invocation.arguments.flag("watch") {
+        if watches {
             try await watchSync(database, remote: remote, json: invocation.wantsJSON)
             return
         }

@@ -10,58 +10,59 @@ import SQLiteStoreSync
 #endif
 
 /// `records sync --watch`: syncs now, then again whenever the server's
-/// event stream (`/api/v1/events`) tells of a change, or a change to a
-/// synced record is committed here (by this or any other process), until
-/// SIGINT or SIGTERM.
+/// event stream (`/api/v1/events`) tells of a change this device has not
+/// pulled yet, or a change to a synced record is committed here (by this
+/// or any other process), until SIGINT or SIGTERM.
 @MainActor
 func watchSync(_ database: AppDatabase, remote: SyncRemote, json: Bool) async throws {
     let stop = try SignalWaiter(signals: [SIGINT, SIGTERM])
-    let (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    let watcher = SyncWatcher(
+        database: database, transport: HTTPSyncTransport(baseURL: remote.apiURL, token: remote.token))
     let apps = AppDatabase.syncedApps.map(\.rawValue).joined(separator: ",")
     var eventsURL = URLComponents(url: remote.apiURL.appendingPathComponent("events"), resolvingAgainstBaseURL: false)!
     eventsURL.queryItems = [URLQueryItem(name: "apps", value: apps)]
-    let events = ServerEventListener(url: eventsURL.url!, token: remote.token) { wake.yield() }
+    let events = ServerEventListener(url: eventsURL.url!, token: remote.token) { data in
+        watcher.serverChange(at: data.flatMap(SyncWatcher.syncPosition(inEvent:)))
+    }
     events.start()
-    // Another process's commit is seen by polling the number of the last
-    // local change: a read of one row, every 20 ms.
+    // Another process's commit is seen by looking at the database's data
+    // version every 5 ms; the local change number is read when it moved.
     let local = Task {
-        var last = (try? await database.lastLocalSyncChange()) ?? 0
-        while (try? await Task.sleep(for: .milliseconds(20))) != nil {
-            guard let now = try? await database.lastLocalSyncChange() else { continue }
-            if now != last {
-                last = now
-                wake.yield()
+        while !Task.isCancelled {
+            do {
+                try await database.watchLocalSyncChanges(every: .milliseconds(5)) { watcher.localChange() }
+            } catch {
+                Console.error("records: sync: cannot watch this database for changes: \(error) (trying again)")
+                try? await Task.sleep(for: .seconds(1))
             }
+            // What changed while the watch was down is pushed at the next round.
+            watcher.localChange()
         }
     }
-    let client = database.syncClient()
-    let transport = HTTPSyncTransport(baseURL: remote.apiURL, token: remote.token)
     let loop = Task { @MainActor in
-        for await _ in wakes {
-            do {
-                let report = try await client.sync(over: transport)
-                if report.sent + report.received + report.conflicts > 0 {
+        await watcher.run { round in
+            await MainActor.run {
+                switch round {
+                case .synced(let report) where report.sent + report.received + report.conflicts > 0:
                     if json {
-                        try Console.json(
-                            SyncSummary(report))
+                        try? Console.json(SyncSummary(report))
                     } else {
-                        try Console.out(
+                        try? Console.out(
                             "Synced: sent \(report.sent), received \(report.received), conflicts \(report.conflicts).")
                     }
+                case .failed(let error):
+                    Console.error("records: sync: \(error) (trying again at the next change)")
+                case .synced, .skipped:
+                    break
                 }
-            } catch is CancellationError {
-                return
-            } catch {
-                Console.error("records: sync: \(error) (trying again at the next change)")
             }
         }
     }
-    wake.yield()
     if !json { try Console.out("Watching \(Terminal.clean(remote.description)) for changes (Ctrl-C to stop).") }
     _ = await stop.wait()
     events.stop()
     local.cancel()
-    wake.finish()
+    watcher.finish()
     loop.cancel()
     _ = await loop.value
     if !json { try Console.out("Stopped watching.") }
@@ -86,17 +87,22 @@ struct SyncSummary: Encodable {
     }
 }
 
-/// Follows a Server-Sent Events stream and calls `onEvent` for each event
-/// (not for the heartbeat comments); reconnects a second after it ends.
+/// Follows a Server-Sent Events stream and calls `onEvent` with each
+/// event's data (not for the heartbeat comments); reconnects a second
+/// after it ends. It calls `onEvent` with nil each time the stream opens:
+/// what changed before is unknown.
 final class ServerEventListener: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     private let url: URL
     private let token: String
-    private let onEvent: @Sendable () -> Void
+    private let onEvent: @Sendable (String?) -> Void
     private let lock = NSLock()
     private var session: URLSession?
     private var stopped = false
+    /// The stream's bytes after its last whole line (URLSession hands them
+    /// over in pieces that may end anywhere).
+    private var partial = Data()
 
-    init(url: URL, token: String, onEvent: @escaping @Sendable () -> Void) {
+    init(url: URL, token: String, onEvent: @escaping @Sendable (String?) -> Void) {
         self.url = url
         self.token = token
         self.onEvent = onEvent
@@ -125,17 +131,35 @@ final class ServerEventListener: NSObject, URLSessionDataDelegate, @unchecked Se
         }
     }
 
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
+        completionHandler(.allow)
+        // Open now: what changed before it was open is news too.
+        if (response as? HTTPURLResponse)?.statusCode == 200 { onEvent(nil) }
+    }
+
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         // An event has a data line; a heartbeat is a comment (": ...").
-        if data.range(of: Data("data:".utf8)) != nil { onEvent() }
+        let lines: [Data] = lock.withLock {
+            partial += data
+            guard let end = partial.lastIndex(of: UInt8(ascii: "\n")) else { return [] }
+            let whole = partial[partial.startIndex..<end]
+            partial = Data(partial[partial.index(after: end)...])
+            return whole.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true).map { Data($0) }
+        }
+        for line in lines where line.starts(with: Data("data:".utf8)) {
+            onEvent(String(decoding: line.dropFirst(5), as: UTF8.self))
+        }
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         session.finishTasksAndInvalidate()
+        lock.withLock { partial = Data() }
         DispatchQueue.global().asyncAfter(deadline: .now() + 1) { [weak self] in
             guard let self else { return }
-            // Changes made while the stream was down are pulled on reconnecting.
-            if !self.lock.withLock({ self.stopped }) { self.onEvent() }
+            // Changes made while the stream was down are pulled once it is open again.
             self.start()
         }
     }

@@ -9,13 +9,18 @@ import Testing
 /// and a failed sync never taken for a success.
 @Suite("Group commit", .tags(.concurrency))
 struct GroupCommitTests {
-    /// Counts the syncs it runs; the first waits for `gate`.
+    /// Counts the syncs it runs; the first (or the `gated`th) waits for
+    /// `gate`.
     private final class Syncs: Sendable {
         let gate = Gate("first sync")
         private let counted = Locked(0)
         private let failure: (any Error)?
+        private let gated: Int
 
-        init(failing failure: (any Error)? = nil) { self.failure = failure }
+        init(failing failure: (any Error)? = nil, gated: Int = 1) {
+            self.failure = failure
+            self.gated = gated
+        }
 
         var count: Int { counted.withLock { $0 } }
 
@@ -24,7 +29,7 @@ struct GroupCommitTests {
                 count += 1
                 return count
             }
-            if number == 1 { try gate.waitBlocking() }
+            if number == gated { try gate.waitBlocking() }
             if let failure { throw failure }
         }
     }
@@ -111,6 +116,64 @@ struct GroupCommitTests {
         // Closed: the log was checkpointed into the file.
         let reopened = try DatabaseQueue(path: directory.path("group.sqlite"))
         #expect(try await reopened.read { db in try db.fetchOne(Int.self, "SELECT count(*) FROM t") } == 102)
+    }
+
+    @Test(
+        "A write access that commits nothing waits for no sync of its own, only for the one covering a commit it could read"
+    )
+    func accessesThatCommitNothing() async throws {
+        let directory = try TemporaryDirectory()
+        var configuration = Configuration()
+        configuration.groupCommit = true
+        let counting = Syncs()
+        counting.gate.open()
+        let pool = try DatabasePool(
+            path: directory.path("quiet.sqlite"), configuration: configuration, maximumReaderCount: 2,
+            sync: { try counting.sync() })
+        try await pool.write { db in try db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, a)") }
+        let before = counting.count
+        // A write transaction that only reads, one that rolls back, one without a transaction that reads.
+        #expect(try await pool.write { db in try db.fetchOne(Int.self, "SELECT count(*) FROM t") } == 0)
+        struct Undo: Error {}
+        await #expect(throws: Undo.self) {
+            try await pool.write { db in
+                try db.execute("INSERT INTO t (a) VALUES (1)")
+                throw Undo()
+            }
+        }
+        _ = try await pool.writeWithoutTransaction { db in try db.fetchOne(Int.self, "SELECT count(*) FROM t") }
+        #expect(counting.count == before)
+        // A commit is synced before its write returns.
+        try await pool.write { db in try db.execute("INSERT INTO t (a) VALUES (2)") }
+        #expect(counting.count == before + 1)
+        await pool.close()
+
+        // While a commit's sync runs, a write that commits nothing but
+        // could read it waits for that sync, and starts no other.
+        let gated = Syncs(gated: 2)
+        let second = try DatabasePool(
+            path: directory.path("gated.sqlite"), configuration: configuration, maximumReaderCount: 2,
+            sync: { try gated.sync() })
+        try await second.write { db in try db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, a)") }
+        #expect(gated.count == 1)
+        let answered = Locked<[String]>([])
+        let insert = Task {
+            try await second.write { db in try db.execute("INSERT INTO t (a) VALUES (1)") }
+            answered.withLock { $0.append("insert") }
+        }
+        #expect(await eventually { gated.count == 2 })
+        let reading = Task {
+            let count = try await second.write { db in try db.fetchOne(Int.self, "SELECT count(*) FROM t") }
+            answered.withLock { $0.append("read \(count ?? -1)") }
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(answered.withLock { $0 }.isEmpty)
+        gated.gate.open()
+        try await insert.value
+        try await reading.value
+        #expect(answered.withLock { $0 }.sorted() == ["insert", "read 1"])
+        #expect(gated.count == 2)
+        await second.close()
     }
 
     private static func blockingSynchronousMode(_ pool: DatabasePool) throws -> Int? {

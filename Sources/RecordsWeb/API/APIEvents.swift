@@ -18,7 +18,10 @@ import RecordsApp
 /// change after it; when the log no longer holds them all (it keeps the
 /// newest 100,000), it gets one `resync` event instead, and should read
 /// the lists again. `version` is the record's version when the event was
-/// sent (absent for a deletion).
+/// sent (absent for a deletion). `syncPosition` is the sync server's
+/// position read after the change committed, which covers it (absent while
+/// changes made on the server itself wait to be numbered): a device whose
+/// pulls reached it holds the change, and need not pull for it.
 ///
 /// One reader follows the change log for every stream: after each change
 /// of an app's table it reads the new entries once, keeps the newest
@@ -118,7 +121,8 @@ final class APIEvents: Sendable {
             if batch.missedSome || batch.changes.count > Self.backlogLimit {
                 resync = true
             } else {
-                backlog = try await events(for: batch.changes)
+                backlog = try await events(
+                    for: batch.changes, syncPosition: try await context.database.syncSettledPosition())
                 start = max(last, batch.changes.last?.sequence ?? last)
             }
         }
@@ -207,13 +211,19 @@ final class APIEvents: Sendable {
         var fresh: [APIEvent] = []
         var next = position
         do {
+            var changes: [RecordChange] = []
             while true {
                 let batch = try await context.database.recordChanges(
                     after: next, apps: Self.apps.map(\.app), limit: 1_000)
                 if batch.changes.isEmpty { break }
-                fresh += try await events(for: batch.changes)
+                changes += batch.changes
                 next = batch.changes.last!.sequence
                 if batch.changes.count < 1_000 { break }
+            }
+            if !changes.isEmpty {
+                // Read after the changes: it covers each of them.
+                let syncPosition = try await context.database.syncSettledPosition()
+                fresh = try await events(for: changes, syncPosition: syncPosition)
             }
         } catch {
             context.configuration.log("error: reading the change log for /api/v1/events: \(error)")
@@ -236,8 +246,10 @@ final class APIEvents: Sendable {
         }
     }
 
-    /// The events of `changes`, each with the record's version now.
-    private func events(for changes: [RecordChange]) async throws -> [APIEvent] {
+    /// The events of `changes`, each with the record's version now and
+    /// `syncPosition`, the sync server's position read after the changes
+    /// (nil when unknown).
+    private func events(for changes: [RecordChange], syncPosition: Int64?) async throws -> [APIEvent] {
         var events: [APIEvent] = []
         events.reserveCapacity(changes.count)
         for change in changes {
@@ -245,7 +257,7 @@ final class APIEvents: Sendable {
             if change.kind != .deleted, let resource = Self.apps.first(where: { $0.app == change.app }) {
                 version = try await resource.get(context, change.id)?.version
             }
-            events.append(APIEvent(change: change, version: version))
+            events.append(APIEvent(change: change, version: version, syncPosition: syncPosition))
         }
         return events
     }
@@ -273,7 +285,11 @@ struct APIEvent: Sendable {
     /// The event's text, made once for every stream.
     let text: String
 
-    init(change: RecordChange, version: RecordVersion?) {
+    /// - Parameter syncPosition: The sync server position that covers the
+    ///   change (read after it committed), sent as `syncPosition` so that
+    ///   a device that has pulled that far need not pull for it; nil
+    ///   leaves it out.
+    init(change: RecordChange, version: RecordVersion?, syncPosition: Int64?) {
         sequence = change.sequence
         app = change.app
         let kind =
@@ -286,6 +302,7 @@ struct APIEvent: Sendable {
             ("app", .string(change.app.rawValue)), ("kind", .string(kind)), ("id", .integer(change.id)),
         ])
         if let version { data.append("version", .string(version.description)) }
+        if let syncPosition { data.append("syncPosition", .integer(syncPosition)) }
         text =
             "id: \(change.sequence)\nevent: change\ndata: \(String(decoding: JSONWriter.encode(.object(data)), as: UTF8.self))\n\n"
     }

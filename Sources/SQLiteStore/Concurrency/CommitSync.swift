@@ -1,5 +1,10 @@
 import Foundation
 
+#if canImport(SQLite3)
+    import SQLite3
+#else
+    import CSQLite
+#endif
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -8,9 +13,17 @@ import Foundation
 
 /// A pool's group commit (``Configuration/groupCommit``): the writer
 /// commits without waiting for the disk, and each write access waits for
-/// one sync of the write-ahead log that began after the access ended.
-/// Accesses that end while a sync runs share the next one, so a busy
-/// writer waits for the disk once for many commits instead of once each.
+/// a sync of the write-ahead log that covers every commit made before the
+/// access ended (its own, and any other it could have read). Accesses that
+/// end while a sync runs share the next one, so a busy writer waits for
+/// the disk once for many commits instead of once each.
+///
+/// Once attached to the writer (``attach(to:checkpointFrames:)``), it
+/// counts the commits that appended to the log, through the connection's
+/// WAL hook: an access that appended nothing (a write transaction that
+/// only read, as a sync server's pull mostly does) when every earlier
+/// commit is synced already waits for nothing. Unattached, every access
+/// that ends counts as a commit.
 ///
 /// The syncs run one at a time on a queue of their own, never on the
 /// writer's: the writer goes on with the next writes while the disk works.
@@ -22,8 +35,15 @@ final class CommitSync: Sendable {
     typealias Waiter = @Sendable (Result<Void, any Error>) -> Void
 
     private struct State {
-        /// How many write accesses ended: each takes the next number.
+        /// How many commits appended to the log (counted by the WAL hook),
+        /// or, without it, how many write accesses ended: each takes the
+        /// next number.
         var ended: UInt64 = 0
+        /// Whether the writer's WAL hook counts the commits.
+        var countsCommits = false
+        /// The log's length in frames at which a commit checkpoints it (0:
+        /// never), for the WAL hook.
+        var checkpointFrames: Int32 = 0
         /// Every access numbered up to this one is on the disk.
         var synced: UInt64 = 0
         var isSyncing = false
@@ -52,12 +72,44 @@ final class CommitSync: Sendable {
     }
 
     /// Counts a write access that ended (committed, rolled back or
-    /// failed): its number, to wait for with ``waitUntilSynced(_:)``.
+    /// failed): its number, to wait for with ``waitUntilSynced(_:)``. Once
+    /// the WAL hook counts commits, the number is that of the last commit,
+    /// which a sync may already cover.
     func accessEnded() -> UInt64 {
         state.withLock { state in
-            state.ended += 1
+            if !state.countsCommits { state.ended += 1 }
             return state.ended
         }
+    }
+
+    /// Counts a commit that appended to the log: the next sync covers it.
+    func logAppended() {
+        state.withLock { $0.ended += 1 }
+    }
+
+    /// Counts the commits of `database`, the pool's writer connection in
+    /// WAL mode, with its WAL hook, and checkpoints as SQLite's automatic
+    /// checkpoint would (which the hook replaces): PASSIVE, once the log
+    /// holds `checkpointFrames` frames (nil: SQLite's default, 1,000;
+    /// 0: never). Called for each writer connection the pool opens; the
+    /// pool keeps this object alive as long as its connections.
+    func attach(to database: Database, checkpointFrames: Int?) {
+        guard let handle = database.connection.handle else { return }
+        state.withLock { state in
+            state.countsCommits = true
+            state.checkpointFrames = Int32(clamping: max(checkpointFrames ?? 1_000, 0))
+        }
+        sqlite3_wal_hook(handle, walHookCallback, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    /// A commit of `handle` appended to the log of database `name`, now
+    /// `frames` long.
+    fileprivate func walCommitted(_ handle: OpaquePointer?, name: UnsafePointer<CChar>?, frames: Int32) {
+        let threshold = state.withLock { state in
+            state.ended += 1
+            return state.checkpointFrames
+        }
+        if threshold > 0, frames >= threshold { sqlite3_wal_checkpoint(handle, name) }
     }
 
     /// Returns once a sync that began after access `ticket` ended has
@@ -132,6 +184,14 @@ final class CommitSync: Sendable {
     }
 }
 
+private func walHookCallback(
+    _ context: UnsafeMutableRawPointer?, _ handle: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ frames: Int32
+) -> Int32 {
+    guard let context else { return 0 }
+    Unmanaged<CommitSync>.fromOpaque(context).takeUnretainedValue().walCommitted(handle, name: name, frames: frames)
+    return 0  // SQLITE_OK
+}
+
 /// Syncs a database's write-ahead log file, opened for each sync by its
 /// name: the file may be removed and made again while the pool lives
 /// (when every connection closed), and an old descriptor would then sync
@@ -159,7 +219,15 @@ private final class WriteAheadLogSync: Sendable {
         defer { close(descriptor) }
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { throw Self.failure("stat", logPath) }
-        guard fsync(descriptor) == 0 else { throw Self.failure("fsync", logPath) }
+        // The log's data and what finds it (its size), not its times, as
+        // SQLite syncs it: a log rewritten in place then needs no commit of
+        // the file system's journal, which on a disk busy with other files'
+        // writes waits for theirs.
+        #if os(Linux)
+            guard fdatasync(descriptor) == 0 else { throw Self.failure("fdatasync", logPath) }
+        #else
+            guard fsync(descriptor) == 0 else { throw Self.failure("fsync", logPath) }
+        #endif
         let file = (device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
         guard lastFile.withLock({ $0.map { $0 != file } ?? true }) else { return }
         let directory = open(directoryPath, O_RDONLY | O_CLOEXEC)

@@ -105,10 +105,13 @@ public final class DatabasePool: DatabaseWriter, ObservableWriter {
         if writerConfiguration.groupCommit, let handle = database.connection.handle,
             let name = sqlite3_db_filename(handle, "main"), name.pointee != 0
         {
-            commitSync = sync.map { CommitSync(sync: $0) } ?? CommitSync(databasePath: String(cString: name))
+            let commits = sync.map { CommitSync(sync: $0) } ?? CommitSync(databasePath: String(cString: name))
+            commits.attach(to: database, checkpointFrames: writerConfiguration.automaticCheckpointFrames)
+            commitSync = commits
         } else {
             commitSync = nil
         }
+        let commits = commitSync
         let writerSlot = ConnectionSlot(
             label: "SQLiteStore.DatabasePool.writer", database: database,
             staleness: configuration.staleConnectionCheck
@@ -116,7 +119,9 @@ public final class DatabasePool: DatabaseWriter, ObservableWriter {
             // Only reached if an access closure closed the connection, or the
             // configuration's check found it stale; the writer is otherwise
             // opened above and kept until the pool closes.
-            try Database(path: path, configuration: writerConfiguration)
+            let database = try Database(path: path, configuration: writerConfiguration)
+            commits?.attach(to: database, checkpointFrames: writerConfiguration.automaticCheckpointFrames)
+            return database
         }
         writer = ConnectionLeases(slots: [writerSlot], ownerName: "database pool")
 

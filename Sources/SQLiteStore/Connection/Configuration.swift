@@ -58,9 +58,17 @@ public struct Configuration: Sendable {
     /// When on, the pool's writer commits without waiting for the disk (as
     /// ``SynchronousMode/normal``, whatever ``synchronous`` says), and each
     /// write method of the pool returns only after a sync of the
-    /// write-ahead log that began once its access ended; writes that end
+    /// write-ahead log that covers every commit made before its access
+    /// ended (its own, and any other it could have read); writes that end
     /// while a sync runs share the next one, which runs beside the next
-    /// writes rather than holding up the writer. A write that returned
+    /// writes rather than holding up the writer. A write access that
+    /// committed nothing (it only read, or rolled back) waits for no sync
+    /// of its own: only for the one covering the commits before it, if
+    /// that is still running. The pool counts the commits with the
+    /// writer's WAL hook (`sqlite3_wal_hook`), which also runs the
+    /// automatic checkpoints (``automaticCheckpointFrames``): do not
+    /// install another WAL hook on the writer, nor run
+    /// `PRAGMA wal_autocheckpoint` on it, which would replace it. A write that returned
     /// survives a power failure, as with ``SynchronousMode/full``, and many
     /// writers at once wait for the disk once per group instead of once
     /// each: several times the commits per second on a disk whose sync is
