@@ -50,6 +50,12 @@ final class ReplicaContext {
         else {
             throw SyncError(.notInstalled, "this database has no sync bookkeeping; run SyncSchema.install first")
         }
+        guard try db.columns(in: Bookkeeping.rows).contains(where: { $0.name == "id" }) else {
+            throw SyncError(
+                .notInstalled,
+                "this database's sync bookkeeping was made by an earlier version of the engine; "
+                    + "run SyncSchema.install again (from a migration) to upgrade it")
+        }
         localReplica = try state.decode(Int64.self, at: 0)
         guard let uuid = UUID(bytes: try state.decode(Data.self, at: 1)) else {
             throw SyncError(.notInstalled, "this database's replica identity is damaged")

@@ -75,6 +75,24 @@ struct UpgradeTests {
         }
     }
 
+    @Test func aReplicaNotUpgradedYetIsToldToInstallAgainAndKeepsItsChanges() throws {
+        let queue = try fixture("a")
+        let client = SyncClient(writer: queue, schema: People.schema)
+        let pending = try queue.read { db in try db.fetchOne(Int.self, "SELECT COUNT(*) FROM sqlitestore_sync_outbox") }
+        #expect {
+            try client.makePush()
+        } throws: { error in
+            guard let error = error as? SyncError, case .notInstalled = error.kind else { return false }
+            return error.message.contains("install again")
+        }
+        // Its triggers still capture writes until the upgrade.
+        try queue.write { db in try db.execute(sql: "UPDATE people SET age = 50 WHERE first = 'Grace'") }
+        try upgrade(queue)
+        let after = try queue.read { db in try db.fetchOne(Int.self, "SELECT COUNT(*) FROM sqlitestore_sync_outbox") }
+        #expect(after == (pending ?? 0) + 1)
+        #expect(try client.makePush()?.changes.changeCount == after)
+    }
+
     @Test func upgradedReplicasSyncWhatWasPendingAndWhatComesAfter() throws {
         let serverQueue = try fixture("server")
         let aQueue = try fixture("a")
@@ -83,21 +101,24 @@ struct UpgradeTests {
         let world = SyncWorld(queue: serverQueue, schema: People.schema)
         let a = Device(queue: aQueue, schema: People.schema)
         let b = Device(queue: bQueue, schema: People.schema)
-        try world.sync(a)
-        try world.sync(b)
-        try world.sync(a)
-        // A's edits made before the upgrade went up (its later edit of Grace
-        // beats B's), B's delete and insert reached A, the server's row both.
-        let expected = [
-            "'Ada'|'Lovelace'|37|3000", "'Alan'|'Turing'|41|NULL", "'Edsger'|'Dijkstra'|72|NULL",
-            "'Grace'|'Hopper (A)'|85|NULL",
-            "'Katherine'|'Johnson'|101|NULL",
-        ]
-        for queue in [aQueue, bQueue, serverQueue] {
-            let found = try people(queue)
-            #expect(found == expected)
+        /// Syncs A, B, then A again, and checks that the three replicas hold `expected`.
+        func syncAll(expecting expected: [String]) throws {
+            try world.sync(a)
+            try world.sync(b)
+            try world.sync(a)
+            for queue in [aQueue, bQueue, serverQueue] {
+                let found = try people(queue)
+                #expect(found == expected)
+            }
+            #expect(try SyncWorld.dump(aQueue) == SyncWorld.dump(bQueue))
+            #expect(try SyncWorld.dump(serverQueue) == SyncWorld.dump(aQueue))
         }
-        #expect(try SyncWorld.dump(aQueue) == SyncWorld.dump(bQueue))
+        // A's edits made before the upgrade go up (its later edit of Grace
+        // beats B's), B's delete and insert reach A, the server's row both.
+        try syncAll(expecting: [
+            "'Ada'|'Lovelace'|37|3000", "'Alan'|'Turing'|41|NULL", "'Edsger'|'Dijkstra'|72|NULL",
+            "'Grace'|'Hopper (A)'|85|NULL", "'Katherine'|'Johnson'|101|NULL",
+        ])
         #expect(try world.conflicts().contains { $0.column == "last" && $0.losingValue == .text("Hopper-Murray") })
 
         // Edits after the upgrade: an update, a delete, an insert, a new picture.
@@ -105,20 +126,10 @@ struct UpgradeTests {
         try a.execute("DELETE FROM people WHERE first = \("Alan")")
         try a.execute("INSERT INTO people (first, last) VALUES (\("Barbara"), \("Liskov"))")
         try a.execute("UPDATE people SET picture = \(Data(repeating: 9, count: 5000)) WHERE first = \("Ada")")
-        try world.sync(a)
-        try world.sync(b)
-        try world.sync(a)
-        let after = [
+        try syncAll(expecting: [
             "'Ada'|'Lovelace'|37|5000", "'Barbara'|'Liskov'|NULL|NULL", "'Edsger'|'Dijkstra'|72|NULL",
-            "'Grace'|'Hopper (A)'|86|NULL",
-            "'Katherine'|'Johnson'|101|NULL",
-        ]
-        for queue in [aQueue, bQueue] {
-            let found = try people(queue)
-            #expect(found == after)
-        }
-        #expect(try SyncWorld.dump(aQueue) == SyncWorld.dump(bQueue))
-        #expect(try SyncWorld.dump(serverQueue) == SyncWorld.dump(aQueue))
+            "'Grace'|'Hopper (A)'|86|NULL", "'Katherine'|'Johnson'|101|NULL",
+        ])
         #expect(
             try bQueue.read { db in try db.fetchOne(Data.self, "SELECT picture FROM people WHERE first = 'Ada'") }
                 == Data(repeating: 9, count: 5000))
