@@ -12,11 +12,15 @@ import SQLiteStore
 //   outbox entry acknowledged to each.
 // - tables, columns: stable numbers for the synced names, so that
 //   reordering a declaration changes nothing stored.
-// - rows: global identity <-> local ID; a deleted row keeps its identity
-//   as a tombstone. `created` is the server position of its first change
-//   (server only), so a pull can send a row new to a device whole.
-// - cells: the version of each (row, column); column -1 is the row's
-//   delete. `position` is the server's order (server only).
+// - rows: global identity <-> local ID, and the row's number here (`id`,
+//   an integer key that the other bookkeeping uses instead of the 16-byte
+//   identity: integer keys make the B-trees of cells smaller and the joins
+//   with rows direct lookups); a deleted row keeps its identity as a
+//   tombstone. `created` is the server position of its first change
+//   (server only), so a pull can send a row new to a device whole. The
+//   identity goes on the wire; the number never leaves the database.
+// - cells: the version of each (row number, column); column -1 is the
+//   row's delete. `position` is the server's order (server only).
 // - outbox: local changes not yet acknowledged, with their values and the
 //   server position known when each was made (which tells the server what
 //   the device had seen, hence which edits were concurrent).
@@ -64,6 +68,60 @@ enum Bookkeeping {
             id INTEGER PRIMARY KEY, hash BLOB NOT NULL UNIQUE, size INTEGER NOT NULL,
             received INTEGER NOT NULL, touched INTEGER NOT NULL)
         """
+    }
+
+    /// The rows table's definition, under `name`.
+    static func rowsTable(_ name: String) -> String {
+        """
+        CREATE TABLE IF NOT EXISTS \(name) (
+            id INTEGER PRIMARY KEY, tbl INTEGER NOT NULL, gid BLOB NOT NULL, local_id INTEGER,
+            deleted INTEGER NOT NULL DEFAULT 0, created INTEGER)
+        """
+    }
+
+    /// The cells table's definition, under `name`.
+    static func cellsTable(_ name: String) -> String {
+        """
+        CREATE TABLE IF NOT EXISTS \(name) (
+            row INTEGER NOT NULL, col INTEGER NOT NULL,
+            clock INTEGER NOT NULL, replica INTEGER NOT NULL, position INTEGER,
+            PRIMARY KEY (row, col)) WITHOUT ROWID
+        """
+    }
+
+    /// Upgrades rows and cells made when they were keyed by the global
+    /// identity (no row number): the rows get their numbers, in the order
+    /// of their identities, and the cells are keyed by them. The capture
+    /// triggers go first (they name the old columns; ``SyncSchema/install(in:replicaID:)``
+    /// writes them anew for the declared tables); a cell without a row, which
+    /// no pull could send, is left out.
+    static func upgradeRowNumbers(_ db: Database) throws {
+        guard try db.tableExists(rows), try !db.columns(in: rows).contains(where: { $0.name == "id" }) else {
+            return
+        }
+        let triggers = try db.fetchAll(
+            String.self,
+            "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'sqlitestore\\_sync\\_%' ESCAPE '\\'")
+        for trigger in triggers { try db.execute(sql: "DROP TRIGGER \(quotedIdentifier(trigger))") }
+        let newRows = rows + "_upgrade"
+        let newCells = cells + "_upgrade"
+        try db.execute(sql: rowsTable(newRows))
+        try db.execute(
+            sql: """
+                INSERT INTO \(newRows) (tbl, gid, local_id, deleted, created)
+                SELECT tbl, gid, local_id, deleted, created FROM \(rows) ORDER BY tbl, gid
+                """)
+        try db.execute(sql: cellsTable(newCells))
+        try db.execute(
+            sql: """
+                INSERT INTO \(newCells) (row, col, clock, replica, position)
+                SELECT r.id, c.col, c.clock, c.replica, c.position
+                FROM \(cells) AS c JOIN \(newRows) AS r ON r.tbl = c.tbl AND r.gid = c.gid
+                """)
+        try db.execute(sql: "DROP TABLE \(cells)")
+        try db.execute(sql: "DROP TABLE \(rows)")
+        try db.execute(sql: "ALTER TABLE \(newRows) RENAME TO \(rows)")
+        try db.execute(sql: "ALTER TABLE \(newCells) RENAME TO \(cells)")
     }
 
     /// Upgrades a staging table made before transfers recorded their time
@@ -131,15 +189,10 @@ enum Bookkeeping {
         CREATE TABLE IF NOT EXISTS \(columns) (
             tbl INTEGER NOT NULL, id INTEGER NOT NULL, name TEXT NOT NULL,
             PRIMARY KEY (tbl, id), UNIQUE (tbl, name)) WITHOUT ROWID;
-        CREATE TABLE IF NOT EXISTS \(rows) (
-            tbl INTEGER NOT NULL, gid BLOB NOT NULL, local_id INTEGER,
-            deleted INTEGER NOT NULL DEFAULT 0, created INTEGER,
-            PRIMARY KEY (tbl, gid)) WITHOUT ROWID;
+        \(rowsTable(rows));
+        CREATE UNIQUE INDEX IF NOT EXISTS \(rows)_gid ON \(rows) (tbl, gid);
         CREATE UNIQUE INDEX IF NOT EXISTS \(rows)_local ON \(rows) (tbl, local_id);
-        CREATE TABLE IF NOT EXISTS \(cells) (
-            tbl INTEGER NOT NULL, gid BLOB NOT NULL, col INTEGER NOT NULL,
-            clock INTEGER NOT NULL, replica INTEGER NOT NULL, position INTEGER,
-            PRIMARY KEY (tbl, gid, col)) WITHOUT ROWID;
+        \(cellsTable(cells));
         CREATE INDEX IF NOT EXISTS \(cells)_position ON \(cells) (position) WHERE position IS NOT NULL;
         CREATE TABLE IF NOT EXISTS \(outbox) (
             seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -190,6 +243,7 @@ extension SyncSchema {
     /// rows already in the synced tables the identities `existingRows`
     /// chooses.
     public func install(in db: Database, replicaID: UUID = UUID(), existingRows: ExistingRowIdentity) throws {
+        try Bookkeeping.upgradeRowNumbers(db)
         try db.execute(sql: Bookkeeping.schema)
         try Bookkeeping.upgradeStaging(db)
         if try db.fetchOne(Int.self, "SELECT COUNT(*) FROM \(identifier: Bookkeeping.state)") == 0 {
@@ -288,6 +342,7 @@ extension SyncSchema {
             try db.execute(
                 "INSERT INTO \(identifier: Bookkeeping.rows) (tbl, gid, local_id) VALUES (\(catalog.id), \(gid), \(localID))"
             )
+            let rowNumber = db.lastInsertedRowID
             for column in table.columns {
                 let col = catalog.columnIDs[column]!
                 let value: SQLiteValue = try small.firstIndex(of: column).map { try row[$0] } ?? .null
@@ -298,9 +353,9 @@ extension SyncSchema {
                     """)
                 try db.execute(
                     """
-                    INSERT INTO \(identifier: Bookkeeping.cells) (tbl, gid, col, clock, replica)
-                    SELECT \(catalog.id), \(gid), \(col), clock, replica FROM \(identifier: Bookkeeping.state) WHERE true
-                    ON CONFLICT (tbl, gid, col) DO UPDATE SET clock = excluded.clock, replica = excluded.replica
+                    INSERT INTO \(identifier: Bookkeeping.cells) (row, col, clock, replica)
+                    SELECT \(rowNumber), \(col), clock, replica FROM \(identifier: Bookkeeping.state) WHERE true
+                    ON CONFLICT (row, col) DO UPDATE SET clock = excluded.clock, replica = excluded.replica
                     """)
             }
         }
@@ -383,11 +438,11 @@ struct CaptureTriggers {
             SELECT \(tbl), r.gid, c.col, s.clock, s.known, c.value
             FROM \(Bookkeeping.rows) AS r, \(Bookkeeping.state) AS s, \(changed(update: update, values: true)) AS c
             WHERE r.tbl = \(tbl) AND r.local_id = NEW.\(key);
-        INSERT INTO \(Bookkeeping.cells) (tbl, gid, col, clock, replica)
-            SELECT \(tbl), r.gid, c.col, s.clock, s.replica
+        INSERT INTO \(Bookkeeping.cells) (row, col, clock, replica)
+            SELECT r.id, c.col, s.clock, s.replica
             FROM \(Bookkeeping.rows) AS r, \(Bookkeeping.state) AS s, \(changed(update: update, values: false)) AS c
             WHERE r.tbl = \(tbl) AND r.local_id = NEW.\(key)
-            ON CONFLICT (tbl, gid, col) DO UPDATE
+            ON CONFLICT (row, col) DO UPDATE
             SET clock = excluded.clock, replica = excluded.replica, position = NULL;
         """
     }
@@ -433,9 +488,10 @@ struct CaptureTriggers {
                     SELECT \(tbl), r.gid, \(Bookkeeping.deleteColumn), s.clock, s.known, NULL
                     FROM \(Bookkeeping.rows) AS r, \(Bookkeeping.state) AS s
                     WHERE r.tbl = \(tbl) AND r.local_id = OLD.\(key);
-                DELETE FROM \(Bookkeeping.cells) WHERE tbl = \(tbl) AND gid = \(gid(of: "OLD"));
-                INSERT INTO \(Bookkeeping.cells) (tbl, gid, col, clock, replica)
-                    SELECT \(tbl), r.gid, \(Bookkeeping.deleteColumn), s.clock, s.replica
+                DELETE FROM \(Bookkeeping.cells)
+                    WHERE row = (SELECT id FROM \(Bookkeeping.rows) WHERE tbl = \(tbl) AND local_id = OLD.\(key));
+                INSERT INTO \(Bookkeeping.cells) (row, col, clock, replica)
+                    SELECT r.id, \(Bookkeeping.deleteColumn), s.clock, s.replica
                     FROM \(Bookkeeping.rows) AS r, \(Bookkeeping.state) AS s
                     WHERE r.tbl = \(tbl) AND r.local_id = OLD.\(key);
                 UPDATE \(Bookkeeping.rows) SET local_id = NULL, deleted = 1 WHERE tbl = \(tbl) AND local_id = OLD.\(key);

@@ -280,9 +280,9 @@ extension ReplicaContext {
         let candidates = try db.fetchAll(
             """
             SELECT l.tbl, l.col, r.local_id FROM \(identifier: large) AS l
-            JOIN \(identifier: Bookkeeping.cells) AS c
-              ON c.tbl = l.tbl AND c.gid = l.gid AND c.col = l.col AND c.clock = l.clock AND c.replica = l.replica
             JOIN \(identifier: Bookkeeping.rows) AS r ON r.tbl = l.tbl AND r.gid = l.gid
+            JOIN \(identifier: Bookkeeping.cells) AS c
+              ON c.row = r.id AND c.col = l.col AND c.clock = l.clock AND c.replica = l.replica
             WHERE l.hash = \(reference.sha256) AND l.size = \(reference.size) AND r.local_id IS NOT NULL
             """)
         for candidate in candidates {
@@ -551,7 +551,7 @@ extension ReplicaContext {
     /// version: the push then still carries it, and the server logs it if
     /// it lost (its bytes are gone, and not needed: it lost).
     func keepOutboxReferences(
-        of table: SyncedTable, catalog: TableCatalog, gid: UUID, localID: Int64, columns: [String]
+        of table: SyncedTable, catalog: TableCatalog, gid: UUID, row: Int64, localID: Int64, columns: [String]
     )
         throws
     {
@@ -564,7 +564,7 @@ extension ReplicaContext {
                     WHERE tbl = \(catalog.id) AND gid = \(gid.bytes) AND col = \(catalog.columnIDs[column]!)
                     """)
             else { continue }
-            let cell = try self.cell(table: catalog.id, gid: gid, column: catalog.columnIDs[column]!)
+            let cell = try self.cell(row: row, column: catalog.columnIDs[column]!)
             guard let cell, cell.clock == clock, cell.replica == localReplica else { continue }
             if try largeReference(
                 table: table, catalog: catalog, column: column, gid: gid, localID: localID, clock: clock,

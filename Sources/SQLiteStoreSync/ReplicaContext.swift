@@ -50,6 +50,12 @@ final class ReplicaContext {
         else {
             throw SyncError(.notInstalled, "this database has no sync bookkeeping; run SyncSchema.install first")
         }
+        guard try db.columns(in: Bookkeeping.rows).contains(where: { $0.name == "id" }) else {
+            throw SyncError(
+                .notInstalled,
+                "this database's sync bookkeeping was made by an earlier version of the engine; "
+                    + "run SyncSchema.install again (from a migration) to upgrade it")
+        }
         localReplica = try state.decode(Int64.self, at: 0)
         guard let uuid = UUID(bytes: try state.decode(Data.self, at: 1)) else {
             throw SyncError(.notInstalled, "this database's replica identity is damaged")
@@ -143,6 +149,8 @@ final class ReplicaContext {
     // MARK: Rows and cells
 
     struct RowState {
+        /// The row's number in `rows`, which keys its cells.
+        var id: Int64
         var localID: Int64?
         var deleted: Bool
         var created: Int64?
@@ -158,9 +166,9 @@ final class ReplicaContext {
         let statement = try prepared(
             &rowStatement,
             """
-            SELECT r.local_id, r.deleted, r.created, c.clock, c.replica, c.position
+            SELECT r.id, r.local_id, r.deleted, r.created, c.clock, c.replica, c.position
             FROM \(Bookkeeping.rows) AS r
-            LEFT JOIN \(Bookkeeping.cells) AS c ON c.tbl = r.tbl AND c.gid = r.gid AND c.col = ?
+            LEFT JOIN \(Bookkeeping.cells) AS c ON c.row = r.id AND c.col = ?
             WHERE r.tbl = ? AND r.gid = ?
             """)
         let arguments = StatementArguments(values: [
@@ -168,13 +176,13 @@ final class ReplicaContext {
         ])
         guard let row = try statement.fetchOne(arguments: arguments) else { return (nil, nil) }
         let state = RowState(
-            localID: try row.decode(Int64?.self, at: 0), deleted: try row.decode(Bool.self, at: 1),
-            created: try row.decode(Int64?.self, at: 2))
-        guard let clock = try row.decode(Int64?.self, at: 3) else { return (state, nil) }
+            id: try row.decode(Int64.self, at: 0), localID: try row.decode(Int64?.self, at: 1),
+            deleted: try row.decode(Bool.self, at: 2), created: try row.decode(Int64?.self, at: 3))
+        guard let clock = try row.decode(Int64?.self, at: 4) else { return (state, nil) }
         return (
             state,
             CellState(
-                clock: clock, replica: try row.decode(Int64.self, at: 4), position: try row.decode(Int64?.self, at: 5))
+                clock: clock, replica: try row.decode(Int64.self, at: 5), position: try row.decode(Int64?.self, at: 6))
         )
     }
 
@@ -184,12 +192,11 @@ final class ReplicaContext {
         var position: Int64?
     }
 
-    func cell(table: Int64, gid: UUID, column: Int64) throws -> CellState? {
+    /// The version of column `column` of the row numbered `row`.
+    func cell(row: Int64, column: Int64) throws -> CellState? {
         let statement = try prepared(
-            &cellStatement,
-            "SELECT clock, replica, position FROM \(Bookkeeping.cells) WHERE tbl = ? AND gid = ? AND col = ?"
-        )
-        let arguments = StatementArguments(values: [.integer(table), .blob(gid.bytes), .integer(column)])
+            &cellStatement, "SELECT clock, replica, position FROM \(Bookkeeping.cells) WHERE row = ? AND col = ?")
+        let arguments = StatementArguments(values: [.integer(row), .integer(column)])
         guard let row = try statement.fetchOne(arguments: arguments) else { return nil }
         return CellState(
             clock: try row.decode(Int64.self, at: 0), replica: try row.decode(Int64.self, at: 1),
@@ -200,45 +207,46 @@ final class ReplicaContext {
         Version(clock: cell.clock, replica: try uuid(ofReplica: cell.replica))
     }
 
-    func setCell(table: Int64, gid: UUID, column: Int64, clock: Int64, replica: Int64, position: Int64?) throws {
+    func setCell(row: Int64, column: Int64, clock: Int64, replica: Int64, position: Int64?) throws {
         let statement = try prepared(
             &setCellStatement,
             """
-            INSERT INTO \(Bookkeeping.cells) (tbl, gid, col, clock, replica, position) VALUES (?, ?, ?, ?, ?, ?)
-            ON CONFLICT (tbl, gid, col) DO UPDATE
+            INSERT INTO \(Bookkeeping.cells) (row, col, clock, replica, position) VALUES (?, ?, ?, ?, ?)
+            ON CONFLICT (row, col) DO UPDATE
             SET clock = excluded.clock, replica = excluded.replica, position = excluded.position
             """)
         try statement.execute(
             arguments: StatementArguments(values: [
-                .integer(table), .blob(gid.bytes), .integer(column), .integer(clock), .integer(replica),
+                .integer(row), .integer(column), .integer(clock), .integer(replica),
                 position.map(SQLiteValue.integer) ?? .null,
             ]))
     }
 
-    /// Records the cells of a row new to this replica, in one statement.
+    /// Records the cells of a row new to this replica (numbered `row`), in
+    /// one statement.
     func insertCells(
-        table: Int64, gid: UUID, _ cells: [(column: Int64, clock: Int64, replica: Int64)], position: Int64?
+        row: Int64, _ cells: [(column: Int64, clock: Int64, replica: Int64)], position: Int64?
     ) throws {
         guard !cells.isEmpty else { return }
         let statement: Statement
         if let known = insertCellsStatements[cells.count] {
             statement = known
         } else {
-            let rows = Array(repeating: "(?, ?, ?, ?, ?, ?)", count: cells.count).joined(separator: ", ")
+            let rows = Array(repeating: "(?, ?, ?, ?, ?)", count: cells.count).joined(separator: ", ")
             statement = try db.makeStatement(
                 sql: """
-                    INSERT INTO \(Bookkeeping.cells) (tbl, gid, col, clock, replica, position) VALUES \(rows)
-                    ON CONFLICT (tbl, gid, col) DO UPDATE
+                    INSERT INTO \(Bookkeeping.cells) (row, col, clock, replica, position) VALUES \(rows)
+                    ON CONFLICT (row, col) DO UPDATE
                     SET clock = excluded.clock, replica = excluded.replica, position = excluded.position
                     """)
             insertCellsStatements[cells.count] = statement
         }
-        let bytes = SQLiteValue.blob(gid.bytes)
+        let number = SQLiteValue.integer(row)
         let at = position.map(SQLiteValue.integer) ?? .null
         var values: [SQLiteValue] = []
-        values.reserveCapacity(cells.count * 6)
+        values.reserveCapacity(cells.count * 5)
         for cell in cells {
-            values += [.integer(table), bytes, .integer(cell.column), .integer(cell.clock), .integer(cell.replica), at]
+            values += [number, .integer(cell.column), .integer(cell.clock), .integer(cell.replica), at]
         }
         try statement.execute(arguments: StatementArguments(values: values))
     }
@@ -263,27 +271,27 @@ final class ReplicaContext {
         return try (0..<table.columns.count).map { try row[$0] }
     }
 
-    /// Replaces a row's cells with its delete's.
+    /// Replaces a row's cells with its delete's: those of the row numbered
+    /// `row`, or of a new tombstone when this replica never had the row.
     func tombstone(
-        table: Int64, gid: UUID, exists: Bool, clock: Int64, replica: Int64, position: Int64?
+        table: Int64, gid: UUID, row: Int64?, clock: Int64, replica: Int64, position: Int64?
     ) throws {
-        try db.execute("DELETE FROM \(identifier: Bookkeeping.cells) WHERE tbl = \(table) AND gid = \(gid.bytes)")
-        try setCell(
-            table: table, gid: gid, column: Int64(Bookkeeping.deleteColumn), clock: clock, replica: replica,
-            position: position)
-        if exists {
+        let number: Int64
+        if let row {
+            try db.execute("DELETE FROM \(identifier: Bookkeeping.cells) WHERE row = \(row)")
             try db.execute(
-                """
-                UPDATE \(identifier: Bookkeeping.rows) SET local_id = NULL, deleted = 1
-                WHERE tbl = \(table) AND gid = \(gid.bytes)
-                """)
+                "UPDATE \(identifier: Bookkeeping.rows) SET local_id = NULL, deleted = 1 WHERE id = \(row)")
+            number = row
         } else {
             try db.execute(
                 """
                 INSERT INTO \(identifier: Bookkeeping.rows) (tbl, gid, local_id, deleted, created)
                 VALUES (\(table), \(gid.bytes), NULL, 1, \(position))
                 """)
+            number = db.lastInsertedRowID
         }
+        try setCell(
+            row: number, column: Int64(Bookkeeping.deleteColumn), clock: clock, replica: replica, position: position)
     }
 
     // MARK: The app's table
@@ -319,11 +327,11 @@ final class ReplicaContext {
     }
 
     /// Inserts a row new to this replica and maps its identity to the local
-    /// ID SQLite gives it.
+    /// ID SQLite gives it; returns that ID and the row's number in `rows`.
     func insert(
         _ values: [(column: String, value: SQLiteValue)], into table: SyncedTable, catalog: TableCatalog, gid: UUID,
         created: Int64?
-    ) throws -> Int64 {
+    ) throws -> (localID: Int64, row: Int64) {
         let names = values.map(\.column)
         let key = [table.name] + names
         let statement: Statement
@@ -348,7 +356,7 @@ final class ReplicaContext {
             arguments: StatementArguments(values: [
                 .integer(catalog.id), .blob(gid.bytes), .integer(localID), created.map(SQLiteValue.integer) ?? .null,
             ]))
-        return localID
+        return (localID, db.lastInsertedRowID)
     }
 
     func deleteRow(of table: SyncedTable, localID: Int64) throws {

@@ -284,7 +284,7 @@ public final class SyncClient: Sendable {
         var batch = ChangeBatch()
         let replica = batch.replicaIndex(context.localUUID)
         var rowIndexes: [Data: Int] = [:]
-        var localIDs: [Data: Int64?] = [:]
+        var states: [Data: ReplicaContext.RowState?] = [:]
         for entry in entries {
             let table = try entry.decode(Int64.self, at: 1)
             let gidBytes = try entry.decode(Data.self, at: 2)
@@ -308,15 +308,15 @@ public final class SyncClient: Sendable {
                 let catalog = context.catalog(name), synced.isLarge(batch.tables[tableIndex].columns[index])
             {
                 // Read from the table when pushed: the outbox entry is the cell's latest local write.
-                let localID: Int64?
-                if let known = localIDs[key] {
-                    localID = known
+                let state: ReplicaContext.RowState?
+                if let known = states[key] {
+                    state = known
                 } else {
-                    localID = try context.row(table: table, gid: gid)?.localID
-                    localIDs[key] = localID
+                    state = try context.row(table: table, gid: gid)
+                    states[key] = state
                 }
-                let cell = try context.cell(table: table, gid: gid, column: column)
-                if let localID, let cell, cell.clock == clock, cell.replica == context.localReplica {
+                let cell = try state.flatMap { try context.cell(row: $0.id, column: column) }
+                if let localID = state?.localID, let cell, cell.clock == clock, cell.replica == context.localReplica {
                     (value, reference) = try context.outgoingValue(
                         table: synced, catalog: catalog, column: batch.tables[tableIndex].columns[index], gid: gid,
                         localID: localID, clock: clock, replica: context.localReplica)
@@ -470,24 +470,26 @@ public final class SyncClient: Sendable {
             if let state, !state.deleted, let localID = state.localID {
                 if !table.largeColumns.isEmpty {
                     try context.keepOutboxReferences(
-                        of: table, catalog: catalog, gid: row.gid, localID: localID, columns: table.columns)
+                        of: table, catalog: catalog, gid: row.gid, row: state.id, localID: localID,
+                        columns: table.columns)
                 }
                 try context.deleteRow(of: table, localID: localID)
                 try context.tombstone(
-                    table: catalog.id, gid: row.gid, exists: true, clock: delete.clock, replica: replica, position: nil)
+                    table: catalog.id, gid: row.gid, row: state.id, clock: delete.clock, replica: replica,
+                    position: nil)
             } else if state == nil {
                 try context.tombstone(
-                    table: catalog.id, gid: row.gid, exists: false, clock: delete.clock, replica: replica,
-                    position: nil)
+                    table: catalog.id, gid: row.gid, row: nil, clock: delete.clock, replica: replica, position: nil)
             }
             return
         }
         if state?.deleted == true { return }  // deleted here: the delete wins at the server too
         if cells.isEmpty { return }
 
-        guard let localID = state?.localID else {
+        guard let state, let localID = state.localID else {
             let values = cells.map { (column: columnName($0), value: $0.value) }
-            let localID = try context.insert(values, into: table, catalog: catalog, gid: row.gid, created: nil)
+            let (localID, number) = try context.insert(
+                values, into: table, catalog: catalog, gid: row.gid, created: nil)
             for cell in cells {
                 guard let reference = cell.reference else { continue }
                 try context.write(
@@ -495,14 +497,13 @@ public final class SyncClient: Sendable {
                     clock: cell.clock, replica: replicas[cell.replica])
             }
             try context.insertCells(
-                table: catalog.id, gid: row.gid, cells.map { (columnID($0)!, $0.clock, replicas[$0.replica]) },
-                position: nil)
+                row: number, cells.map { (columnID($0)!, $0.clock, replicas[$0.replica]) }, position: nil)
             return
         }
         for (index, cell) in cells.enumerated() {
             let column = columnID(cell)!
             let existing =
-                index == 0 ? firstCell : try context.cell(table: catalog.id, gid: row.gid, column: column)
+                index == 0 ? firstCell : try context.cell(row: state.id, column: column)
             if let existing, existing.clock >= cell.clock {
                 // Versions order by clock first: the replicas decide only a tie.
                 if existing.clock > cell.clock { continue }
@@ -512,7 +513,8 @@ public final class SyncClient: Sendable {
             let replica = replicas[cell.replica]
             if table.isLarge(columnName(cell)) {
                 try context.keepOutboxReferences(
-                    of: table, catalog: catalog, gid: row.gid, localID: localID, columns: [columnName(cell)])
+                    of: table, catalog: catalog, gid: row.gid, row: state.id, localID: localID,
+                    columns: [columnName(cell)])
             }
             if let reference = cell.reference {
                 try context.write(
@@ -521,8 +523,7 @@ public final class SyncClient: Sendable {
             } else {
                 try context.write(cell.value, to: columnName(cell), in: table, localID: localID)
             }
-            try context.setCell(
-                table: catalog.id, gid: row.gid, column: column, clock: cell.clock, replica: replica, position: nil)
+            try context.setCell(row: state.id, column: column, clock: cell.clock, replica: replica, position: nil)
         }
     }
 }

@@ -245,7 +245,7 @@ public final class SyncServer: Sendable {
             for cell in row.cells {
                 guard let reference = cell.reference else { continue }
                 let column = catalog.columnIDs[batch.tables[row.table].columns[cell.column]]!
-                if let existing = try context.cell(table: catalog.id, gid: row.gid, column: column),
+                if let existing = try context.cell(row: state.id, column: column),
                     try context.version(of: existing) >= Version(clock: cell.clock, replica: request.replica)
                 {
                     continue
@@ -279,7 +279,8 @@ public final class SyncServer: Sendable {
         if state == nil, !updates.isEmpty {
             let position = try nextPosition(context)
             let values = updates.map { (column: columnName($0), value: $0.value) }
-            let localID = try context.insert(values, into: table, catalog: catalog, gid: row.gid, created: position)
+            let (localID, number) = try context.insert(
+                values, into: table, catalog: catalog, gid: row.gid, created: position)
             for cell in updates {
                 if let reference = cell.reference {
                     try context.write(
@@ -287,25 +288,23 @@ public final class SyncServer: Sendable {
                         clock: cell.clock, replica: pusher)
                 }
                 try context.setCell(
-                    table: catalog.id, gid: row.gid, column: columnID(cell), clock: cell.clock, replica: pusher,
-                    position: position)
+                    row: number, column: columnID(cell), clock: cell.clock, replica: pusher, position: position)
             }
-            state = ReplicaContext.RowState(localID: localID, deleted: false, created: position)
+            state = ReplicaContext.RowState(id: number, localID: localID, deleted: false, created: position)
         } else if let current = state {
             for cell in updates {
                 let incoming = Version(clock: cell.clock, replica: pusherUUID)
                 let log = ConflictLog(context: context, table: table, gid: row.gid)
                 guard let localID = current.localID, !current.deleted else {
                     // Delete wins: an edit of a deleted row is kept only in the log.
-                    let delete = try context.cell(
-                        table: catalog.id, gid: row.gid, column: Int64(Bookkeeping.deleteColumn))
+                    let delete = try context.cell(row: current.id, column: Int64(Bookkeeping.deleteColumn))
                     try log.record(
                         column: columnName(cell), losing: (context.loggedValue(cell.value, cell.reference), incoming),
                         winning: (.null, try delete.map(context.version) ?? incoming), winnerDeleted: true)
                     continue
                 }
                 let column = columnID(cell)
-                let existing = try context.cell(table: catalog.id, gid: row.gid, column: column)
+                let existing = try context.cell(row: current.id, column: column)
                 let currentVersion = try existing.map(context.version)
                 let incomingValue = context.loggedValue(cell.value, cell.reference)
                 if let existing, let currentVersion, incoming <= currentVersion {
@@ -341,7 +340,7 @@ public final class SyncServer: Sendable {
                     try context.write(cell.value, to: columnName(cell), in: table, localID: localID)
                 }
                 try context.setCell(
-                    table: catalog.id, gid: row.gid, column: column, clock: cell.clock, replica: pusher,
+                    row: current.id, column: column, clock: cell.clock, replica: pusher,
                     position: try nextPosition(context))
             }
         }
@@ -350,7 +349,7 @@ public final class SyncServer: Sendable {
         let deleteVersion = Version(clock: delete.clock, replica: pusherUUID)
         guard let current = state else {
             try context.tombstone(
-                table: catalog.id, gid: row.gid, exists: false, clock: delete.clock, replica: pusher,
+                table: catalog.id, gid: row.gid, row: nil, clock: delete.clock, replica: pusher,
                 position: try nextPosition(context))
             return
         }
@@ -360,7 +359,7 @@ public final class SyncServer: Sendable {
         let concurrent = try context.db.fetchAll(
             """
             SELECT col, clock, replica, position FROM \(identifier: Bookkeeping.cells)
-            WHERE tbl = \(catalog.id) AND gid = \(row.gid.bytes) AND col >= 0
+            WHERE row = \(current.id) AND col >= 0
               AND replica <> \(pusher) AND coalesce(position, 0) > \(delete.known)
             ORDER BY col
             """)
@@ -381,7 +380,7 @@ public final class SyncServer: Sendable {
         }
         try context.deleteRow(of: table, localID: localID)
         try context.tombstone(
-            table: catalog.id, gid: row.gid, exists: true, clock: delete.clock, replica: pusher,
+            table: catalog.id, gid: row.gid, row: current.id, clock: delete.clock, replica: pusher,
             position: try nextPosition(context))
     }
 
@@ -401,7 +400,8 @@ public final class SyncServer: Sendable {
             try db.execute(
                 """
                 UPDATE \(identifier: Bookkeeping.cells) SET position = \(position)
-                WHERE tbl = \(table) AND gid = \(gid) AND col = \(column)
+                WHERE row = (SELECT id FROM \(identifier: Bookkeeping.rows) WHERE tbl = \(table) AND gid = \(gid))
+                  AND col = \(column)
                   AND clock = \(try entry.decode(Int64.self, at: 3)) AND replica = \(context.localReplica)
                 """)
             try db.execute(
@@ -428,7 +428,7 @@ public final class SyncServer: Sendable {
             page = try db.makeStatement(
                 sql: """
                     SELECT \(PageCell.columns) FROM \(Bookkeeping.cells) AS c
-                    CROSS JOIN \(Bookkeeping.rows) AS r ON r.tbl = c.tbl AND r.gid = c.gid
+                    CROSS JOIN \(Bookkeeping.rows) AS r ON r.id = c.row
                     WHERE c.position > ? ORDER BY c.position LIMIT ?
                     """
             ).fetchAll(arguments: StatementArguments(values: [.integer(request.after), .integer(Int64(limit))]))
@@ -446,10 +446,10 @@ public final class SyncServer: Sendable {
         // Rows in the order of their first change in the page. A row's
         // cells mostly follow one another: only a change of row looks it up.
         var groups: [[PageCell]] = []
-        var groupIndexes: [RowKey: Int] = [:]
-        var previous: (key: RowKey, group: Int)?
+        var groupIndexes: [Int64: Int] = [:]
+        var previous: (key: Int64, group: Int)?
         for cell in page {
-            let key = RowKey(table: cell.table, gid: cell.gid)
+            let key = cell.row
             let group: Int
             if let previous, previous.key == key {
                 group = previous.group
@@ -468,8 +468,8 @@ public final class SyncServer: Sendable {
         let wholeRow = try db.makeStatement(
             sql: """
                 SELECT \(PageCell.columns) FROM \(Bookkeeping.cells) AS c
-                CROSS JOIN \(Bookkeeping.rows) AS r ON r.tbl = c.tbl AND r.gid = c.gid
-                WHERE c.tbl = ? AND c.gid = ? ORDER BY c.col
+                CROSS JOIN \(Bookkeeping.rows) AS r ON r.id = c.row
+                WHERE c.row = ? ORDER BY c.col
                 """)
         for var cells in groups {
             let first = cells[0]
@@ -479,9 +479,8 @@ public final class SyncServer: Sendable {
                 cells.count < table.columns.count
             {
                 // New to the device: send the whole row, so it can be inserted at once.
-                cells = try wholeRow.fetchAll(
-                    arguments: StatementArguments(values: [.integer(first.table), .blob(gid.bytes)])
-                ).map(PageCell.init)
+                cells = try wholeRow.fetchAll(arguments: StatementArguments(values: [.integer(first.row)]))
+                    .map(PageCell.init)
             }
             let values = try first.localID.map { try context.rowValues(of: table, localID: $0) }
             var row = ChangeBatch.Row(table: batch.tableIndex(name), gid: gid, cells: [])
@@ -520,7 +519,8 @@ public final class SyncServer: Sendable {
     /// its row: the join drops none).
     private struct PageCell {
         /// The columns to select, from `cells AS c` joined with `rows AS r`.
-        static let columns = "c.tbl, c.gid, c.col, c.clock, c.replica, c.position, r.local_id, r.deleted, r.created"
+        static let columns =
+            "r.tbl, r.gid, c.col, c.clock, c.replica, c.position, r.local_id, r.deleted, r.created, c.row"
 
         var table: Int64
         /// Nil for a damaged identity (not 16 bytes): such a row is left out.
@@ -532,6 +532,8 @@ public final class SyncServer: Sendable {
         var localID: Int64?
         var deleted: Bool
         var created: Int64?
+        /// The row's number, which groups a page's cells by row.
+        var row: Int64
 
         init(_ row: Row) throws {
             table = try row.decode(Int64.self, at: 0)
@@ -543,6 +545,7 @@ public final class SyncServer: Sendable {
             localID = try row.decode(Int64?.self, at: 6)
             deleted = try row.decode(Bool.self, at: 7)
             created = try row.decode(Int64?.self, at: 8)
+            self.row = try row.decode(Int64.self, at: 9)
         }
     }
 
@@ -570,8 +573,8 @@ public final class SyncServer: Sendable {
             page += try context.db.makeStatement(
                 sql: """
                     SELECT \(PageCell.columns) FROM \(Bookkeeping.cells) AS c
-                    CROSS JOIN \(Bookkeeping.rows) AS r ON r.tbl = c.tbl AND r.gid = c.gid
-                    WHERE c.position > ? AND c.position <= ? AND c.tbl = ? AND c.col IN (\(placeholders))
+                    CROSS JOIN \(Bookkeeping.rows) AS r ON r.id = c.row
+                    WHERE c.position > ? AND c.position <= ? AND r.tbl = ? AND c.col IN (\(placeholders))
                     ORDER BY c.position LIMIT ?
                     """
             ).fetchAll(
@@ -580,11 +583,6 @@ public final class SyncServer: Sendable {
             ).map(PageCell.init)
         }
         return Array(page.sorted { $0.position < $1.position }.prefix(limit))
-    }
-
-    private struct RowKey: Hashable {
-        var table: Int64
-        var gid: UUID?
     }
 }
 

@@ -48,7 +48,7 @@ struct CaptureTests {
         let rows = try db.fetchAll(
             """
             SELECT r.gid, c.clock FROM sqlitestore_sync_rows AS r
-            JOIN sqlitestore_sync_cells AS c ON c.tbl = r.tbl AND c.gid = r.gid AND c.col = 0
+            JOIN sqlitestore_sync_cells AS c ON c.row = r.id AND c.col = 0
             ORDER BY r.local_id
             """)
         let gids = try rows.map { try $0.decode(Data.self, at: 0) }

@@ -67,6 +67,9 @@ enum CoffeeSchema {
         // longer rewrites the whole picture): installing again upgrades
         // its bookkeeping.
         sync.migration("coffee.syncStaging"),
+        // The engine's bookkeeping keyed by row numbers (docs/SYNC.md):
+        // installing again upgrades it and writes this app's triggers back.
+        sync.migration("coffee.syncRowNumbers"),
     ]
 
     /// Makes the table that gives each coffee's picture a version: the web's

@@ -35,6 +35,9 @@ enum ContactsSchema {
         Migrator.migration("contacts.refoldSortKeys") { db in try sortKeys.refold(db) },
         // Devices sync the contacts through `records serve`.
         sync.migration("contacts.sync"),
+        // The engine's bookkeeping keyed by row numbers (docs/SYNC.md):
+        // installing again upgrades it and writes this app's triggers back.
+        sync.migration("contacts.syncRowNumbers"),
     ]
 
     /// The first full-text index of the name, address and contact, as the

@@ -39,6 +39,9 @@ enum PeopleSchema {
         // Devices sync the people through `records serve`: the engine's
         // triggers and bookkeeping.
         sync.migration("people.sync"),
+        // The engine's bookkeeping keyed by row numbers (docs/SYNC.md):
+        // installing again upgrades it and writes this app's triggers back.
+        sync.migration("people.syncRowNumbers"),
     ]
 
     /// The first full-text index of first and last names, folding case and
