@@ -167,13 +167,6 @@ extension AppDatabase {
 }
 
 extension AppDatabase {
-    /// The number of the last change to a synced record made here (see
-    /// ``SyncClient/lastLocalChange(_:)``): a device's watcher pushes when
-    /// it moves, whichever process wrote.
-    public func lastLocalSyncChange() async throws -> Int64 {
-        try await writer.read { db in try SyncClient.lastLocalChange(db) }
-    }
-
     /// The apps whose records sync, in the order of ``apps``.
     public static var syncedApps: [App] { apps.filter { $0.sync != nil }.map(\.app) }
 }

@@ -125,7 +125,7 @@ public final class SyncWatcher: @unchecked Sendable {
 
 extension AppDatabase {
     /// Calls `onChange` each time the number of the last local change to a
-    /// synced record (``lastLocalSyncChange()``) moves, whichever process
+    /// synced record (`SyncClient.lastLocalChange(_:)`) moves, whichever process
     /// committed it, until the task is cancelled.
     ///
     /// It looks every `interval` at `PRAGMA data_version` on a read-only
