@@ -54,12 +54,40 @@ struct FoldedSearchIndex: FoldedColumns {
     let columns: [String]
     /// How FTS5 splits the folded text into words.
     let tokenizer: FullTextTokenizer = .default
+    /// The SQL of ``isComplete(_:)`` and ``fill(_:)``, which every write of
+    /// the app runs: made once, not on each write.
+    private let queries: Queries
 
     init<Column: TableColumn>(_ name: String, on table: String, columns: [Column], rowID: Column) {
         self.name = name
         self.table = table
         self.rowID = rowID.rawValue
         self.columns = columns.map(\.rawValue)
+        self.queries = Queries(textTable: "\(table)_searchText", table: table, rowID: self.rowID, columns: self.columns)
+    }
+
+    private struct Queries: Sendable {
+        let isComplete: SQL
+        let deleteOrphans: SQL
+        let stale: SQL
+        let update: SQL
+
+        init(textTable: String, table: String, rowID: String, columns: [String]) {
+            let text: SQL = "\(identifier: textTable)"
+            isComplete = "SELECT EXISTS (SELECT 1 FROM \(text) WHERE isFolded = 0)"
+            deleteOrphans = """
+                DELETE FROM \(text) WHERE isFolded = 0
+                AND \(identifier: rowID) NOT IN (SELECT \(identifier: rowID) FROM \(identifier: table))
+                """
+            let selected: [SQL] = columns.map { "\(identifier: table).\(identifier: $0)" }
+            stale = """
+                SELECT \(text).\(identifier: rowID), \(selected.joined(separator: ", "))
+                FROM \(text) JOIN \(identifier: table) USING (\(identifier: rowID)) WHERE \(text).isFolded = 0
+                """
+            let assignments: [SQL] = columns.map { "\(identifier: $0) = ?" }
+            update =
+                "UPDATE \(text) SET isFolded = 1, \(assignments.joined(separator: ", ")) WHERE \(identifier: rowID) = ?"
+        }
     }
 
     /// The side table of folded text.
@@ -145,7 +173,7 @@ struct FoldedSearchIndex: FoldedColumns {
     /// Whether every row's text is folded: a seek in the partial index of
     /// the rows that are not.
     func isComplete(_ db: Database) throws -> Bool {
-        try db.fetchOne(Bool.self, "SELECT EXISTS (SELECT 1 FROM \(identifier: textTable) WHERE isFolded = 0)") == false
+        try db.fetchOne(Bool.self, queries.isComplete) == false
     }
 
     /// Folds the rows not folded yet, in the write running (their triggers
@@ -156,27 +184,15 @@ struct FoldedSearchIndex: FoldedColumns {
     func fill(_ db: Database) throws -> Int {
         // A row deleted without its trigger firing (REPLACE deletes
         // without one) would otherwise stay unfolded for ever.
-        try db.execute(
-            """
-            DELETE FROM \(identifier: textTable) WHERE isFolded = 0
-            AND \(identifier: rowID) NOT IN (SELECT \(identifier: rowID) FROM \(identifier: table))
-            """)
+        try db.execute(queries.deleteOrphans)
         return try fold(db)
     }
 
     /// Folds the text of the side table's rows that are not folded yet.
     @discardableResult
     private func fold(_ db: Database) throws -> Int {
-        let text: SQL = "\(identifier: textTable)"
-        let selected: [SQL] = columns.map { "\(identifier: table).\(identifier: $0)" }
-        let stale = try db.fetchAll(
-            """
-            SELECT \(text).\(identifier: rowID), \(selected.joined(separator: ", "))
-            FROM \(text) JOIN \(identifier: table) USING (\(identifier: rowID)) WHERE \(text).isFolded = 0
-            """)
-        let assignments: [SQL] = columns.map { "\(identifier: $0) = ?" }
-        let statement = try db.cachedStatement(
-            "UPDATE \(text) SET isFolded = 1, \(assignments.joined(separator: ", ")) WHERE \(identifier: rowID) = ?")
+        let stale = try db.fetchAll(queries.stale)
+        let statement = try db.cachedStatement(queries.update)
         for row in stale {
             let values = row.values
             var folded = values.dropFirst().map(Self.folded)

@@ -39,16 +39,43 @@ struct SortKeyTable: FoldedColumns {
     let rowID: String
     /// The name columns in sort order, each with its key column.
     let keys: [(column: String, key: String)]
+    /// The SQL of ``isComplete(_:)`` and ``fill(_:)``, which every write of
+    /// the app runs: made once, not on each write.
+    private let queries: Queries
 
     init<Column: TableColumn>(on table: String, rowID: Column, keys: [(column: Column, key: String)]) {
         self.name = "\(table)_sortKey"
         self.table = table
         self.rowID = rowID.rawValue
         self.keys = keys.map { (column: $0.column.rawValue, key: $0.key) }
+        self.queries = Queries(name: name, table: table, rowID: self.rowID, keys: self.keys)
     }
 
-    /// The key that marks a row's keys as computed: the first.
-    private var firstKey: String { keys[0].key }
+    private struct Queries: Sendable {
+        let isComplete: SQL
+        let deleteOrphans: SQL
+        let stale: SQL
+        let update: SQL
+
+        init(name: String, table: String, rowID: String, keys: [(column: String, key: String)]) {
+            let firstKey = keys[0].key
+            isComplete = "SELECT EXISTS (SELECT 1 FROM \(identifier: name) WHERE \(identifier: firstKey) IS NULL)"
+            deleteOrphans = """
+                DELETE FROM \(identifier: name) WHERE \(identifier: firstKey) IS NULL
+                AND \(identifier: rowID) NOT IN (SELECT \(identifier: rowID) FROM \(identifier: table))
+                """
+            let columns: [SQL] = keys.map { "\(identifier: table).\(identifier: $0.column)" }
+            stale = """
+                SELECT \(identifier: name).\(identifier: rowID), \(columns.joined(separator: ", "))
+                FROM \(identifier: name) CROSS JOIN \(identifier: table) USING (\(identifier: rowID))
+                WHERE \(identifier: name).\(identifier: firstKey) IS NULL
+                """
+            let assignments: [SQL] = keys.map { "\(identifier: $0.key) = ?" }
+            update = """
+                UPDATE \(identifier: name) SET \(assignments.joined(separator: ", ")) WHERE \(identifier: rowID) = ?
+                """
+        }
+    }
 
     /// The table joined with its keys, for a `FROM` clause: the side table
     /// first (CROSS JOIN keeps SQLite from reordering), so that a page
@@ -118,8 +145,7 @@ struct SortKeyTable: FoldedColumns {
     /// Whether every row's keys are computed: a seek to the start of the
     /// index, where the NULL ones would be.
     func isComplete(_ db: Database) throws -> Bool {
-        let sql: SQL = "SELECT EXISTS (SELECT 1 FROM \(identifier: name) WHERE \(identifier: firstKey) IS NULL)"
-        return try db.fetchOne(Bool.self, sql) == false
+        try db.fetchOne(Bool.self, queries.isComplete) == false
     }
 
     /// Computes the keys that are NULL, in the write running, and drops
@@ -130,22 +156,9 @@ struct SortKeyTable: FoldedColumns {
     func fill(_ db: Database) throws -> Int {
         // A row deleted without its trigger firing (REPLACE deletes
         // without one) would otherwise leave keys that can never be filled.
-        try db.execute(
-            """
-            DELETE FROM \(identifier: name) WHERE \(identifier: firstKey) IS NULL
-            AND \(identifier: rowID) NOT IN (SELECT \(identifier: rowID) FROM \(identifier: table))
-            """)
-        let columns: [SQL] = keys.map { "\(identifier: table).\(identifier: $0.column)" }
-        let stale = try db.fetchAll(
-            """
-            SELECT \(identifier: name).\(identifier: rowID), \(columns.joined(separator: ", "))
-            FROM \(joined) WHERE \(identifier: name).\(identifier: firstKey) IS NULL
-            """)
-        let assignments: [SQL] = keys.map { "\(identifier: $0.key) = ?" }
-        let update: SQL = """
-            UPDATE \(identifier: name) SET \(assignments.joined(separator: ", ")) WHERE \(identifier: rowID) = ?
-            """
-        let statement = try db.cachedStatement(update)
+        try db.execute(queries.deleteOrphans)
+        let stale = try db.fetchAll(queries.stale)
+        let statement = try db.cachedStatement(queries.update)
         for row in stale {
             let columns = row.values
             var values = columns.dropFirst().map(Self.key)
