@@ -94,6 +94,18 @@ final class ConnectionLeases: Sendable {
         }
     }
 
+    /// A connection if one is free now, without waiting (nil when every
+    /// one is leased, so that an access that cannot wait goes in line);
+    /// throws when the leases are closing. Release it with ``release(_:)``.
+    func acquireIfIdle() throws -> ConnectionSlot? {
+        try state.withLock { state -> ConnectionSlot? in
+            if state.isClosed || state.isClosing { throw closedError }
+            guard let slot = state.idle.popLast() else { return nil }
+            state.leasedCount += 1
+            return slot
+        }
+    }
+
     /// Gives a connection back: to the next waiting access, or to the idle
     /// ones.
     func release(_ slot: ConnectionSlot) {

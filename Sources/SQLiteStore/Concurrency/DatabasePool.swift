@@ -172,7 +172,7 @@ public final class DatabasePool: DatabaseWriter, ObservableWriter {
     /// Runs `body` like `read(_:)` on the reader's own
     /// thread; cancelling the task interrupts it with `CancellationError`.
     public func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await runner.async(readers) { db, cancellation in
+        try await runner.async(readers, mayRunHere: true) { db, cancellation in
             try db.readAccess(cancellation, enforcingReadOnly: false, body)
         }
     }

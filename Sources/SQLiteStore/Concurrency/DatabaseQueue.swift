@@ -92,7 +92,7 @@ public final class DatabaseQueue: DatabaseWriter, ObservableWriter {
     /// Runs `body` like `read(_:)` on the connection's own
     /// thread; cancelling the task interrupts it with `CancellationError`.
     public func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await runner.async(leases) { db, cancellation in
+        try await runner.async(leases, mayRunHere: true) { db, cancellation in
             try db.readAccess(cancellation, enforcingReadOnly: true, body)
         }
     }
