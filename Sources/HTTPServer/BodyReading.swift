@@ -161,11 +161,10 @@ extension Callbacks {
                 exchange.sink = nil
             }
         }
-        gate.deliver(
-            BodyGate.Received(
-                form: Form(form), body: exchange.rawBody, upload: exchange.sink, uploadError: exchange.uploadError,
-                problem: exchange.problem,
-                withheld: exchange.fileWithheld))
+        let received = BodyGate.Received(
+            form: Form(form), body: exchange.rawBody, upload: exchange.sink, uploadError: exchange.uploadError,
+            problem: exchange.problem, withheld: exchange.fileWithheld)
+        resumingHere(exchange) { gate.deliver(received) }
         return sendAnswer(exchange, core: core, connection: connection)
     }
 }

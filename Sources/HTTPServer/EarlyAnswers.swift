@@ -18,8 +18,11 @@ extension Callbacks {
         exchange.gate = gate
         var request = exchange.request
         request.bodyGate = gate
+        let match = application.router.match(method: request.method, path: request.path)
+        request.matched = match
         let started = request
-        start {
+        exchange.startExecutor = startExecutor(for: match, core: core)
+        start(on: exchange.startExecutor) {
             let response = await application.respond(to: started)
             gate.answer(response)
         }

@@ -44,6 +44,10 @@ final class Exchange: @unchecked Sendable {
     /// Its place in the server's ``ParkingLot`` when connections do not
     /// each have a thread: it parks there instead of blocking.
     var ticket: ParkingTicket?
+    /// The request's ``EventLoopStartExecutor`` when its route starts on
+    /// the event loop (``Route/startsOnEventLoop``), else nil. (An
+    /// `AnyObject`: the type needs macOS 15.)
+    var startExecutor: AnyObject?
     /// What a parked exchange waits for, so that the callback called again
     /// after it is woken goes on where it stopped.
     var waiting = Waiting.nothing

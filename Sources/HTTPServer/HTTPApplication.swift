@@ -39,7 +39,9 @@ extension HTTPApplication {
     public func respond(to request: Request) async -> Response {
         var request = request
         let inner: Responder
-        switch router.match(method: request.method, path: request.path) {
+        let match = request.matched ?? router.match(method: request.method, path: request.path)
+        request.matched = nil
+        switch match {
         case .route(let route, let parameters):
             request.parameters = parameters
             request.route = route

@@ -43,6 +43,10 @@ public struct Request: Sendable {
     /// Why the server refused the form body (too large, malformed...), once
     /// the body is in; the route's handler then does not run.
     public var formProblem: FormProblem?
+    /// The router's answer for the method and path, when the server found
+    /// it already (to decide where the request starts): the application
+    /// then does not look again.
+    var matched: Router.Match?
     /// Where the body comes from while it has not been read; nil once it
     /// has, or for a request made in memory.
     var bodyGate: BodyGate?

@@ -116,6 +116,8 @@ public final class WebApp: HTTPApplication {
     let tokenThrottle: LoginThrottle
     /// The API's event streams (`/api/v1/events`).
     let apiEvents: APIEvents
+    /// The middleware around every request (see ``middleware``).
+    private let siteMiddleware: [any Middleware]
 
     /// The session cookie's name.
     public static let sessionCookie = "records_session"
@@ -159,6 +161,8 @@ public final class WebApp: HTTPApplication {
             checked.routes(SiteRoutes.all(context) + live.routes() + extraRoutes(context)).flatMap { route in
                 route.access == .signedIn ? signedIn.routes([route]) : [route]
             } + APIRoutes.routes(context, events: apiEvents))
+        siteMiddleware = Self.makeMiddleware(
+            context: context, authenticator: self.authenticator, apiTokens: apiTokens, tokenThrottle: tokenThrottle)
         context.databaseFile?.startChecking(every: configuration.databaseFileCheck)
     }
 
@@ -174,8 +178,18 @@ public final class WebApp: HTTPApplication {
     /// its POSTs inside (``CSRFProtection``), and a signed-in route the
     /// sign-in check outside that (``SignInRequired``), through
     /// ``RouteGroup``s.
-    public var middleware: [any Middleware] {
-        [
+    public var middleware: [any Middleware] { siteMiddleware }
+
+    /// ``middleware``, made once.
+    private static func makeMiddleware(
+        context: WebContext, authenticator: (any SessionAuthenticator)?, apiTokens: APITokenCache,
+        tokenThrottle: LoginThrottle
+    ) -> [any Middleware] {
+        let configuration = context.configuration
+        func replicaGate(api: Bool) -> [any Middleware] {
+            configuration.readReplica.map { [ReadOnlyReplicaGate(settings: $0, api: api)] } ?? []
+        }
+        return [
             MiddlewareBranch(
                 when: { $0.path == APIOperation.prefix || $0.path.hasPrefix(APIOperation.prefix + "/") },
                 then: [
@@ -190,12 +204,6 @@ public final class WebApp: HTTPApplication {
                     WriteAcknowledgement(context: context, api: false),
                 ] + replicaGate(api: false))
         ]
-    }
-
-    /// On a read replica, the check that refuses changes (inside the
-    /// error pages and problems, which show its 503).
-    private func replicaGate(api: Bool) -> [any Middleware] {
-        configuration.readReplica.map { [ReadOnlyReplicaGate(settings: $0, api: api)] } ?? []
     }
 
     public func log(_ message: String) { configuration.log(message) }

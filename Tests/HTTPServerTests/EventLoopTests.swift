@@ -206,4 +206,73 @@ import Testing
         let text = try await onOwnThread { try socket.read(until: "data: 1\n\n") }
         #expect(text.contains("data: 1\n\n"))
     }
+
+    /// The name of the thread running now: libmicrohttpd names its
+    /// event-loop threads "MHD-worker".
+    static func threadName() -> String {
+        if let name = try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8) {
+            return name.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        return Thread.current.name ?? ""
+    }
+
+    @Test func aRouteThatStartsOnTheEventLoopRunsThereUntilItWaits() async throws {
+        let seen = Locked<[String: [String]]>([:])
+        @Sendable func note(_ key: String) { seen.withLock { $0[key, default: []].append(Self.threadName()) } }
+        var quick = Route.get("/quick", access: .anyone) { _ in
+            note("quick")
+            return StreamingTests.text("quick")
+        }
+        quick.startsOnEventLoop = true
+        var echo = Route.post("/echo", access: .anyone, body: .bytes(limit: 1024)) { request in
+            note("echo")
+            return StreamingTests.text(String(decoding: request.body, as: UTF8.self))
+        }
+        echo.startsOnEventLoop = true
+        var waits = Route.get("/waits", access: .anyone) { _ in
+            note("before")
+            try await Task.sleep(for: .milliseconds(20))
+            note("after")
+            return StreamingTests.text("waited")
+        }
+        waits.startsOnEventLoop = true
+        let plain = Route.get("/plain", access: .anyone) { _ in
+            note("plain")
+            return StreamingTests.text("plain")
+        }
+        let server = try LocalServer(options: { $0.eventLoopThreads = 2 }, routes: [quick, echo, waits, plain])
+        defer { server.stopInBackground() }
+        for _ in 0..<3 {
+            #expect(try await server.get("/quick").body == "quick")
+            let echoed = try await StreamingTests.send(
+                server, "POST", "/echo", body: Data("hello".utf8), type: "text/plain")
+            #expect(echoed.status == 200)
+            #expect(echoed.body == "hello")
+            #expect(try await server.get("/waits").body == "waited")
+            #expect(try await server.get("/plain").body == "plain")
+        }
+        let names = seen.withLock { $0 }
+        // Answered without waiting: on the event loop's thread, also once
+        // the body is in.
+        #expect(names["quick"] == Array(repeating: "MHD-worker", count: 3))
+        #expect(names["echo"] == Array(repeating: "MHD-worker", count: 3))
+        // Until the first wait there, then on a request thread.
+        #expect(names["before"] == Array(repeating: "MHD-worker", count: 3))
+        #expect(names["after"]?.count == 3)
+        #expect(names["after"]?.contains("MHD-worker") == false)
+        // A route that does not ask for it never runs on the event loop.
+        #expect(names["plain"]?.count == 3)
+        #expect(names["plain"]?.contains("MHD-worker") == false)
+        #expect(server.server.parkedConnections == 0)
+    }
+
+    @Test func withAThreadForEachConnectionTheFlagChangesNothing() async throws {
+        var quick = Route.get("/quick", access: .anyone) { _ in StreamingTests.text(Self.threadName()) }
+        quick.startsOnEventLoop = true
+        let server = try LocalServer(options: { $0.eventLoopThreads = 0 }, routes: [quick])
+        defer { server.stopInBackground() }
+        let answer = try await server.get("/quick")
+        #expect(answer.status == 200)
+        #expect(answer.body != "MHD-worker")
+    }
 }

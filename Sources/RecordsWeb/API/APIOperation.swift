@@ -1,6 +1,7 @@
 import Foundation
 import HTTPServer
 import RecordsApp
+import SQLiteStore
 
 /// One route of the API with what the OpenAPI description says of it:
 /// the server's route and the description are made from the same value,
@@ -66,6 +67,11 @@ struct APIOperation: Sendable {
     var answers: [Answer]
     /// The body the server takes.
     var body: Route.Body = .none
+    /// Whether the route starts on the event loop's thread and reads the
+    /// database there (``Route/startsOnEventLoop``, SQLiteStore's
+    /// `CallingThreadReads`): for the quick JSON operations on one app's
+    /// records, never for a password, a picture or a stream.
+    var isQuick = false
     let handler: Route.Handler
 
     /// The prefix of every API path.
@@ -78,7 +84,20 @@ struct APIOperation: Sendable {
     var route: Route {
         var route = Route(method, Self.prefix + path, access: .anyone, body: body, handler: handler)
         route.middleware = [AccessCheck(access: access)]
+        if isQuick {
+            route.startsOnEventLoop = true
+            route.middleware.insert(ReadsOnCallingThread(), at: 0)
+        }
         return route
+    }
+}
+
+/// Lets the database reads of the request run on its own thread (see
+/// SQLiteStore's `CallingThreadReads`): the event loop's, for a route that
+/// starts there, or a request thread, which may block.
+struct ReadsOnCallingThread: Middleware {
+    func respond(to request: Request, next: Responder) async throws -> Response {
+        try await CallingThreadReads.$areAllowed.withValue(true) { try await next(request) }
     }
 }
 

@@ -63,7 +63,7 @@ enum APIRoutes {
                 412, "The \(kind) changed since that version: the document's `current` member is the \(kind) now."),
             .problem(400, "If-Match is not a version this server gave."),
         ]
-        return [
+        let operations = [
             APIOperation(
                 method: "GET", path: "/\(name)", operationID: "list\(capitalized)", summary: "List \(name).",
                 access: .read, tag: name, parameters: listParameters,
@@ -189,6 +189,13 @@ enum APIRoutes {
                 return Response(status: 204)
             },
         ]
+        // Each reads or writes one app's rows as JSON: quick enough to start
+        // on the event loop.
+        return operations.map { operation in
+            var operation = operation
+            operation.isQuick = true
+            return operation
+        }
     }
 
     // MARK: - Helpers
