@@ -93,7 +93,9 @@ public final class AppDatabase: Sendable {
     /// The stores' writes, combined: the writes that wait for the writer
     /// together share one transaction, each in its own savepoint, so that
     /// many creates at once (the API under load) commit and reach the disk
-    /// together rather than one by one.
+    /// together rather than one by one. Each transaction ends by folding
+    /// the rows its writes added or changed (search text, sort keys), once
+    /// for all of them.
     let combinedWrites: WriteCombiner
 
     /// The apps whose migration refused the tables it found, and why.
@@ -224,7 +226,6 @@ public final class AppDatabase: Sendable {
     /// failure.
     private init(writer: any DatabaseWriter, path: String, debugLog: (@Sendable (String) -> Void)?) throws {
         self.writer = writer
-        combinedWrites = WriteCombiner(writer)
         self.path = path
         // Right after the connections opened it: the file they hold.
         openedFile = path == ":memory:" ? nil : FileIdentity(path: path)
@@ -233,6 +234,14 @@ public final class AppDatabase: Sendable {
         do {
             let unavailable = try writer.writeWithoutTransaction { db in try Self.migrate(db, log: debugLog) }
             unavailableApps = unavailable
+            // Each transaction of combined writes folds the rows its writes
+            // added or changed once, at its end: FTS5 writes its pending
+            // words at every savepoint, so folding inside each write's own
+            // savepoint would write them once for each write.
+            let available = Self.apps.filter { unavailable[$0.app] == nil }
+            combinedWrites = WriteCombiner(writer) { db in
+                for app in available { try app.foldPending(db) }
+            }
             // Rows another program wrote (the sample's, a foreign tool's)
             // are folded now rather than at the first read, so that read
             // replicas see them too. Not fatal: a read folds them later.
@@ -423,17 +432,12 @@ public final class AppDatabase: Sendable {
     ///   its table.
     func write<T: Sendable>(for app: App, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         if let reason = unavailableApps[app] { throw reason }
-        let descriptor = Self.apps.first { $0.app == app }
         do {
-            return try await combinedWrites.write { db in
-                let result = try body(db)
-                // The rows this write added or changed get their folded
-                // search text and sort keys in the same transaction, so
-                // that a read replica, which cannot fold them, finds them
-                // (a read here would fold them anyway).
-                try descriptor?.foldPending(db)
-                return result
-            }
+            // The rows this write adds or changes get their folded search
+            // text and sort keys in the same transaction, at its end (see
+            // ``combinedWrites``), so that a read replica, which cannot
+            // fold them, finds them (a read here would fold them anyway).
+            return try await combinedWrites.write(body)
         } catch {
             debugLog?("error: \(error)")
             throw error

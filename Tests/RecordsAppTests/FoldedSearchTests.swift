@@ -115,6 +115,32 @@ struct FoldedSearchTests {
         #expect(try await store.fullTextSearch(name.typed).records.map(\.name) == [name.full])
     }
 
+    @Test("People added at once, sharing transactions, are folded when their write returns: search finds each")
+    func addedTogether() async throws {
+        let database = try emptyDatabase()
+        let store = PeopleStore(database: database)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for name in foreignNames {
+                group.addTask { try await store.add(PersonDraft(firstName: name.first, lastName: name.last, age: 40)) }
+            }
+            try await group.waitForAll()
+        }
+        // Folded in the writes' own transactions, as a read replica (which
+        // cannot fold) needs: no row is left for a read to fold.
+        let unfolded = try await database.writer.read { db in
+            (
+                try db.fetchOne(Int.self, "SELECT COUNT(*) FROM peopleInfo_searchText WHERE isFolded = 0"),
+                try db.fetchOne(Int.self, "SELECT COUNT(*) FROM peopleInfo_sortKey WHERE lastKey IS NULL")
+            )
+        }
+        #expect(unfolded.0 == 0)
+        #expect(unfolded.1 == 0)
+        for name in foreignNames {
+            #expect(
+                try await store.fullTextSearch(name.typed).records.map(\.fullName).contains(name.full), "\(name.typed)")
+        }
+    }
+
     @Test("A name typed as written finds it too")
     func typedAsWritten() async throws {
         let store = PeopleStore(database: try emptyDatabase())

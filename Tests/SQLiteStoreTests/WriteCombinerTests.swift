@@ -143,6 +143,56 @@ struct WriteCombinerTests {
         #expect(writes.statistics.transactions == 1)
     }
 
+    @Test("The finishing step runs once per transaction, after its writes, seeing what they kept")
+    func finishingRunsOncePerTransaction() async throws {
+        let directory = try TemporaryDirectory()
+        let pool = try Self.makePool(directory)
+        try await pool.write { db in try db.execute("CREATE TABLE seen (rows INTEGER)") }
+        // Each run records how many rows its transaction's writes left.
+        let writes = WriteCombiner(pool) { db in
+            let rows = try db.fetchOne(Int.self, "SELECT COUNT(*) FROM t") ?? -1
+            try db.execute("INSERT INTO seen (rows) VALUES (\(rows))")
+        }
+        let release = Gate("release the writer")
+        let holder = try await Self.holdWriter(pool, release: release)
+        // 3 throws: its row is undone before the finishing step runs.
+        let tasks = await Self.startInserts(writes, Array(1...6), failingOn: [3])
+        release.open()
+        try await holder.value
+        for (index, task) in tasks.enumerated() {
+            if index + 1 == 3 {
+                await #expect(throws: Invalid.self) { try await task.value }
+            } else {
+                _ = try await task.value
+            }
+        }
+        _ = try await writes.write { db in try db.execute("INSERT INTO t (a) VALUES (7)") }
+        #expect(writes.statistics.transactions == 2)
+        let seen = try await pool.read { db in try db.fetchAll(Int.self, "SELECT rows FROM seen ORDER BY rowid") }
+        #expect(seen == [5, 6])
+    }
+
+    @Test("A finishing step that throws fails every write of its transaction, and keeps none")
+    func failingFinishFailsTheBatch() async throws {
+        let directory = try TemporaryDirectory()
+        let pool = try Self.makePool(directory)
+        let writes = WriteCombiner(pool) { db in
+            if try db.fetchOne(Int.self, "SELECT COUNT(*) FROM t WHERE a = 4") == 1 { throw DiskFailed() }
+        }
+        let release = Gate("release the writer")
+        let holder = try await Self.holdWriter(pool, release: release)
+        let tasks = await Self.startInserts(writes, Array(1...5))
+        release.open()
+        try await holder.value
+        for task in tasks {
+            await #expect(throws: DiskFailed.self) { try await task.value }
+        }
+        #expect(try await Self.values(pool) == [])
+        // The next transaction, without the row the check refuses, lands.
+        _ = try await writes.write { db in try db.execute("INSERT INTO t (a) VALUES (1)") }
+        #expect(try await Self.values(pool) == [1])
+    }
+
     @Test("A failed sync fails every write of its transaction: none is answered as written")
     func failedSyncFailsTheBatch() async throws {
         let directory = try TemporaryDirectory()

@@ -42,6 +42,8 @@ public final class WriteCombiner: Sendable {
     /// The most writes one transaction takes.
     public let maximumBatchSize: Int
     private let writer: any DatabaseWriter
+    /// Runs at the end of each transaction (see ``init(_:maximumBatchSize:finishing:)``).
+    private let finishing: (@Sendable (Database) throws -> Void)?
     private let state = Locked(State())
 
     /// A write waiting for its transaction, type-erased.
@@ -87,9 +89,19 @@ public final class WriteCombiner: Sendable {
     ///   - maximumBatchSize: The most writes one transaction takes (at
     ///     least 1): a bound on how long a write waits behind the others of
     ///     its transaction.
-    public init(_ writer: any DatabaseWriter, maximumBatchSize: Int = 64) {
+    ///   - finishing: When given, runs once in each transaction, after its
+    ///     writes and before the commit, outside their savepoints: for work
+    ///     the writes leave that is cheaper done once for all of them (such
+    ///     as bringing a full-text index up to date: FTS5 writes what it
+    ///     has pending at every savepoint). When it throws, the transaction
+    ///     is rolled back and every write of it throws its error.
+    public init(
+        _ writer: any DatabaseWriter, maximumBatchSize: Int = 64,
+        finishing: (@Sendable (Database) throws -> Void)? = nil
+    ) {
         self.writer = writer
         self.maximumBatchSize = max(1, maximumBatchSize)
+        self.finishing = finishing
     }
 
     /// Runs `body` in a savepoint of a write transaction that other
@@ -199,6 +211,7 @@ public final class WriteCombiner: Sendable {
                 for job in jobs {
                     if let error = job.run(db) { throw error }
                 }
+                try self.finishing?(db)
             }
             failure = nil
         } catch {
