@@ -238,18 +238,16 @@ public final class AppDatabase: Sendable {
             // added or changed once, at its end: FTS5 writes its pending
             // words at every savepoint, so folding inside each write's own
             // savepoint would write them once for each write.
-            let available = Self.apps.filter { unavailable[$0.app] == nil }
-            combinedWrites = WriteCombiner(writer) { db in
-                for app in available { try app.foldPending(db) }
+            let apps = Self.apps.filter { unavailable[$0.app] == nil }
+            let foldPending: @Sendable (Database) throws -> Void = { db in
+                for app in apps { try app.foldPending(db) }
             }
+            combinedWrites = WriteCombiner(writer, finishing: foldPending)
             // Rows another program wrote (the sample's, a foreign tool's)
             // are folded now rather than at the first read, so that read
             // replicas see them too. Not fatal: a read folds them later.
-            let apps = Self.apps.filter { unavailable[$0.app] == nil }
             let pending = try? writer.read { db in try apps.contains { try !$0.isFolded(db) } }
-            if pending == true {
-                _ = try? writer.write { db in for app in apps { try app.foldPending(db) } }
-            }
+            if pending == true { _ = try? writer.write(foldPending) }
         } catch {
             try? writer.close()
             throw error

@@ -42,6 +42,49 @@ protocol FoldedColumns: Sendable {
     @discardableResult func fill(_ db: Database) throws -> Int
 }
 
+/// The SQL a ``FoldedColumns`` runs on every write of its app, made once
+/// per table, and the folding it drives.
+struct FoldingQueries: Sendable {
+    /// One row, true when any row waits to be folded.
+    let anyWaiting: SQL
+    /// Deletes the waiting rows whose row of the app's table is gone.
+    let deleteOrphans: SQL
+    /// The waiting rows: the ID, then the columns to fold.
+    let waiting: SQL
+    /// Stores one row's folded columns, then its ID, as arguments.
+    let store: SQL
+
+    /// Whether no row waits to be folded.
+    func isComplete(_ db: Database) throws -> Bool {
+        try db.fetchOne(Bool.self, anyWaiting) == false
+    }
+
+    /// Drops the waiting rows whose row is gone, then folds the others.
+    ///
+    /// - Returns: How many rows were folded.
+    func fill(_ db: Database, folding fold: (SQLiteValue) -> SQLiteValue) throws -> Int {
+        // A row deleted without its trigger firing (REPLACE deletes
+        // without one) would otherwise wait for ever.
+        try db.execute(deleteOrphans)
+        return try self.fold(db, folding: fold)
+    }
+
+    /// Folds each waiting row's columns with `fold` and stores them.
+    ///
+    /// - Returns: How many rows were folded.
+    func fold(_ db: Database, folding fold: (SQLiteValue) -> SQLiteValue) throws -> Int {
+        let rows = try db.fetchAll(waiting)
+        let statement = try db.cachedStatement(store)
+        for row in rows {
+            let values = row.values
+            var folded = values.dropFirst().map(fold)
+            folded.append(values[0])
+            try statement.execute(arguments: StatementArguments(values: folded))
+        }
+        return rows.count
+    }
+}
+
 struct FoldedSearchIndex: FoldedColumns {
     /// The FTS5 table's name.
     let name: String
@@ -56,42 +99,34 @@ struct FoldedSearchIndex: FoldedColumns {
     let tokenizer: FullTextTokenizer = .default
     /// The SQL of ``isComplete(_:)`` and ``fill(_:)``, which every write of
     /// the app runs: made once, not on each write.
-    private let queries: Queries
+    private let queries: FoldingQueries
 
     init<Column: TableColumn>(_ name: String, on table: String, columns: [Column], rowID: Column) {
         self.name = name
         self.table = table
         self.rowID = rowID.rawValue
         self.columns = columns.map(\.rawValue)
-        self.queries = Queries(textTable: "\(table)_searchText", table: table, rowID: self.rowID, columns: self.columns)
+        let text: SQL = "\(identifier: Self.textTable(of: table))"
+        let id: SQL = "\(identifier: self.rowID)"
+        let selected: [SQL] = self.columns.map { "\(identifier: table).\(identifier: $0)" }
+        let assignments: [SQL] = self.columns.map { "\(identifier: $0) = ?" }
+        queries = FoldingQueries(
+            anyWaiting: "SELECT EXISTS (SELECT 1 FROM \(text) WHERE isFolded = 0)",
+            deleteOrphans: """
+                DELETE FROM \(text) WHERE isFolded = 0 AND \(id) NOT IN (SELECT \(id) FROM \(identifier: table))
+                """,
+            waiting: """
+                SELECT \(text).\(id), \(selected.joined(separator: ", "))
+                FROM \(text) JOIN \(identifier: table) USING (\(id)) WHERE \(text).isFolded = 0
+                """,
+            store: "UPDATE \(text) SET isFolded = 1, \(assignments.joined(separator: ", ")) WHERE \(id) = ?")
     }
 
-    private struct Queries: Sendable {
-        let isComplete: SQL
-        let deleteOrphans: SQL
-        let stale: SQL
-        let update: SQL
-
-        init(textTable: String, table: String, rowID: String, columns: [String]) {
-            let text: SQL = "\(identifier: textTable)"
-            isComplete = "SELECT EXISTS (SELECT 1 FROM \(text) WHERE isFolded = 0)"
-            deleteOrphans = """
-                DELETE FROM \(text) WHERE isFolded = 0
-                AND \(identifier: rowID) NOT IN (SELECT \(identifier: rowID) FROM \(identifier: table))
-                """
-            let selected: [SQL] = columns.map { "\(identifier: table).\(identifier: $0)" }
-            stale = """
-                SELECT \(text).\(identifier: rowID), \(selected.joined(separator: ", "))
-                FROM \(text) JOIN \(identifier: table) USING (\(identifier: rowID)) WHERE \(text).isFolded = 0
-                """
-            let assignments: [SQL] = columns.map { "\(identifier: $0) = ?" }
-            update =
-                "UPDATE \(text) SET isFolded = 1, \(assignments.joined(separator: ", ")) WHERE \(identifier: rowID) = ?"
-        }
-    }
+    /// The name of the side table of folded text of `table`.
+    private static func textTable(of table: String) -> String { "\(table)_searchText" }
 
     /// The side table of folded text.
-    var textTable: String { "\(table)_searchText" }
+    var textTable: String { Self.textTable(of: table) }
 
     /// The names of the triggers on ``table`` (keeping ``textTable``) and
     /// on ``textTable`` (keeping the index).
@@ -173,7 +208,7 @@ struct FoldedSearchIndex: FoldedColumns {
     /// Whether every row's text is folded: a seek in the partial index of
     /// the rows that are not.
     func isComplete(_ db: Database) throws -> Bool {
-        try db.fetchOne(Bool.self, queries.isComplete) == false
+        try queries.isComplete(db)
     }
 
     /// Folds the rows not folded yet, in the write running (their triggers
@@ -182,24 +217,13 @@ struct FoldedSearchIndex: FoldedColumns {
     /// - Returns: How many rows were folded.
     @discardableResult
     func fill(_ db: Database) throws -> Int {
-        // A row deleted without its trigger firing (REPLACE deletes
-        // without one) would otherwise stay unfolded for ever.
-        try db.execute(queries.deleteOrphans)
-        return try fold(db)
+        try queries.fill(db, folding: Self.folded)
     }
 
     /// Folds the text of the side table's rows that are not folded yet.
     @discardableResult
     private func fold(_ db: Database) throws -> Int {
-        let stale = try db.fetchAll(queries.stale)
-        let statement = try db.cachedStatement(queries.update)
-        for row in stale {
-            let values = row.values
-            var folded = values.dropFirst().map(Self.folded)
-            folded.append(values[0])
-            try statement.execute(arguments: StatementArguments(values: folded))
-        }
-        return stale.count
+        try queries.fold(db, folding: Self.folded)
     }
 
     /// A column's text as it is indexed: folded as `records_fold` folds

@@ -41,40 +41,30 @@ struct SortKeyTable: FoldedColumns {
     let keys: [(column: String, key: String)]
     /// The SQL of ``isComplete(_:)`` and ``fill(_:)``, which every write of
     /// the app runs: made once, not on each write.
-    private let queries: Queries
+    private let queries: FoldingQueries
 
     init<Column: TableColumn>(on table: String, rowID: Column, keys: [(column: Column, key: String)]) {
-        self.name = "\(table)_sortKey"
+        let name = "\(table)_sortKey"
+        self.name = name
         self.table = table
         self.rowID = rowID.rawValue
         self.keys = keys.map { (column: $0.column.rawValue, key: $0.key) }
-        self.queries = Queries(name: name, table: table, rowID: self.rowID, keys: self.keys)
-    }
-
-    private struct Queries: Sendable {
-        let isComplete: SQL
-        let deleteOrphans: SQL
-        let stale: SQL
-        let update: SQL
-
-        init(name: String, table: String, rowID: String, keys: [(column: String, key: String)]) {
-            let firstKey = keys[0].key
-            isComplete = "SELECT EXISTS (SELECT 1 FROM \(identifier: name) WHERE \(identifier: firstKey) IS NULL)"
-            deleteOrphans = """
-                DELETE FROM \(identifier: name) WHERE \(identifier: firstKey) IS NULL
-                AND \(identifier: rowID) NOT IN (SELECT \(identifier: rowID) FROM \(identifier: table))
-                """
-            let columns: [SQL] = keys.map { "\(identifier: table).\(identifier: $0.column)" }
-            stale = """
-                SELECT \(identifier: name).\(identifier: rowID), \(columns.joined(separator: ", "))
-                FROM \(identifier: name) CROSS JOIN \(identifier: table) USING (\(identifier: rowID))
-                WHERE \(identifier: name).\(identifier: firstKey) IS NULL
-                """
-            let assignments: [SQL] = keys.map { "\(identifier: $0.key) = ?" }
-            update = """
-                UPDATE \(identifier: name) SET \(assignments.joined(separator: ", ")) WHERE \(identifier: rowID) = ?
-                """
-        }
+        // The first key marks a row's keys as computed.
+        let side: SQL = "\(identifier: name)"
+        let id: SQL = "\(identifier: self.rowID)"
+        let firstKey: SQL = "\(identifier: self.keys[0].key)"
+        let columns: [SQL] = self.keys.map { "\(identifier: table).\(identifier: $0.column)" }
+        let assignments: [SQL] = self.keys.map { "\(identifier: $0.key) = ?" }
+        queries = FoldingQueries(
+            anyWaiting: "SELECT EXISTS (SELECT 1 FROM \(side) WHERE \(firstKey) IS NULL)",
+            deleteOrphans: """
+                DELETE FROM \(side) WHERE \(firstKey) IS NULL AND \(id) NOT IN (SELECT \(id) FROM \(identifier: table))
+                """,
+            waiting: """
+                SELECT \(side).\(id), \(columns.joined(separator: ", "))
+                FROM \(side) CROSS JOIN \(identifier: table) USING (\(id)) WHERE \(side).\(firstKey) IS NULL
+                """,
+            store: "UPDATE \(side) SET \(assignments.joined(separator: ", ")) WHERE \(id) = ?")
     }
 
     /// The table joined with its keys, for a `FROM` clause: the side table
@@ -145,7 +135,7 @@ struct SortKeyTable: FoldedColumns {
     /// Whether every row's keys are computed: a seek to the start of the
     /// index, where the NULL ones would be.
     func isComplete(_ db: Database) throws -> Bool {
-        try db.fetchOne(Bool.self, queries.isComplete) == false
+        try queries.isComplete(db)
     }
 
     /// Computes the keys that are NULL, in the write running, and drops
@@ -154,18 +144,7 @@ struct SortKeyTable: FoldedColumns {
     /// - Returns: How many rows got their keys.
     @discardableResult
     func fill(_ db: Database) throws -> Int {
-        // A row deleted without its trigger firing (REPLACE deletes
-        // without one) would otherwise leave keys that can never be filled.
-        try db.execute(queries.deleteOrphans)
-        let stale = try db.fetchAll(queries.stale)
-        let statement = try db.cachedStatement(queries.update)
-        for row in stale {
-            let columns = row.values
-            var values = columns.dropFirst().map(Self.key)
-            values.append(columns[0])
-            try statement.execute(arguments: StatementArguments(values: values))
-        }
-        return stale.count
+        try queries.fill(db, folding: Self.key)
     }
 
     /// Computes every key again, for a migration that follows a change of

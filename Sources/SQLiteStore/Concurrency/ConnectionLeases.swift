@@ -46,6 +46,13 @@ final class ConnectionLeases: Sendable {
         var drainWaiters: [DrainWaiter] = []
 
         var isDrained: Bool { leasedCount == 0 && waiters.isEmpty }
+
+        /// Leases the most recently used idle connection, if any.
+        mutating func leaseIdle() -> ConnectionSlot? {
+            guard let slot = idle.popLast() else { return nil }
+            leasedCount += 1
+            return slot
+        }
     }
 
     /// Every connection, opened or not.
@@ -80,8 +87,7 @@ final class ConnectionLeases: Sendable {
         }
         let outcome = try state.withLock { state -> Outcome in
             if state.isClosed || (state.isClosing && !whileClosing) { throw closedError }
-            if let slot = state.idle.popLast() {
-                state.leasedCount += 1
+            if let slot = state.leaseIdle() {
                 return .acquired(slot)
             }
             let waiter = ThreadWaiter()
@@ -100,9 +106,7 @@ final class ConnectionLeases: Sendable {
     func acquireIfIdle() throws -> ConnectionSlot? {
         try state.withLock { state -> ConnectionSlot? in
             if state.isClosed || state.isClosing { throw closedError }
-            guard let slot = state.idle.popLast() else { return nil }
-            state.leasedCount += 1
-            return slot
+            return state.leaseIdle()
         }
     }
 
@@ -151,8 +155,7 @@ final class ConnectionLeases: Sendable {
         let outcome = state.withLock { state -> Outcome in
             if state.isClosed || (state.isClosing && !whileClosing) { return .fail(closedError) }
             if job.cancellation.isCancelled { return .fail(CancellationError()) }
-            if let slot = state.idle.popLast() {
-                state.leasedCount += 1
+            if let slot = state.leaseIdle() {
                 return .start(slot)
             }
             state.waiters.append(.job(job))
