@@ -266,6 +266,26 @@ import Testing
         #expect(server.server.parkedConnections == 0)
     }
 
+    @Test func aRouteThatStartsOnTheEventLoopStillRefusesABodyTooLarge() async throws {
+        let ran = Locked(0)
+        var echo = Route.post("/echo", access: .anyone, body: .bytes(limit: 1024)) { request in
+            ran.withLock { $0 += 1 }
+            return StreamingTests.text(String(decoding: request.body, as: UTF8.self))
+        }
+        echo.startsOnEventLoop = true
+        let server = try LocalServer(options: { $0.eventLoopThreads = 2 }, routes: [echo])
+        defer { server.stopInBackground() }
+        let refused = try await StreamingTests.send(
+            server, "POST", "/echo", body: Data(repeating: 0x61, count: 4096), type: "text/plain")
+        #expect(refused.status == 413)
+        #expect(ran.withLock { $0 } == 0)
+        // The event loop goes on serving the route.
+        let echoed = try await StreamingTests.send(server, "POST", "/echo", body: Data("fine".utf8), type: "text/plain")
+        #expect(echoed.status == 200)
+        #expect(echoed.body == "fine")
+        #expect(server.server.parkedConnections == 0)
+    }
+
     @Test func withAThreadForEachConnectionTheFlagChangesNothing() async throws {
         var quick = Route.get("/quick", access: .anyone) { _ in StreamingTests.text(Self.threadName()) }
         quick.startsOnEventLoop = true
