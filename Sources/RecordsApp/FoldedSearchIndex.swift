@@ -1,6 +1,56 @@
 import Foundation
 import SQLiteStore
 
+/// Columns derived from a table's rows by folding their text (search text,
+/// sort keys), filled in lazily: rows another program wrote are folded by
+/// the next write, or the next read in a write of its own.
+protocol FoldedColumns: Sendable {
+    /// Whether every row is folded.
+    func isComplete(_ db: Database) throws -> Bool
+    /// Folds the rows not folded yet, in the write running.
+    @discardableResult func fill(_ db: Database) throws -> Int
+}
+
+/// The SQL a ``FoldedColumns`` runs on every write of its app, made once
+/// per table, and the folding it drives.
+///
+/// The waiting rows are folded by one statement, with `records_fold`
+/// (which every connection of the app has, see ``SearchFolding``): FTS5
+/// writes out what it holds at the end of each statement of a
+/// transaction, so folding row by row wrote a full-text segment for every
+/// row, and one statement writes one for all of them.
+struct FoldingQueries: Sendable {
+    /// One row, true when any row waits to be folded.
+    let anyWaiting: SQL
+    /// Deletes the waiting rows whose row of the app's table is gone.
+    let deleteOrphans: SQL
+    /// Folds every waiting row's columns from its row of the app's table.
+    let foldWaiting: SQL
+
+    /// Whether no row waits to be folded.
+    func isComplete(_ db: Database) throws -> Bool {
+        try db.fetchOne(Bool.self, anyWaiting) == false
+    }
+
+    /// Drops the waiting rows whose row is gone, then folds the others.
+    ///
+    /// - Returns: How many rows were folded.
+    func fill(_ db: Database) throws -> Int {
+        // A row deleted without its trigger firing (REPLACE deletes
+        // without one) would otherwise wait for ever.
+        try db.execute(deleteOrphans)
+        return try fold(db)
+    }
+
+    /// Folds the waiting rows' columns and stores them.
+    ///
+    /// - Returns: How many rows were folded.
+    func fold(_ db: Database) throws -> Int {
+        try db.cachedStatement(foldWaiting).execute()
+        return db.changesCount
+    }
+}
+
 /// An app's full-text index over its text folded by
 /// ``SearchFolding/fold(_:)``, so that "skl" finds "Skłodowska" and "soren"
 /// finds "Søren": FTS5's own tokenizer removes only the accents Unicode
@@ -23,68 +73,21 @@ import SQLiteStore
 /// index that holds only those rows.
 ///
 /// The FTS5 table is fed from the folded text by triggers on the side
-/// table, so the index always holds exactly the side table's text (an
-/// external-content index must be told the very text it indexed to remove
-/// it). Its content, which snippets and highlights read, is the app's
+/// table, so the index always holds exactly the side table's folded rows'
+/// text (an external-content index must be told the very text it indexed
+/// to remove it). A row waiting to be folded is not in the index at all:
+/// a write that adds or changes rows leaves the index alone until the fold
+/// at the end of its transaction. (Once FTS5 is part of a transaction, it
+/// writes out what it holds at every statement of every trigger that
+/// follows.)
+///
+/// The index's content, which snippets and highlights read, is the app's
 /// table itself: the marks go around the words as they were written,
 /// "[Skłodowska]-Curie". That works because FTS5 marks words by their
 /// position, and folding changes letters into letters only, so the folded
 /// text has the same words in the same places. A `rebuild` of the FTS5
 /// table would index the unfolded text: ``create(_:)`` and ``fill(_:)``
 /// are the only ways it is filled.
-/// Columns derived from a table's rows by folding their text (search text,
-/// sort keys), filled in lazily: rows another program wrote are folded by
-/// the next write, or the next read in a write of its own.
-protocol FoldedColumns: Sendable {
-    /// Whether every row is folded.
-    func isComplete(_ db: Database) throws -> Bool
-    /// Folds the rows not folded yet, in the write running.
-    @discardableResult func fill(_ db: Database) throws -> Int
-}
-
-/// The SQL a ``FoldedColumns`` runs on every write of its app, made once
-/// per table, and the folding it drives.
-struct FoldingQueries: Sendable {
-    /// One row, true when any row waits to be folded.
-    let anyWaiting: SQL
-    /// Deletes the waiting rows whose row of the app's table is gone.
-    let deleteOrphans: SQL
-    /// The waiting rows: the ID, then the columns to fold.
-    let waiting: SQL
-    /// Stores one row's folded columns, then its ID, as arguments.
-    let store: SQL
-
-    /// Whether no row waits to be folded.
-    func isComplete(_ db: Database) throws -> Bool {
-        try db.fetchOne(Bool.self, anyWaiting) == false
-    }
-
-    /// Drops the waiting rows whose row is gone, then folds the others.
-    ///
-    /// - Returns: How many rows were folded.
-    func fill(_ db: Database, folding fold: (SQLiteValue) -> SQLiteValue) throws -> Int {
-        // A row deleted without its trigger firing (REPLACE deletes
-        // without one) would otherwise wait for ever.
-        try db.execute(deleteOrphans)
-        return try self.fold(db, folding: fold)
-    }
-
-    /// Folds each waiting row's columns with `fold` and stores them.
-    ///
-    /// - Returns: How many rows were folded.
-    func fold(_ db: Database, folding fold: (SQLiteValue) -> SQLiteValue) throws -> Int {
-        let rows = try db.fetchAll(waiting)
-        let statement = try db.cachedStatement(store)
-        for row in rows {
-            let values = row.values
-            var folded = values.dropFirst().map(fold)
-            folded.append(values[0])
-            try statement.execute(arguments: StatementArguments(values: folded))
-        }
-        return rows.count
-    }
-}
-
 struct FoldedSearchIndex: FoldedColumns {
     /// The FTS5 table's name.
     let name: String
@@ -108,18 +111,20 @@ struct FoldedSearchIndex: FoldedColumns {
         self.columns = columns.map(\.rawValue)
         let text: SQL = "\(identifier: Self.textTable(of: table))"
         let id: SQL = "\(identifier: self.rowID)"
-        let selected: [SQL] = self.columns.map { "\(identifier: table).\(identifier: $0)" }
-        let assignments: [SQL] = self.columns.map { "\(identifier: $0) = ?" }
+        // The app's table is `source` in the fold: the side table's
+        // columns have the same names as the app's.
+        let assignments: [SQL] = self.columns.map {
+            "\(identifier: $0) = \(unsafeLiteral: SearchFolding.functionName)(source.\(identifier: $0))"
+        }
         queries = FoldingQueries(
             anyWaiting: "SELECT EXISTS (SELECT 1 FROM \(text) WHERE isFolded = 0)",
             deleteOrphans: """
                 DELETE FROM \(text) WHERE isFolded = 0 AND \(id) NOT IN (SELECT \(id) FROM \(identifier: table))
                 """,
-            waiting: """
-                SELECT \(text).\(id), \(selected.joined(separator: ", "))
-                FROM \(text) JOIN \(identifier: table) USING (\(id)) WHERE \(text).isFolded = 0
-                """,
-            store: "UPDATE \(text) SET isFolded = 1, \(assignments.joined(separator: ", ")) WHERE \(id) = ?")
+            foldWaiting: """
+                UPDATE \(text) SET isFolded = 1, \(assignments.joined(separator: ", "))
+                FROM \(identifier: table) AS source WHERE \(text).\(id) = source.\(id) AND \(text).isFolded = 0
+                """)
     }
 
     /// The name of the side table of folded text of `table`.
@@ -156,12 +161,26 @@ struct FoldedSearchIndex: FoldedColumns {
             CREATE VIRTUAL TABLE \(fts) USING fts5(\(columnList), \(unsafeLiteral: options.joined(separator: ", ")));
             INSERT INTO \(text) (\(identifier: rowID)) SELECT \(identifier: rowID) FROM \(identifier: table);
             """)
+        // A migration may run on a connection that is not the app's.
+        try SearchFolding.register(on: db)
         try fold(db)
         try db.execute(
             """
             INSERT INTO \(fts) (rowid, \(columnList)) SELECT \(identifier: rowID), \(columnList) FROM \(text)
             """)
         for trigger in triggersSQL { try db.execute(trigger) }
+    }
+
+    /// Upgrades an index made before waiting rows were kept out of it:
+    /// folds the waiting rows (whose empty text the old triggers indexed)
+    /// with the old triggers, then replaces the side table's triggers.
+    /// From then on only folded rows are in the index.
+    func indexOnlyFoldedRows(_ db: Database) throws {
+        // A migration may run on a connection that is not the app's.
+        try SearchFolding.register(on: db)
+        try fill(db)
+        for name in triggerNames.suffix(3) { try db.execute("DROP TRIGGER IF EXISTS \(identifier: name)") }
+        for trigger in triggersSQL.suffix(3) { try db.execute(trigger) }
     }
 
     /// The triggers: those on ``table`` put a row to fold in the side
@@ -178,8 +197,14 @@ struct FoldedSearchIndex: FoldedColumns {
         func values(_ row: String) -> SQL {
             ([rowID] + columns).map { "\(unsafeLiteral: row).\(identifier: $0)" as SQL }.joined(separator: ", ")
         }
-        let insertNew: SQL = "INSERT INTO \(fts) (rowid, \(columnList)) VALUES (\(values("new")));"
-        let deleteOld: SQL = "INSERT INTO \(fts) (\(fts), rowid, \(columnList)) VALUES ('delete', \(values("old")));"
+        // Only folded rows are indexed: a row waiting to be folded is not
+        // in the index, so it is neither added nor removed.
+        let insertNew: SQL = """
+            INSERT INTO \(fts) (rowid, \(columnList)) SELECT \(values("new")) WHERE new.isFolded;
+            """
+        let deleteOld: SQL = """
+            INSERT INTO \(fts) (\(fts), rowid, \(columnList)) SELECT 'delete', \(values("old")) WHERE old.isFolded;
+            """
         let trigger = { (index: Int) -> SQL in "\(identifier: triggerNames[index])" }
         return [
             """
@@ -199,9 +224,9 @@ struct FoldedSearchIndex: FoldedColumns {
                 DELETE FROM \(text) WHERE \(id) = old.\(id);
             END
             """,
-            "CREATE TRIGGER \(trigger(3)) AFTER INSERT ON \(text) BEGIN \(insertNew) END",
+            "CREATE TRIGGER \(trigger(3)) AFTER INSERT ON \(text) WHEN new.isFolded BEGIN \(insertNew) END",
             "CREATE TRIGGER \(trigger(4)) AFTER UPDATE ON \(text) BEGIN \(deleteOld) \(insertNew) END",
-            "CREATE TRIGGER \(trigger(5)) AFTER DELETE ON \(text) BEGIN \(deleteOld) END",
+            "CREATE TRIGGER \(trigger(5)) AFTER DELETE ON \(text) WHEN old.isFolded BEGIN \(deleteOld) END",
         ]
     }
 
@@ -217,19 +242,13 @@ struct FoldedSearchIndex: FoldedColumns {
     /// - Returns: How many rows were folded.
     @discardableResult
     func fill(_ db: Database) throws -> Int {
-        try queries.fill(db, folding: Self.folded)
+        try queries.fill(db)
     }
 
     /// Folds the text of the side table's rows that are not folded yet.
     @discardableResult
     private func fold(_ db: Database) throws -> Int {
-        try queries.fold(db, folding: Self.folded)
-    }
-
-    /// A column's text as it is indexed: folded as `records_fold` folds
-    /// it; NULL stays NULL (no words).
-    static func folded(_ value: SQLiteValue) -> SQLiteValue {
-        SearchFolding.apply({ SearchFolding.fold($0) }, to: value).map { .text($0) } ?? .null
+        try queries.fold(db)
     }
 
     /// A string literal for FTS5's options, which FTS5 unquotes.

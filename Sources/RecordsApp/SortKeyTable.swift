@@ -20,8 +20,9 @@ import SQLiteStore
 /// read. The check for NULL ones is a seek at the start of the index,
 /// where NULL sorts first.
 ///
-/// A key is `records_fold` of the column, computed in Swift exactly as the
-/// SQL function computes it, except that a NULL name gets the integer 0:
+/// A key is `records_fold` of the column, computed by the app with that
+/// SQL function (one statement for all the rows waiting), except that a
+/// NULL name gets the integer 0:
 /// NULL means "not computed", and 0, like NULL, sorts before any text
 /// (`records_fold` only ever gives text), so the keys sort exactly as
 /// `ORDER BY records_fold(column)` did. The key columns have no declared
@@ -53,18 +54,22 @@ struct SortKeyTable: FoldedColumns {
         let side: SQL = "\(identifier: name)"
         let id: SQL = "\(identifier: self.rowID)"
         let firstKey: SQL = "\(identifier: self.keys[0].key)"
-        let columns: [SQL] = self.keys.map { "\(identifier: table).\(identifier: $0.column)" }
-        let assignments: [SQL] = self.keys.map { "\(identifier: $0.key) = ?" }
+        // A key is `records_fold` of its column, 0 for NULL (see above);
+        // the app's table is `source` in the fold.
+        let assignments: [SQL] = self.keys.map {
+            """
+            \(identifier: $0.key) = coalesce(\(unsafeLiteral: SearchFolding.functionName)(source.\(identifier: $0.column)), 0)
+            """
+        }
         queries = FoldingQueries(
             anyWaiting: "SELECT EXISTS (SELECT 1 FROM \(side) WHERE \(firstKey) IS NULL)",
             deleteOrphans: """
                 DELETE FROM \(side) WHERE \(firstKey) IS NULL AND \(id) NOT IN (SELECT \(id) FROM \(identifier: table))
                 """,
-            waiting: """
-                SELECT \(side).\(id), \(columns.joined(separator: ", "))
-                FROM \(side) CROSS JOIN \(identifier: table) USING (\(id)) WHERE \(side).\(firstKey) IS NULL
-                """,
-            store: "UPDATE \(side) SET \(assignments.joined(separator: ", ")) WHERE \(id) = ?")
+            foldWaiting: """
+                UPDATE \(side) SET \(assignments.joined(separator: ", "))
+                FROM \(identifier: table) AS source WHERE \(side).\(id) = source.\(id) AND \(side).\(firstKey) IS NULL
+                """)
     }
 
     /// The table joined with its keys, for a `FROM` clause: the side table
@@ -129,6 +134,8 @@ struct SortKeyTable: FoldedColumns {
             END;
             INSERT INTO \(identifier: name) (\(identifier: rowID)) SELECT \(identifier: rowID) FROM \(identifier: table);
             """)
+        // A migration may run on a connection that is not the app's.
+        try SearchFolding.register(on: db)
         try fill(db)
     }
 
@@ -144,7 +151,7 @@ struct SortKeyTable: FoldedColumns {
     /// - Returns: How many rows got their keys.
     @discardableResult
     func fill(_ db: Database) throws -> Int {
-        try queries.fill(db, folding: Self.key)
+        try queries.fill(db)
     }
 
     /// Computes every key again, for a migration that follows a change of
@@ -153,12 +160,9 @@ struct SortKeyTable: FoldedColumns {
     func refold(_ db: Database) throws {
         let cleared: [SQL] = keys.map { "\(identifier: $0.key) = NULL" }
         try db.execute("UPDATE \(identifier: name) SET \(cleared.joined(separator: ", "))")
+        // A migration may run on a connection that is not the app's.
+        try SearchFolding.register(on: db)
         try fill(db)
-    }
-
-    /// The key of a name: as `records_fold` folds it, or 0 for NULL.
-    static func key(_ value: SQLiteValue) -> SQLiteValue {
-        SearchFolding.apply({ SearchFolding.fold($0) }, to: value).map { .text($0) } ?? .integer(0)
     }
 }
 

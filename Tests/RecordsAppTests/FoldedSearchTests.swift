@@ -280,6 +280,8 @@ struct FoldedSearchIndexTests {
                         // Nor the change log, which came in the same release.
                         !$0.identifier.hasSuffix(".foldedSearchIndex") && !$0.identifier.hasSuffix(".refoldSortKeys")
                             && !$0.identifier.hasSuffix(".changeLog")
+                            // Nor what came after it.
+                            && !$0.identifier.hasSuffix(".searchIndexFoldedRowsOnly")
                     })
             }
             try previous.migrate(db)
@@ -313,6 +315,91 @@ struct FoldedSearchIndexTests {
         #expect(try await CoffeeStore(database: database).fullTextSearch("smorre").records.count == 1)
         let page = try await PeopleStore(database: database).page(sortedBy: .name, number: 1, size: 20)
         #expect(page.items.map(\.lastName) == ["Kierkegaard", "Łapińska", "Mazur"])
+    }
+
+    @Test("A row waiting to be folded is not in the full-text index; the fold adds it, once")
+    func waitingRowsStayOutOfTheIndex() throws {
+        let database = try emptyDatabase()
+        let documents: SQL = "SELECT count(*) FROM peopleInfo_search_docsize"
+        try database.write { db in
+            let before = try db.fetchOne(Int.self, documents)
+            // As another program writes: the row waits for the app's fold.
+            try db.execute("INSERT INTO peopleInfo (firstname, lastname) VALUES ('Søren', 'Kierkegaard')")
+            #expect(try db.fetchOne(Int.self, documents) == before)
+            #expect(try PeopleSchema.searchIndex.fill(db) == 1)
+            #expect(try db.fetchOne(Int.self, documents) == (before ?? 0) + 1)
+            #expect(
+                try db.fetchOne(
+                    Int.self, "SELECT count(*) FROM peopleInfo_search WHERE peopleInfo_search MATCH 'soren'")
+                    == 1)
+            // A change of a name takes the row out until it is folded again.
+            try db.execute("UPDATE peopleInfo SET lastname = 'Kirkegård' WHERE lastname = 'Kierkegaard'")
+            #expect(try db.fetchOne(Int.self, documents) == before)
+            #expect(try PeopleSchema.searchIndex.fill(db) == 1)
+            #expect(
+                try db.fetchOne(
+                    Int.self, "SELECT count(*) FROM peopleInfo_search WHERE peopleInfo_search MATCH 'kirkegard'")
+                    == 1)
+            #expect(
+                try db.fetchOne(
+                    Int.self, "SELECT count(*) FROM peopleInfo_search WHERE peopleInfo_search MATCH 'kierkegaard'")
+                    == 0)
+            // A waiting row deleted was never in the index: nothing to remove.
+            try db.execute("INSERT INTO peopleInfo (firstname, lastname) VALUES ('Ada', 'Lovelace')")
+            try db.execute("DELETE FROM peopleInfo WHERE lastname = 'Lovelace'")
+            #expect(try db.fetchOne(Int.self, documents) == (before ?? 0) + 1)
+            try db.execute("INSERT INTO peopleInfo_search (peopleInfo_search, rank) VALUES ('integrity-check', 0)")
+        }
+    }
+
+    @Test("An index that held the waiting rows' empty text is upgraded: folded, then only folded rows indexed")
+    func waitingRowsTakenOutOfAnOldIndex() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.fileURL("old.sqlite")
+        do {
+            let db = try Database(path: url.path, configuration: AppDatabase.configuration(debugLog: nil))
+            var previous = Migrator()
+            previous.register(AppDatabase.sharedMigrations)
+            for group in AppDatabase.migrationGroups {
+                previous.register(group.migrations.filter { !$0.identifier.hasSuffix(".searchIndexFoldedRowsOnly") })
+            }
+            try previous.migrate(db)
+            // The side table's triggers as they were: every row indexed,
+            // a waiting one with no text.
+            let index = PeopleSchema.searchIndex
+            for name in index.triggerNames.suffix(3) { try db.execute("DROP TRIGGER \(identifier: name)") }
+            try db.execute(
+                """
+                CREATE TRIGGER peopleInfo_search_folded_after_insert AFTER INSERT ON peopleInfo_searchText BEGIN
+                    INSERT INTO peopleInfo_search (rowid, firstname, lastname)
+                    VALUES (new.peopleInfoID, new.firstname, new.lastname); END;
+                CREATE TRIGGER peopleInfo_search_folded_after_update AFTER UPDATE ON peopleInfo_searchText BEGIN
+                    INSERT INTO peopleInfo_search (peopleInfo_search, rowid, firstname, lastname)
+                    VALUES ('delete', old.peopleInfoID, old.firstname, old.lastname);
+                    INSERT INTO peopleInfo_search (rowid, firstname, lastname)
+                    VALUES (new.peopleInfoID, new.firstname, new.lastname); END;
+                CREATE TRIGGER peopleInfo_search_folded_after_delete AFTER DELETE ON peopleInfo_searchText BEGIN
+                    INSERT INTO peopleInfo_search (peopleInfo_search, rowid, firstname, lastname)
+                    VALUES ('delete', old.peopleInfoID, old.firstname, old.lastname); END;
+                INSERT INTO peopleInfo (firstname, lastname) VALUES ('Søren', 'Kierkegaard'), ('Ada', 'Łapińska');
+                """)
+            // Both waiting rows are in the old index, with no words.
+            #expect(try db.fetchOne(Int.self, "SELECT count(*) FROM peopleInfo_searchText WHERE isFolded = 0") == 2)
+            #expect(try db.fetchOne(Int.self, "SELECT count(*) FROM peopleInfo_search_docsize") == 2)
+            db.close()
+        }
+        let database = try AppDatabase(url: url, template: nil)
+        try database.read { db in
+            #expect(try AppDatabase.migrator.isUpToDate(db))
+            #expect(try db.fetchOne(Int.self, "SELECT count(*) FROM peopleInfo_searchText WHERE isFolded = 0") == 0)
+            // Each row indexed once, with its folded words.
+            #expect(try db.fetchOne(Int.self, "SELECT count(*) FROM peopleInfo_search_docsize") == 2)
+            let trigger = try db.fetchOne(
+                String.self, "SELECT sql FROM sqlite_schema WHERE name = 'peopleInfo_search_folded_after_insert'")
+            #expect(trigger?.contains("WHEN new.isFolded") == true)
+        }
+        #expect(try await PeopleStore(database: database).fullTextSearch("lapinska").records.count == 1)
+        #expect(try await PeopleStore(database: database).fullTextSearch("soren").records.count == 1)
     }
 
     @Test("The original tutorial's table keeps its columns; the folded text is beside it")

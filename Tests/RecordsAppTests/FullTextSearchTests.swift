@@ -285,6 +285,7 @@ struct FullTextMigrationTests {
                     group.migrations.filter {
                         !$0.identifier.hasSuffix(".searchIndex") && !$0.identifier.hasSuffix(".changeLog")
                             && !$0.identifier.hasSuffix(".foldedSearchIndex")
+                            && !$0.identifier.hasSuffix(".searchIndexFoldedRowsOnly")
                     })
             }
             try previous.migrate(db)

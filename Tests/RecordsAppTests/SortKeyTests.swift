@@ -137,21 +137,33 @@ struct PeopleSortKeyTests {
         #expect(ids == (try formerOrder(database, .name)))
     }
 
-    @Test("A key computed in Swift equals records_fold in SQL; a NULL name's key is 0")
+    @Test("A stored key is records_fold of its name, text, number or blob alike; a NULL name's key is 0")
     func keyEqualsRecordsFold() throws {
         let database = try emptyDatabase()
-        try database.read { db in
-            for row in try db.fetchAll(
+        try database.write { db in
+            try db.execute(
                 """
-                SELECT v, records_fold(v) FROM (SELECT 'ÅKE' AS v UNION ALL SELECT 'a' || char(0) || 'B'
+                INSERT INTO peopleInfo (firstname, lastname)
+                SELECT 'first', v FROM (SELECT 'ÅKE' AS v UNION ALL SELECT 'a' || char(0) || 'B'
                 UNION ALL SELECT 42 UNION ALL SELECT -1.25 UNION ALL SELECT x'C3A9' UNION ALL SELECT x'FF'
                 UNION ALL SELECT CAST(x'FF41' AS TEXT) UNION ALL SELECT '' UNION ALL SELECT NULL)
                 """)
-            {
+            #expect(try PeopleSchema.sortKeys.fill(db) == 9)
+        }
+        try database.read { db in
+            let rows = try db.fetchAll(
+                """
+                SELECT records_fold(p.lastname), k.lastKey, k.firstKey
+                FROM peopleInfo AS p JOIN peopleInfo_sortKey AS k USING (peopleInfoID)
+                """)
+            #expect(rows.count == 9)
+            for row in rows {
                 let values = row.values
-                let expected: SQLiteValue = values[1] == .null ? .integer(0) : values[1]
-                #expect(SortKeyTable.key(values[0]) == expected, "\(row)")
+                let expected: SQLiteValue = values[0] == .null ? .integer(0) : values[0]
+                #expect(values[1] == expected, "\(row)")
+                #expect(values[2] == .text("first"), "\(row)")
             }
+            #expect(try db.fetchOne(Int.self, "SELECT count(*) FROM peopleInfo_sortKey WHERE lastKey = 0") == 1)
         }
     }
 

@@ -70,6 +70,10 @@ enum CoffeeSchema {
         // The engine's bookkeeping keyed by row numbers (docs/SYNC.md):
         // installing again upgrades it and writes this app's triggers back.
         sync.migration("coffee.syncRowNumbers"),
+        // Rows waiting to be folded are kept out of the full-text index
+        // (see ``FoldedSearchIndex``): a write no longer touches the index
+        // before its transaction's fold.
+        Migrator.migration("coffee.searchIndexFoldedRowsOnly") { db in try searchIndex.indexOnlyFoldedRows(db) },
     ]
 
     /// Makes the table that gives each coffee's picture a version: the web's

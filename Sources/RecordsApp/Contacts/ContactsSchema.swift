@@ -38,6 +38,10 @@ enum ContactsSchema {
         // The engine's bookkeeping keyed by row numbers (docs/SYNC.md):
         // installing again upgrades it and writes this app's triggers back.
         sync.migration("contacts.syncRowNumbers"),
+        // Rows waiting to be folded are kept out of the full-text index
+        // (see ``FoldedSearchIndex``): a write no longer touches the index
+        // before its transaction's fold.
+        Migrator.migration("contacts.searchIndexFoldedRowsOnly") { db in try searchIndex.indexOnlyFoldedRows(db) },
     ]
 
     /// The first full-text index of the name, address and contact, as the

@@ -42,6 +42,10 @@ enum PeopleSchema {
         // The engine's bookkeeping keyed by row numbers (docs/SYNC.md):
         // installing again upgrades it and writes this app's triggers back.
         sync.migration("people.syncRowNumbers"),
+        // Rows waiting to be folded are kept out of the full-text index
+        // (see ``FoldedSearchIndex``): a write no longer touches the index
+        // before its transaction's fold.
+        Migrator.migration("people.searchIndexFoldedRowsOnly") { db in try searchIndex.indexOnlyFoldedRows(db) },
     ]
 
     /// The first full-text index of first and last names, folding case and
