@@ -43,14 +43,22 @@ enum OpenSSL {
         return key
     }
 
-    /// SHA-256 of `bytes` (EVP_Digest with EVP_sha256).
+    /// OpenSSL's SHA-256, fetched from its provider once. `EVP_sha256()`
+    /// is fetched again on every digest (a name lookup under locks, most of
+    /// the time a short message's digest takes); a fetched algorithm may be
+    /// used by any number of threads at once. Nil when the fetch failed:
+    /// each digest then falls back to `EVP_sha256()`.
+    private nonisolated(unsafe) static let fetchedSHA256: OpaquePointer? = EVP_MD_fetch(nil, "SHA256", nil)
+
+    /// SHA-256 of `bytes` (EVP_Digest).
     static func sha256(_ bytes: [UInt8]) throws -> [UInt8] {
         var digest = [UInt8](repeating: 0, count: 32)
         var length: UInt32 = 0
+        let algorithm = fetchedSHA256 ?? EVP_sha256()
         let status = bytes.withUnsafeBytes { input in
             digest.withUnsafeMutableBufferPointer { output in
                 // A NULL data pointer with a zero count is the empty message.
-                EVP_Digest(input.baseAddress, input.count, output.baseAddress, &length, EVP_sha256(), nil)
+                EVP_Digest(input.baseAddress, input.count, output.baseAddress, &length, algorithm, nil)
             }
         }
         guard status == 1, length == 32 else { throw failure("EVP_Digest") }
