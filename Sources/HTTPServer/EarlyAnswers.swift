@@ -178,9 +178,11 @@ extension Callbacks {
     /// body (libmicrohttpd then ignores Content-Length) or none, and the
     /// largest length for digits too many to count.
     static func declaredLength(_ headers: [String: String]) -> UInt64? {
-        guard headers["transfer-encoding"] == nil,
-            let text = headers["content-length"]?.trimmingCharacters(in: .whitespaces)
-        else { return nil }
+        guard headers["transfer-encoding"] == nil, let raw = headers["content-length"] else { return nil }
+        // The usual value, digits alone, read without Foundation's
+        // trimming (a CharacterSet walk, on every request with a body).
+        if let length = UInt64(raw) { return length }
+        let text = raw.trimmingCharacters(in: .whitespaces)
         if let length = UInt64(text) { return length }
         return !text.isEmpty && text.utf8.allSatisfy { (0x30...0x39).contains($0) } ? .max : nil
     }
@@ -230,7 +232,7 @@ extension Callbacks {
         for (name, value) in response.headers {
             let lowered = name.lowercased()
             guard lowered != "content-length", lowered != "connection", lowered != "transfer-encoding",
-                !name.contains(where: \.isNewline), !value.contains(where: \.isNewline)
+                !breaksLine(name), !breaksLine(value)
             else { continue }
             head += "\(name): \(value)\r\n"
         }

@@ -35,11 +35,19 @@ extension Callbacks {
         defer { MHD_destroy_response(handle) }
         for (name, value) in response.headers where !Response.sameName(name, "Content-Length") {
             // A header with a line break would split the response.
-            guard !name.contains(where: \.isNewline), !value.contains(where: \.isNewline) else { continue }
+            guard !Self.breaksLine(name), !Self.breaksLine(value) else { continue }
             _ = MHD_add_response_header(handle, name, value)
         }
         core.application.log(requestLine(request, status: response.status, exchange: exchange))
         return MHD_queue_response(connection, UInt32(response.status), handle)
+    }
+
+    /// Whether `text` holds a line break of any kind. Printable ASCII and
+    /// tabs, what nearly every header is, are checked byte by byte first,
+    /// without breaking the text into characters.
+    static func breaksLine(_ text: String) -> Bool {
+        if text.utf8.allSatisfy({ (0x20..<0x7F).contains($0) || $0 == 0x09 }) { return false }
+        return text.contains(where: \.isNewline)
     }
 
     /// The log's line for a request: method, path, status, and the time

@@ -169,6 +169,47 @@ import Testing
         #expect(line.wholeMatch(of: /GET \S+ 404 \d+\.\dms/) != nil, "\(line.debugDescription)")
     }
 
+    @Test func aHeaderWithALineBreakIsNotSentAndCannotAddAnother() async throws {
+        let route = Route.get("/headers", access: .anyone) { _ in
+            Response(
+                status: 200,
+                headers: [
+                    ("Content-Type", "text/html; charset=utf-8"), ("X-Split", "a\r\nSet-Cookie: forged=1"),
+                    ("X-Bare", "b\nX-Forged: 1"), ("X-Separator", "c\u{2028}d"), ("X-Tab", "e\tf"),
+                    ("X-Name", "Ren\u{E9}e"), ("X-Line\r\nX-Forged-Name", "g"),
+                ],
+                body: .bytes(Array("<!doctype html><html><p>ok</p></html>".utf8)))
+        }
+        let server = try LocalServer(routes: [route])
+        defer { server.stopInBackground() }
+        let port = server.server.port
+        let answer = try await onOwnThread { () throws -> String in
+            let socket = try RawSocket(port: port)
+            defer { socket.close() }
+            try socket.send("GET /headers HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            return try socket.read(until: "</html>")
+        }
+        let head = String(answer[..<(answer.range(of: "\r\n\r\n")?.lowerBound ?? answer.endIndex)])
+        #expect(head.hasPrefix("HTTP/1.1 200"))
+        // The headers that would split the answer are left out, whole.
+        for name in ["Set-Cookie", "X-Split", "X-Bare", "X-Forged", "X-Separator", "X-Line"] {
+            #expect(!head.lowercased().contains(name.lowercased()), "\(name) in \(head.debugDescription)")
+        }
+        // The others are sent as given: a tab and a letter past ASCII are not line breaks.
+        #expect(head.contains("X-Tab: e\tf"))
+        #expect(head.contains("X-Name: Ren\u{E9}e"))
+    }
+
+    @Test(
+        arguments: [
+            ("42", UInt64(42)), (" 42 ", 42), ("0", 0), ("18446744073709551616", .max), ("4x", nil), ("", nil),
+            ("-1", nil),
+        ] as [(String, UInt64?)])
+    func theAnnouncedLengthOfABody(text: String, length: UInt64?) {
+        #expect(Callbacks.declaredLength(["content-length": text]) == length)
+        #expect(Callbacks.declaredLength(["content-length": text, "transfer-encoding": "chunked"]) == nil)
+    }
+
     /// The process's resident memory, in KiB (Linux).
     static func residentKiB() -> Int {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
