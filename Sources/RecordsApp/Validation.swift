@@ -141,7 +141,7 @@ struct Validator {
     /// not blank (see ``isBlank(_:)``), at most `maxLength` characters, and
     /// ``TextRules`` code points.
     mutating func text(_ value: String, field: String, maxLength: Int) -> String {
-        let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = Self.trimmed(value)
         if let problem = Self.textProblem(trimmed, maxLength: maxLength) { fail(field, "\(field) \(problem)") }
         return trimmed
     }
@@ -150,7 +150,7 @@ struct Validator {
     /// by text is, its message a sentence that starts with the field's
     /// label.
     mutating func text(_ value: String, field: some FormField, maxLength: Int) -> String {
-        let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = Self.trimmed(value)
         if let problem = Self.textProblem(trimmed, maxLength: maxLength) { fail(field, problem) }
         return trimmed
     }
@@ -158,6 +158,22 @@ struct Validator {
     /// What is wrong with the trimmed text of a required single-line
     /// field, to follow the field's name ("is required"), or nil.
     static func textProblem(_ trimmed: String, maxLength: Int) -> String? {
+        // Printable ASCII, what most fields hold, is checked byte by byte:
+        // each byte is a character and a code point, a space is its only
+        // blank, and it has no control character. The same answers as
+        // the general check, without Unicode's tables (every create and
+        // change of every record checks each of its fields).
+        if trimmed.utf8.allSatisfy({ (0x20..<0x7F).contains($0) }) {
+            if trimmed.utf8.allSatisfy({ $0 == 0x20 }) { return "is required" }
+            let count = trimmed.utf8.count
+            if count > maxLength { return "must be at most \(maxLength) characters (it has \(count))" }
+            return codePointProblem(trimmed, maxLength: maxLength)
+        }
+        return generalTextProblem(trimmed, maxLength: maxLength)
+    }
+
+    /// ``textProblem(_:maxLength:)`` for any text.
+    static func generalTextProblem(_ trimmed: String, maxLength: Int) -> String? {
         if isBlank(trimmed) { return "is required" }
         if trimmed.count > maxLength { return "must be at most \(maxLength) characters (it has \(trimmed.count))" }
         if let message = codePointProblem(trimmed, maxLength: maxLength) { return message }
@@ -165,6 +181,19 @@ struct Validator {
             return "must be a single line without control characters"
         }
         return nil
+    }
+
+    /// `value` without white space and line breaks at either end. When
+    /// it starts and ends with a printable ASCII character other than a
+    /// space (as nearly every field does), there is nothing to trim, and
+    /// Foundation's trimming is not called.
+    static func trimmed(_ value: String) -> String {
+        if let first = value.utf8.first, let last = value.utf8.last, (0x21..<0x7F).contains(first),
+            (0x21..<0x7F).contains(last)
+        {
+            return value
+        }
+        return value.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// Whether `text` shows nothing: it is empty or holds only whitespace

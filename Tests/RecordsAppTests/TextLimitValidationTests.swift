@@ -26,6 +26,30 @@ struct TextLimitValidationTests {
         #expect(TextRules.maxCodePoints(characters: 30) == 120)
     }
 
+    @Test("Plain ASCII text is judged and trimmed exactly as any text is, by the byte-wise shortcut")
+    func asciiShortcutAgreesWithTheGeneralCheck() {
+        let samples = [
+            "", " ", "   ", "a", " a", "a ", "Ada", "Ada Lovelace", "~!@#$%^&*()_+{}|:<>?",
+            String(repeating: "x", count: 30),
+            String(repeating: "x", count: 31), String(repeating: "y", count: 120), String(repeating: "z", count: 121),
+            "  padded  ", "tab\tinside", "\tleading tab", "line\nbreak", "trailing newline\n", "\r\n", "caf\u{E9}",
+            " \u{A0}nbsp\u{A0} ", "\u{200B}", "e\u{301}", String(repeating: "e\u{301}", count: 31),
+        ]
+        for text in samples {
+            let general = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(Validator.trimmed(text) == general, "\(text.debugDescription)")
+            for limit in [1, 30, 120] {
+                #expect(
+                    Validator.textProblem(general, maxLength: limit)
+                        == Validator.generalTextProblem(general, maxLength: limit),
+                    "\(general.debugDescription), limit \(limit)")
+            }
+        }
+        #expect(Validator.textProblem("   ", maxLength: 10) == "is required")
+        #expect(Validator.textProblem("abcd", maxLength: 3) == "must be at most 3 characters (it has 4)")
+        #expect(Validator.textProblem("abc", maxLength: 3) == nil)
+    }
+
     @Test("A field at exactly its code point limit is accepted; one more code point is refused")
     func boundaryIsInclusive() throws {
         // 100 characters of one letter and three marks each: 400 code points.
