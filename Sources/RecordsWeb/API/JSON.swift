@@ -173,6 +173,15 @@ private struct JSONParser {
             let byte = bytes[index]
             switch byte {
             case UInt8(ascii: "\""):
+                if scalars.isEmpty {
+                    // No escape before the end (the usual string): its
+                    // bytes are the text, validated once, not copied twice.
+                    guard let text = String(validating: bytes[runStart..<index], as: UTF8.self) else {
+                        throw JSONParser.problem("The body is not UTF-8 text.")
+                    }
+                    index += 1
+                    return text
+                }
                 try flush(self, upTo: index)
                 index += 1
                 return String(scalars)
