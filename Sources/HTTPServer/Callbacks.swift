@@ -67,6 +67,10 @@ enum Callbacks {
         Callbacks.droppingOnPurpose = false
         guard let slot = exchangeSlot, let existing = slot.pointee else { return }
         let exchange = Unmanaged<Exchange>.fromOpaque(existing).takeRetainedValue()
+        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
+            // The request is over: its task's jobs, if any, go on elsewhere.
+            (exchange.startExecutor as? EventLoopStartExecutor)?.stopDeferring()
+        }
         exchange.gate?.abandon()
         slot.pointee = nil
         core.requestEnded()

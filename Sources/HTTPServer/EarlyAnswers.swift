@@ -50,9 +50,29 @@ extension Callbacks {
     static func nextEvent(_ exchange: Exchange, core: ServerCore) -> NextEvent {
         guard let gate = exchange.gate else { return .event(.answered(Response(status: 500))) }
         guard let parking = core.parking, let ticket = exchange.ticket else { return .event(gate.nextEvent()) }
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *),
+            let executor = exchange.startExecutor as? EventLoopStartExecutor
+        else {
+            while true {
+                if let event = gate.takeEvent() { return .event(event) }
+                if parking.isClosing { return .closing }
+                if parking.park(ticket) { return .parked }
+            }
+        }
+        // A request that started on the event loop goes on here: what its
+        // task does next, once what it waits for is done, runs on this
+        // thread when the connection is woken for it.
+        executor.deferJobs(wake: { parking.wake(ticket) })
         while true {
-            if let event = gate.takeEvent() { return .event(event) }
-            if parking.isClosing { return .closing }
+            executor.runDeferred()
+            if let event = gate.takeEvent() {
+                executor.stopDeferring()
+                return .event(event)
+            }
+            if parking.isClosing {
+                executor.stopDeferring()
+                return .closing
+            }
             if parking.park(ticket) { return .parked }
         }
     }

@@ -88,18 +88,34 @@ private final class ResultBox<T>: @unchecked Sendable {
 }
 
 /// The executor of a request whose route starts on the event loop
-/// (``Route/startsOnEventLoop``): jobs enqueued while a libmicrohttpd
-/// callback of the request drains it run at once on that callback's
-/// thread; jobs enqueued at any other time go to the request threads
-/// (``RequestExecutor``). So a request answered without waiting for
-/// anything (a read of a few rows, which may run on the calling thread: see
-/// SQLiteStore's `CallingThreadReads`) switches no thread at all, and one
-/// that waits goes on where it would have anyway.
+/// (``Route/startsOnEventLoop``): its jobs run on the event loop's thread
+/// of the request's connection whenever that thread can take them, and on
+/// the request threads (``RequestExecutor``) otherwise.
+///
+/// - Jobs enqueued while a libmicrohttpd callback of the request drains
+///   the executor (its start, the delivery of its body) run at once on
+///   that callback's thread.
+/// - Jobs enqueued while the request's parked connection waits for the
+///   task's answer (``deferJobs(wake:)``) are kept, and the connection is
+///   woken: libmicrohttpd calls back on its thread, which runs them
+///   (``runDeferred()``). A request that waited for a write thus goes on
+///   where its answer is sent, without a request thread in between.
+/// - Jobs enqueued at any other time (the answer is taken, the request is
+///   over) go to the request threads, as do jobs kept when the waiting
+///   ends without running them (``stopDeferring()``).
+///
+/// So a request answered without waiting for anything (a read of a few
+/// rows, which may run on the calling thread: see SQLiteStore's
+/// `CallingThreadReads`) switches no thread at all, and one that waits
+/// switches only to what it waits for and back.
 @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
 final class EventLoopStartExecutor: TaskExecutor, @unchecked Sendable {
     private struct State {
         /// A callback is draining: jobs wait in ``jobs`` for it.
         var draining = false
+        /// The connection waits for the task's answer: jobs wait in
+        /// ``jobs`` and `wake` brings the callback back to run them.
+        var wake: (@Sendable () -> Void)?
         var jobs: [UnownedJob] = []
     }
 
@@ -112,19 +128,20 @@ final class EventLoopStartExecutor: TaskExecutor, @unchecked Sendable {
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         lock.lock()
-        let kept = state.draining
+        let kept = state.draining || state.wake != nil
         if kept { state.jobs.append(job) }
+        let wake = state.draining ? nil : state.wake
         lock.unlock()
         if !kept {
             let executor = asUnownedTaskExecutor()
             requests.run { job.runSynchronously(on: executor) }
         }
+        wake?()
     }
 
     /// Runs `start` (which enqueues jobs: a task's creation, a
     /// continuation's resumption), then every job enqueued until there is
-    /// none left, on this thread. Jobs enqueued after it returns go to the
-    /// request threads.
+    /// none left, on this thread.
     func drain(after start: () -> Void) {
         lock.lock()
         state.draining = true
@@ -139,5 +156,32 @@ final class EventLoopStartExecutor: TaskExecutor, @unchecked Sendable {
             guard let next else { return }
             next.runSynchronously(on: executor)
         }
+    }
+
+    /// From the event loop, as the request's connection is about to wait
+    /// for the task's answer: jobs from now on are kept for this thread,
+    /// and each calls `wake` (which resumes the parked connection, or
+    /// makes its next park decline).
+    func deferJobs(wake: @escaping @Sendable () -> Void) {
+        lock.lock()
+        state.wake = wake
+        lock.unlock()
+    }
+
+    /// Runs the jobs kept so far, and any they enqueue, on this thread.
+    func runDeferred() {
+        drain(after: {})
+    }
+
+    /// The wait for the answer is over (it came, or the request ends):
+    /// jobs go to the request threads again, the kept ones first.
+    func stopDeferring() {
+        lock.lock()
+        state.wake = nil
+        let kept = state.draining ? [] : state.jobs
+        if !state.draining { state.jobs = [] }
+        lock.unlock()
+        let executor = asUnownedTaskExecutor()
+        for job in kept { requests.run { job.runSynchronously(on: executor) } }
     }
 }

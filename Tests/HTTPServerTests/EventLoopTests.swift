@@ -256,14 +256,87 @@ import Testing
         // the body is in.
         #expect(names["quick"] == Array(repeating: "MHD-worker", count: 3))
         #expect(names["echo"] == Array(repeating: "MHD-worker", count: 3))
-        // Until the first wait there, then on a request thread.
+        // Before its wait and after it: the connection, woken when the wait
+        // is over, runs the rest on its event loop thread.
         #expect(names["before"] == Array(repeating: "MHD-worker", count: 3))
-        #expect(names["after"]?.count == 3)
-        #expect(names["after"]?.contains("MHD-worker") == false)
+        #expect(names["after"] == Array(repeating: "MHD-worker", count: 3))
         // A route that does not ask for it never runs on the event loop.
         #expect(names["plain"]?.count == 3)
         #expect(names["plain"]?.contains("MHD-worker") == false)
         #expect(server.server.parkedConnections == 0)
+    }
+
+    @Test func workARouteOnTheEventLoopLeavesForLaterStillRuns() async throws {
+        let finished = Locked<[String]>([])
+        // Work the handler starts and does not wait for: it goes on after
+        // the answer is sent, when the connection no longer waits for it.
+        var leaves = Route.get("/leaves", access: .anyone) { _ in
+            Task {
+                try? await Task.sleep(for: .milliseconds(50))
+                finished.withLock { $0.append("later") }
+            }
+            return StreamingTests.text("answered")
+        }
+        leaves.startsOnEventLoop = true
+        // A client that hangs up while the handler waits: the rest of the
+        // handler still runs.
+        var slow = Route.get("/slow", access: .anyone) { _ in
+            try? await Task.sleep(for: .milliseconds(300))
+            finished.withLock { $0.append("slow") }
+            return StreamingTests.text("slow")
+        }
+        slow.startsOnEventLoop = true
+        let server = try LocalServer(options: { $0.eventLoopThreads = 2 }, routes: [leaves, slow])
+        defer { server.stopInBackground() }
+        #expect(try await server.get("/leaves").body == "answered")
+        let port = server.server.port
+        try await onOwnThread {
+            let socket = try RawSocket(port: port)
+            try socket.send("GET /slow HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            Thread.sleep(forTimeInterval: 0.05)
+            socket.close()
+        }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while finished.withLock({ $0.count }) < 2, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(finished.withLock { $0.sorted() } == ["later", "slow"])
+        // And the server still answers.
+        #expect(try await server.get("/leaves").body == "answered")
+        #expect(server.server.parkedConnections == 0)
+    }
+
+    @Test func stoppingTheServerWhileARouteOnTheEventLoopWaitsEndsIt() async throws {
+        let finished = Locked(false)
+        var slow = Route.get("/slow", access: .anyone) { _ in
+            try? await Task.sleep(for: .milliseconds(300))
+            finished.withLock { $0 = true }
+            return StreamingTests.text("slow")
+        }
+        slow.startsOnEventLoop = true
+        let server = try LocalServer(options: { $0.eventLoopThreads = 2 }, routes: [slow])
+        let port = server.server.port
+        let answer = Task {
+            try await onOwnThread { () throws -> String in
+                let socket = try RawSocket(port: port)
+                defer { socket.close() }
+                try socket.send("GET /slow HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                return (try? socket.read(until: "slow")) ?? ""
+            }
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        let stopped = ContinuousClock.now
+        await onOwnThread { server.server.stop() }
+        // Stopping ends the waiting request without waiting for its task
+        // (well within its grace), and the task's rest still runs: nothing
+        // was left waiting for the event loop that stopped.
+        #expect(ContinuousClock.now - stopped < .seconds(5))
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !finished.withLock({ $0 }), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(finished.withLock { $0 })
+        _ = try await answer.value
     }
 
     @Test func aRouteThatStartsOnTheEventLoopStillRefusesABodyTooLarge() async throws {
