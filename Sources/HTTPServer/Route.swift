@@ -96,10 +96,11 @@ public struct Route: Sendable {
     /// Whether a request for this route starts on the thread of the event
     /// loop that read it (``ServerOptions/eventLoopThreads``), rather than
     /// on one of the server's request threads: its middleware and handler
-    /// run there until they first wait (for the body, or for something
-    /// another thread does), and once the body is in they run there again
-    /// until the next wait. A request answered without waiting then costs
-    /// no thread switch. False by default.
+    /// run there, and when they wait (for the body, or for something
+    /// another thread does, such as a write) the connection waits too, and
+    /// is woken to go on there once the wait is over. A request answered
+    /// without waiting then costs no thread switch, and one that waits for
+    /// a write only the switch to the writer and back. False by default.
     ///
     /// Only for routes that never block and compute little, such as a
     /// JSON read or write of one record: while a request runs on the event
