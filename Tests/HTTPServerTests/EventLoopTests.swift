@@ -280,7 +280,9 @@ import Testing
         leaves.startsOnEventLoop = true
         // A client that hangs up while the handler waits: the rest of the
         // handler still runs.
+        let slowStarted = Locked(false)
         var slow = Route.get("/slow", access: .anyone) { _ in
+            slowStarted.withLock { $0 = true }
             try? await Task.sleep(for: .milliseconds(300))
             finished.withLock { $0.append("slow") }
             return StreamingTests.text("slow")
@@ -293,9 +295,12 @@ import Testing
         try await onOwnThread {
             let socket = try RawSocket(port: port)
             try socket.send("GET /slow HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-            Thread.sleep(forTimeInterval: 0.05)
+            // Hangs up once the handler waits (a bound, not a measure).
+            let started = ContinuousClock.now + .seconds(60)
+            while !slowStarted.withLock({ $0 }), ContinuousClock.now < started { Thread.sleep(forTimeInterval: 0.01) }
             socket.close()
         }
+        #expect(slowStarted.withLock { $0 })
         let deadline = ContinuousClock.now + .seconds(60)
         while finished.withLock({ $0.count }) < 2, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(20))
@@ -308,7 +313,9 @@ import Testing
 
     @Test func stoppingTheServerWhileARouteOnTheEventLoopWaitsEndsIt() async throws {
         let finished = Locked(false)
+        let started = Locked(false)
         var slow = Route.get("/slow", access: .anyone) { _ in
+            started.withLock { $0 = true }
             try? await Task.sleep(for: .milliseconds(300))
             finished.withLock { $0 = true }
             return StreamingTests.text("slow")
@@ -324,7 +331,10 @@ import Testing
                 return (try? socket.read(until: "slow")) ?? ""
             }
         }
-        try await Task.sleep(for: .milliseconds(50))
+        // Stops once the handler waits (a bound, not a measure).
+        let begun = ContinuousClock.now + .seconds(60)
+        while !started.withLock({ $0 }), ContinuousClock.now < begun { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(started.withLock { $0 })
         await onOwnThread { server.server.stop() }
         // Stopping ends the waiting request, and the task's rest still
         // runs: nothing was left waiting for the event loop that stopped.
