@@ -103,6 +103,12 @@ struct PageFrameWebTests {
         for words in ["Live: connected", "Live: reconnecting", "Live: offline"] {
             #expect(script.contains(words), "\(words)")
         }
+        // Its reads of pages are marked, so that they leave a redirect's
+        // status line to the page the browser loads (see PeopleWebTests).
+        #expect(script.contains("var reading = { 'Accept': 'text/html', 'X-Records-Live': '1' };"))
+        let fetches = script.components(separatedBy: "fetch(").dropFirst()
+        #expect(fetches.count == 2)
+        for call in fetches { #expect(call.prefix(while: { $0 != "}" }).contains("headers: reading")) }
     }
 
     @Test("Success messages have one wording in every app: verb, name in quotes, full stop")

@@ -424,6 +424,31 @@ struct PeopleWebTests {
         #expect(page.body.contains("id=\"flash\">Updated “\u{2068}Augusta Ada King\u{2069}”.</p>"))
     }
 
+    @Test(
+        "The live script's reads between a save's redirect and the page leave the status line to the page",
+        arguments: [["X-Records-Live": "1"], ["Sec-Fetch-Mode": "cors"]])
+    func scriptReadsLeaveTheStatusLine(marks: [String: String]) async throws {
+        defer { server.stop() }
+        let ada = try await add("Ada", "Lovelace", 36)
+        let response = try await client.postEdit(
+            "/people/\(ada.id)/edit", [("firstName", "Ada"), ("lastName", "Byron"), ("age", "37")])
+        #expect(response.status == 303)
+        // The save's change is announced to the page still open, whose
+        // script reads the edit form and the page while the browser
+        // follows the redirect.
+        for path in ["/people/\(ada.id)/edit", "/people/\(ada.id)"] {
+            let read = try await client.get(path, headers: marks)
+            #expect(read.status == 200)
+            #expect(!read.body.contains("id=\"flash\""), "\(path)")
+            #expect(!read.setCookies.contains { $0.hasPrefix(WebApp.flashCookie + "=") }, "\(path)")
+        }
+        let page = try await ListsWeb.follow(response, with: client)
+        #expect(page.body.contains("id=\"flash\">Updated “\u{2068}Ada Byron\u{2069}”.</p>"))
+        // Shown once: the browser's next load of the page has no status line.
+        let again = try await client.get("/people/\(ada.id)", headers: ["Sec-Fetch-Mode": "navigate"])
+        #expect(!again.body.contains("id=\"flash\""))
+    }
+
     @Test("A refused edit shows the errors beside the fields, keeps the input, changes nothing")
     func editValidation() async throws {
         defer { server.stop() }

@@ -63,10 +63,15 @@ public enum Layout {
         _ request: Request, title: String, section: String? = nil, status: Int = 200, message: String? = nil,
         content: HTML
     ) -> Response {
+        // A script's read of the page (the live script refreshing a region)
+        // neither shows nor takes the status line a redirect left: it is
+        // for the page the browser loads next, which may be a moment later.
+        let takesFlash = !isScriptRead(request) && request.cookies[WebApp.flashCookie] != nil
         let flash =
-            request.cookies[WebApp.flashCookie].flatMap { $0.removingPercentEncoding }.flatMap {
-                $0.isEmpty ? nil : $0
-            } ?? message
+            (takesFlash
+                ? request.cookies[WebApp.flashCookie].flatMap { $0.removingPercentEncoding }.flatMap {
+                    $0.isEmpty ? nil : $0
+                } : nil) ?? message
         let navigation = HTML(
             joining: sections.map { item in
                 let current: HTML = item.path == section ? " aria-current=\"page\"" : ""
@@ -112,10 +117,23 @@ public enum Layout {
             </html>
             """
         var response = Response.html(page, status: status)
-        if request.cookies[WebApp.flashCookie] != nil {
+        if takesFlash {
             response = response.setting(.deleting(WebApp.flashCookie, secure: request.isSecure))
         }
         return response
+    }
+
+    /// Whether `request` is a script's read of a page rather than the
+    /// browser loading it: the site's live script marks its reads with
+    /// `X-Records-Live`, and browsers mark every request that is not a
+    /// navigation with a `Sec-Fetch-Mode` other than `navigate`. Such a read
+    /// runs beside the navigation after a form's redirect (a change the
+    /// form's own save announced), so it must leave that redirect's status
+    /// line to the page.
+    static func isScriptRead(_ request: Request) -> Bool {
+        if request.headers["x-records-live"] != nil { return true }
+        if let mode = request.headers["sec-fetch-mode"], mode != "navigate" { return true }
+        return false
     }
 
     /// A redirect after a POST that shows `message` as the next page's

@@ -44,6 +44,11 @@
     if (topic && wanted.indexOf(topic) < 0) { wanted.push(topic); }
   });
 
+  // The script's reads of pages say so: the server then leaves the status
+  // line a form's redirect left ("Updated ...") to the page the browser
+  // is loading meanwhile.
+  var reading = { 'Accept': 'text/html', 'X-Records-Live': '1' };
+
   function versionOf(form) {
     var field = form && form.querySelector('input[type=hidden][name=version]');
     return field ? field.value : null;
@@ -85,7 +90,7 @@
       if (!mine) { return; }
       checking[form.id] = true;
       fetch(form.getAttribute('data-live-source'),
-        { credentials: 'same-origin', cache: 'no-store', headers: { 'Accept': 'text/html' } })
+        { credentials: 'same-origin', cache: 'no-store', headers: reading })
         .then(function (response) {
           return response.text().then(function (text) {
             if (response.redirected) { return; }
@@ -150,7 +155,7 @@
       return;
     }
     busy = true;
-    fetch(location.href, { credentials: 'same-origin', cache: 'no-store', headers: { 'Accept': 'text/html' } })
+    fetch(location.href, { credentials: 'same-origin', cache: 'no-store', headers: reading })
       .then(function (response) {
         return response.text().then(function (text) {
           // A page sent to log-in (the session ended) is not this page.
