@@ -5,6 +5,9 @@
 #include <sys/types.h>
 #include <sys/socket.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <poll.h>
 #include <string.h>
 #include <gnutls/gnutls.h>
@@ -22,6 +25,22 @@ static inline struct MHD_Daemon *records_mhd_start(unsigned int flags, uint16_t 
                                                    const struct MHD_OptionItem *options) {
     return MHD_start_daemon(flags, port, policy, policy_context, handler, handler_context,
                             MHD_OPTION_ARRAY, options, MHD_OPTION_END);
+}
+
+/// accept(2) of a connection whose socket is close-on-exec and
+/// non-blocking from the start (accept4 on Linux, which glibc declares only
+/// under _GNU_SOURCE); -1 with errno set on failure.
+static inline int records_accept(int listening, struct sockaddr *address, socklen_t *length) {
+#if defined(__linux__) && defined(SYS_accept4)
+    return (int)syscall(SYS_accept4, listening, address, length, SOCK_CLOEXEC | SOCK_NONBLOCK);
+#else
+    int fd = accept(listening, address, length);
+    if (fd >= 0) {
+        fcntl(fd, F_SETFD, FD_CLOEXEC);
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    }
+    return fd;
+#endif
 }
 
 /// The port the daemon listens on (useful when it was started on port 0).

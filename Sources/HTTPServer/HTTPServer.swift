@@ -294,16 +294,22 @@ final class Daemon: Sendable {
     let boundPort: UInt16
     private let stopped = Locked(false)
     private let parking: ParkingLot?
-    /// Whether libmicrohttpd runs its epoll event loop.
-    private let isEventLoop: Bool
+    /// On the event loop, the listening socket and the thread that hands
+    /// its connections to libmicrohttpd's threads in turn (see
+    /// ``Acceptor``); nil when libmicrohttpd listens itself (a thread per
+    /// connection).
+    private let acceptor: Acceptor?
     /// The listening socket libmicrohttpd handed back when it was quiesced,
     /// closed only once the daemon has stopped (-1 before).
     private let quiescedSocket = Locked<Int32>(-1)
 
     init(options: ServerOptions, address: SocketAddress, core: ServerCore) throws {
         var flags = MHD_USE_ERROR_LOG.rawValue | MHD_USE_ITC.rawValue
-        if options.eventLoopThreads > 0 {
-            flags |= MHD_USE_EPOLL_INTERNAL_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
+        let acceptor = options.eventLoopThreads > 0 ? try Acceptor(address: address) : nil
+        if acceptor != nil {
+            flags |=
+                MHD_USE_EPOLL_INTERNAL_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
+                | MHD_USE_NO_LISTEN_SOCKET.rawValue
         } else {
             flags |=
                 MHD_USE_THREAD_PER_CONNECTION.rawValue | MHD_USE_INTERNAL_POLLING_THREAD.rawValue
@@ -319,7 +325,10 @@ final class Daemon: Sendable {
             free(certificate)
             free(key)
         }
-        try options.tls?.check()
+        do { try options.tls?.check() } catch {
+            acceptor?.stop()
+            throw error
+        }
         let context = Unmanaged.passUnretained(core).toOpaque()
         var items: [MHD_OptionItem] = [
             // The logger first, so that libmicrohttpd's own messages about
@@ -353,8 +362,11 @@ final class Daemon: Sendable {
         // Whatever errno an earlier call left must not pass for the reason.
         errno = 0
         let started: OpaquePointer? = address.withSockaddr { sockaddr in
-            items.append(
-                MHD_OptionItem(option: .SOCK_ADDR, value: 0, ptr_value: UnsafeMutableRawPointer(mutating: sockaddr)))
+            if acceptor == nil {
+                items.append(
+                    MHD_OptionItem(
+                        option: .SOCK_ADDR, value: 0, ptr_value: UnsafeMutableRawPointer(mutating: sockaddr)))
+            }
             items.append(MHD_OptionItem(option: .END, value: 0, ptr_value: nil))
             return items.withUnsafeBufferPointer { buffer in
                 records_mhd_start(
@@ -364,14 +376,16 @@ final class Daemon: Sendable {
         }
         guard let started else {
             let reason = errno == 0 ? "" : ": " + String(cString: strerror(errno))
+            acceptor?.stop()
             throw ServerError(
                 message: "cannot listen on \(address.display)\(reason)"
                     + (options.tls != nil ? " (or the TLS certificate and key were not accepted)" : ""))
         }
         pointer = started
-        boundPort = records_mhd_bound_port(started)
+        boundPort = acceptor?.port ?? records_mhd_bound_port(started)
         parking = core.parking
-        isEventLoop = options.eventLoopThreads > 0
+        self.acceptor = acceptor
+        acceptor?.start(daemon: started, log: { core.application.log($0) })
     }
 
     /// Stops accepting connections; those open go on.
@@ -382,16 +396,21 @@ final class Daemon: Sendable {
     /// threads are joined, so that its number is never another socket's
     /// while they may still use it.
     ///
-    /// On the event loop libmicrohttpd (0.9.75) cannot be quiesced safely:
-    /// `MHD_quiesce_daemon` and a worker thread both take the listening
-    /// socket out of the worker's epoll set, unsynchronized, and the one
-    /// that loses aborts the process ("Failed to remove listen FD from
-    /// epoll set", seen in a test run). Shutting the socket down instead
-    /// would make the workers spin on its hang-up. So the socket stays as
-    /// it is, and the accept policy (``Callbacks/acceptPolicy``) closes
-    /// every connection accepted from now on before it is read.
+    /// On the event loop the server listens itself (``Acceptor``), and
+    /// stops as libmicrohttpd would: the socket is shut down (a
+    /// connection attempt is refused) once its thread no longer hands
+    /// connections on. (libmicrohttpd 0.9.75 cannot quiesce its event loop
+    /// safely: `MHD_quiesce_daemon` and a worker thread both take the
+    /// listening socket out of the worker's epoll set, unsynchronized, and
+    /// the one that loses aborts the process, "Failed to remove listen FD
+    /// from epoll set", seen in a test run before the server listened
+    /// itself.) A connection accepted just before still meets the accept
+    /// policy (``Callbacks/acceptPolicy``), which closes it unread.
     func quiesce() {
-        guard !isEventLoop else { return }
+        if let acceptor {
+            acceptor.stop()
+            return
+        }
         let listening = MHD_quiesce_daemon(pointer)
         guard listening >= 0 else { return }
         _ = shutdown(listening, Int32(SHUT_RDWR))
@@ -405,6 +424,8 @@ final class Daemon: Sendable {
             return stopped
         }
         guard !already else { return }
+        // Nothing may hand it a connection while it stops.
+        acceptor?.stop()
         // libmicrohttpd may not stop with connections suspended.
         parking?.close()
         MHD_stop_daemon(pointer)

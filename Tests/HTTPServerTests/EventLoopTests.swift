@@ -346,6 +346,74 @@ import Testing
         _ = try await answer.value
     }
 
+    @Test func connectionsOpenedTogetherAreSpreadOverTheEventLoopThreads() async throws {
+        // Each answer names the event loop thread that ran it.
+        var who = Route.get("/who", access: .anyone) { _ in
+            StreamingTests.text("thread \(pthread_self());")
+        }
+        who.startsOnEventLoop = true
+        let server = try LocalServer(options: { $0.eventLoopThreads = 2 }, routes: [who])
+        defer { server.stopInBackground() }
+        let port = server.server.port
+        let threads = try await onOwnThread { () throws -> [String] in
+            // Open together (as a load tool or a browser does), then each
+            // asks once, twice, on its kept-alive connection.
+            let sockets = try (0..<16).map { _ in try RawSocket(port: port) }
+            defer { for socket in sockets { socket.close() } }
+            var threads: [String] = []
+            for round in 0..<2 {
+                for socket in sockets {
+                    if round == 1 { socket.discardReceived() }
+                    try socket.send("GET /who HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                    let text = try socket.read(until: ";")
+                    let thread = try #require(text.firstMatch(of: /thread ([^;]+);/)).1
+                    threads.append(String(thread))
+                }
+            }
+            return threads
+        }
+        // A connection stays on its thread.
+        #expect(Array(threads.prefix(16)) == Array(threads.suffix(16)))
+        // Both threads serve some of them (before the server listened
+        // itself, all 16 could land on one while the other idled).
+        #expect(Set(threads).count == 2, "\(threads)")
+    }
+
+    @Test func aConnectionAttemptWhileTheServerStopsIsRefused() async throws {
+        let release = Locked(false)
+        let started = Locked(false)
+        let slow = Route.get("/slow", access: .anyone) { _ in
+            started.withLock { $0 = true }
+            while !release.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
+            return StreamingTests.text("slow")
+        }
+        let server = try LocalServer(options: { $0.eventLoopThreads = 2 }, routes: [slow])
+        let port = server.server.port
+        let inFlight = Task { try await StreamingTests.send(server, "GET", "/slow") }
+        #expect(await eventually { started.withLock { $0 } })
+        // Stopping waits for the request in flight; meanwhile no connection
+        // is taken.
+        let stopping = Task { await server.server.stop() }
+        #expect(await eventually { server.server.isStopping })
+        let refused = await onOwnThread { () -> Bool in
+            // The socket is shut down a moment after stopping begins.
+            let deadline = ContinuousClock.now + livenessTimeout
+            while ContinuousClock.now < deadline {
+                guard let socket = try? RawSocket(port: port) else { return true }
+                socket.close()
+                usleep(5_000)
+            }
+            return false
+        }
+        #expect(refused)
+        release.withLock { $0 = true }
+        // The request in flight still gets its answer.
+        let response = try await inFlight.value
+        #expect(response.status == 200)
+        #expect(response.body == "slow")
+        await stopping.value
+    }
+
     @Test func aRouteThatStartsOnTheEventLoopStillRefusesABodyTooLarge() async throws {
         let ran = Locked(0)
         var echo = Route.post("/echo", access: .anyone, body: .bytes(limit: 1024)) { request in

@@ -229,8 +229,10 @@ struct ServeCLITests {
         #expect(!run.stderr.contains("cannot listen"), "\(run.stderr)")
     }
 
-    @Test("With --tls-cert and --tls-key it serves HTTPS, and its cookies are Secure")
-    func servesHTTPS() async throws {
+    @Test(
+        "With --tls-cert and --tls-key it serves HTTPS, and its cookies are Secure",
+        arguments: ["0", "2"])
+    func servesHTTPS(eventLoopThreads: String) async throws {
         let sandbox = try Sandbox()
         let certificate = sandbox.path("cert.pem")
         let key = sandbox.path("key.pem")
@@ -242,7 +244,11 @@ struct ServeCLITests {
             ])
         try #require(made.status == 0, "\(made.output)")
         let server = try await ServeProcess(
-            sandbox: sandbox, ["--listen", "127.0.0.1:0", "--tls-cert", certificate, "--tls-key", key])
+            sandbox: sandbox,
+            [
+                "--listen", "127.0.0.1:0", "--tls-cert", certificate, "--tls-key", key, "--event-loop-threads",
+                eventLoopThreads,
+            ])
         #expect(server.url.hasPrefix("https://127.0.0.1:"))
         let page = try await runTool(
             "/usr/bin/curl", ["-sk", "-D", "-", "-o", "/dev/null", server.url + "no-such-page"])
