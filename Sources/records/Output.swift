@@ -131,7 +131,7 @@ enum StandardStream {
 }
 
 // The C function under a name that `StandardStream.write` cannot shadow.
-private func posixWrite(_ descriptor: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
+func posixWrite(_ descriptor: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
     write(descriptor, buffer, count)
 }
 

@@ -133,6 +133,9 @@ let serveCommand = Command(
         "records serve --replicate /mnt/backup/records --durable",
     ],
     run: { invocation in
+        // Every line logged is out before the command ends (its error, if
+        // it fails, comes after them).
+        defer { serveLogWriter.flush() }
         let arguments = invocation.arguments
         var options = ServerOptions()
         if let listen = arguments.value("listen") {
@@ -327,8 +330,12 @@ private func finishReplication(_ supervisor: LitestreamSupervisor) {
 /// (line breaks too) are escaped, so that a message is always one line and
 /// cannot pass for another.
 func serveLog(_ message: String, at date: Date = Date()) {
-    Console.error(serveLogLine(message, at: date))
+    serveLogWriter.write(serveLogLine(message, at: date))
 }
+
+/// Where ``serveLog(_:at:)`` writes: standard error, from a thread of its
+/// own (flushed before `records serve` ends).
+let serveLogWriter = ServeLogWriter(descriptor: STDERR_FILENO, timestamp: logTimestamp)
 
 /// The text of ``serveLog(_:at:)``'s line.
 func serveLogLine(_ message: String, at date: Date) -> String {

@@ -7,4 +7,7 @@ import SQLiteStore
 TemporaryFileCleanup.installSignalHandlers()
 let status = await runRecords(
     Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
+// A log line that something still wrote after the command (a thread of
+// the server's) is not lost at exit.
+serveLogWriter.flush()
 exit(status.rawValue)

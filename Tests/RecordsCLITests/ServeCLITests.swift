@@ -168,6 +168,34 @@ struct ServeCLITests {
         #expect(missing.stderr.contains("cannot read the TLS certificate"))
     }
 
+    @Test(
+        "A log nobody reads holds up no request: the server answers on and ends cleanly",
+        arguments: ["0", "2"])
+    func unreadLog(eventLoopThreads: String) async throws {
+        let sandbox = try Sandbox()
+        // ServeProcess reads the server's standard error only once it has
+        // ended: a pipe of 64 KiB, full after about a thousand lines.
+        let server = try await ServeProcess(
+            sandbox: sandbox, ["--listen", "127.0.0.1:0", "--event-loop-threads", eventLoopThreads])
+        let count = 3000
+        let fetched = try await runTool(
+            "/usr/bin/curl",
+            [
+                "-s", "--fail-early", "--max-time", "60", "-w", "\nstatus %{http_code}\n",
+                server.url + "static/icon.svg?[1-\(count)]",
+            ])
+        #expect(fetched.status == 0)
+        #expect(fetched.output.components(separatedBy: "\nstatus 200\n").count - 1 == count)
+        let stopped = await server.stop()
+        #expect(stopped.status == 0, "\(stopped.stderr.suffix(500))")
+        // The log holds the lines the pipe took, each whole.
+        let lines = stopped.stderr.split(separator: "\n")
+        #expect(lines.count > 100)
+        #expect(
+            lines.allSatisfy { $0.contains(" records serve: ") }, "\(lines.filter { !$0.contains(" records serve: ") })"
+        )
+    }
+
     @Test("A port already in use is a clear error")
     func portInUse() async throws {
         let sandbox = try Sandbox()

@@ -1,0 +1,101 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import records
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The server's log writer: lines out in order from a thread of its own;
+/// a reader that does not keep up stops no caller, and is told what it
+/// missed.
+@Suite("records serve: the log writer")
+struct ServeLogWriterTests {
+    /// A pipe: the writer's end and the test's.
+    struct Pipe {
+        let read: Int32
+        let write: Int32
+        init() throws {
+            var ends: [Int32] = [0, 0]
+            try #require(pipe(&ends) == 0)
+            read = ends[0]
+            write = ends[1]
+        }
+
+        /// Reads until `marker` has come, or until the end (the writer's
+        /// end closed).
+        func read(until marker: String? = nil) -> String {
+            var received: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            while marker.map({ !String(decoding: received, as: UTF8.self).contains($0) }) ?? true {
+                let count = Glibc.read(read, &chunk, chunk.count)
+                if count < 0 && errno == EINTR { continue }
+                if count <= 0 { break }
+                received.append(contentsOf: chunk[0..<count])
+            }
+            return String(decoding: received, as: UTF8.self)
+        }
+    }
+
+    @Test("Lines come out whole and in order; flush returns once they are written")
+    func inOrder() async throws {
+        let pipe = try Pipe()
+        defer {
+            close(pipe.read)
+            close(pipe.write)
+        }
+        let writer = ServeLogWriter(descriptor: pipe.write, timestamp: { _ in "T" })
+        for number in 0..<500 { writer.write("line \(number)") }
+        #expect(writer.flush(timeout: 60))
+        writer.write("end")
+        let text = await onOwnThread { pipe.read(until: "end\n") }
+        let expected = (0..<500).map { "line \($0)\n" }.joined() + "end\n"
+        #expect(text == expected)
+    }
+
+    @Test("A reader that does not read stops no writer: lines beyond the room are dropped, then counted")
+    func unreadPipe() async throws {
+        let pipe = try Pipe()
+        defer { close(pipe.read) }
+        let writer = ServeLogWriter(descriptor: pipe.write, capacity: 4096, timestamp: { _ in "T" })
+        let line = String(repeating: "x", count: 90)
+        var total = 0
+        // Until the pipe (64 KiB) is full and the writer's thread waits for
+        // a reader: then even a flush cannot finish.
+        var stuck = false
+        for _ in 0..<2_000 where !stuck {
+            for _ in 0..<100 {
+                writer.write("\(total) \(line)")
+                total += 1
+            }
+            stuck = !writer.flush(timeout: 0.05)
+        }
+        try #require(stuck)
+        // Many more: every call returns although nothing reads.
+        for _ in 0..<1_000 {
+            writer.write("\(total) \(line)")
+            total += 1
+        }
+        #expect(writer.droppedCount > 0)
+        // Once read, what waited comes out, and how many lines were lost.
+        let reading = Task { await onOwnThread { pipe.read() } }
+        #expect(writer.flush(timeout: 60))
+        close(pipe.write)
+        let lines = await reading.value.split(separator: "\n")
+        let reports = lines.filter { $0.hasPrefix("T records serve: ") }
+        let written = lines.filter { !$0.hasPrefix("T ") }.map { Int($0.split(separator: " ")[0]) ?? -1 }
+        #expect(!reports.isEmpty)
+        #expect(written.first == 0 && zip(written, written.dropFirst()).allSatisfy { $0 < $1 })
+        let dropped = reports.compactMap { report in
+            report.firstMatch(
+                of: /^T records serve: ([0-9]+) log lines? dropped: standard error was not read fast enough$/
+            )
+            .flatMap { Int($0.1) }
+        }
+        #expect(dropped.count == reports.count, "\(reports)")
+        #expect(written.count + dropped.reduce(0, +) == total)
+        #expect(writer.droppedCount == 0)
+    }
+}
