@@ -241,10 +241,33 @@ public struct RouteGroup: Sendable {
 /// Finds the route for a method and path.
 public struct Router: Sendable {
     /// The routes, in the order they are tried.
-    public private(set) var routes: [Route]
+    public let routes: [Route]
+    /// The routes a path may match, by its number of segments and its
+    /// first segment (routes whose first segment is a parameter, or that
+    /// have none, under nil): indexes into ``routes``, in order. A request
+    /// then tries the few routes of its shape, not every route.
+    private let candidates: [Int: [String?: [Int]]]
 
     /// A router over these routes.
-    public init(_ routes: [Route]) { self.routes = routes }
+    public init(_ routes: [Route]) {
+        self.routes = routes
+        var candidates: [Int: [String?: [Int]]] = [:]
+        for (index, route) in routes.enumerated() {
+            var first: String?
+            if case .literal(let literal) = route.segments.first { first = literal }
+            candidates[route.segments.count, default: [:]][first, default: []].append(index)
+        }
+        self.candidates = candidates
+    }
+
+    /// The indexes of the routes that may match `parts`, in order.
+    private func candidates(for parts: [Substring]) -> [Int] {
+        guard let shape = candidates[parts.count] else { return [] }
+        let anyFirst = shape[nil] ?? []
+        guard let first = parts.first, let literal = shape[String(first)] else { return anyFirst }
+        if anyFirst.isEmpty { return literal }
+        return (literal + anyFirst).sorted()
+    }
 
     /// What a lookup found.
     public enum Match: Sendable {
@@ -263,7 +286,7 @@ public struct Router: Sendable {
         let wanted = method == "HEAD" ? "GET" : method
         var allowed: [String] = []
         // Routes are values of many fields: only the one found is copied.
-        for index in routes.indices where routes[index].matches(parts) {
+        for index in candidates(for: parts) where routes[index].matches(parts) {
             if routes[index].method == wanted {
                 return .route(routes[index], parameters: routes[index].parameters(parts))
             }

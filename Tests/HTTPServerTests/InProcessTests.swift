@@ -73,6 +73,38 @@ import Testing
         #expect(ran.all.isEmpty)
     }
 
+    @Test func theFirstRouteThatMatchesWinsWhateverItsFirstSegment() {
+        func named(_ method: String, _ pattern: String) -> Route {
+            Route(method, pattern, access: .anyone) { _ in Self.text(pattern) }
+        }
+        func found(_ router: Router, _ method: String, _ path: String) -> String? {
+            if case .route(let route, _) = router.match(method: method, path: path) { return route.pattern }
+            return nil
+        }
+        let router = Router([
+            named("GET", "/:kind/new"), named("GET", "/people/new"), named("GET", "/people/:id"),
+            named("POST", "/people/:id"), named("GET", "/"), named("GET", "/:page"), named("DELETE", "/about"),
+        ])
+        // A parameter first, listed before a literal: it comes first.
+        #expect(found(router, "GET", "/people/new") == "/:kind/new")
+        #expect(found(router, "GET", "/people/7") == "/people/:id")
+        #expect(found(router, "POST", "/people/7") == "/people/:id")
+        #expect(found(router, "GET", "/") == "/")
+        #expect(found(router, "GET", "/about") == "/:page")
+        #expect(found(router, "HEAD", "/anything") == "/:page")
+        #expect(found(router, "DELETE", "/about") == "/about")
+        // The methods allowed are gathered from routes of both kinds.
+        guard case .methodNotAllowed(let allowed) = router.match(method: "PUT", path: "/about") else {
+            Issue.record("PUT /about is not a 405")
+            return
+        }
+        #expect(Set(allowed) == ["GET", "HEAD", "DELETE"])
+        guard case .notFound = router.match(method: "GET", path: "/people/7/edit") else {
+            Issue.record("a path of three segments matched")
+            return
+        }
+    }
+
     @Test func aRouteGroupPutsItsPrefixBeforeEachPattern() async {
         let group = RouteGroup("/admin/")
         let app = App(
