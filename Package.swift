@@ -114,6 +114,11 @@ let package = Package(
             name: "HTTPServer",
             dependencies: ["CMicroHTTPD"]
         ),
+        // Child processes started with posix_spawn, with only their
+        // standard streams and default signal handling, in place of
+        // Foundation's Process.run() (which can crash on Linux while it
+        // lists the descriptors to close). No dependencies.
+        .target(name: "Spawn"),
         // Continuous replication of the server's database through Litestream,
         // run as a managed child process: its configuration, supervision,
         // control socket and restores. Knows nothing of the apps.
@@ -171,8 +176,9 @@ let package = Package(
         // own): temporary directories, special files, clocks, the cheap
         // password hasher, `eventually`, the `.concurrency` tag, the raw
         // socket client, a recording upload sink, patterned bytes, and child
-        // processes awaited without holding a cooperative thread.
-        .target(name: "TestSupport", dependencies: ["PasswordHashing", "HTTPServer"], path: "Tests/TestSupport"),
+        // processes (Spawn's) awaited without holding a cooperative thread.
+        .target(
+            name: "TestSupport", dependencies: ["PasswordHashing", "HTTPServer", "Spawn"], path: "Tests/TestSupport"),
         .testTarget(
             name: "RecordsAppTests",
             dependencies: [
@@ -194,7 +200,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ReplicationTests",
-            dependencies: ["Replication", "SQLiteStore", "TestSupport"]
+            dependencies: ["Replication", "Spawn", "SQLiteStore", "TestSupport"]
         ),
         .testTarget(
             name: "RecordsCLITests",

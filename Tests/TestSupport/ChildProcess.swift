@@ -1,4 +1,5 @@
 import Foundation
+import Spawn
 
 #if canImport(Glibc)
     import Glibc
@@ -23,123 +24,69 @@ public func onOwnThread<T: Sendable, E: Error>(_ work: @escaping @Sendable () th
     return try result.get()
 }
 
-/// A started child process whose exit is awaited, not waited for: a thread
-/// of its own waits for the child (`waitpid`), and the awaiting tasks hold
-/// no thread meanwhile.
+/// A started child process whose exit is awaited, not waited for: Spawn's
+/// thread waits for the child (`waitpid`), and the awaiting tasks hold no
+/// thread meanwhile.
 ///
-/// The child is started with `posix_spawn`, not `Process.run()`: on Linux,
-/// Foundation's `run()` (Swift 6.3.1) reads `/proc/self/fd` with a 256-byte
-/// copy of each directory entry, which now and then reads past glibc's
-/// buffer into an unmapped page and crashes the test process (seen in the
-/// suite once several tests started children at the same time). The
-/// `Process` given only describes the child: its executable, arguments,
-/// environment, working directory and standard streams.
+/// The child is started with `posix_spawn` (Spawn's `SpawnedProcess`),
+/// not `Process.run()`: on Linux, Foundation's `run()` (Swift 6.3.1) reads
+/// `/proc/self/fd` with a 256-byte copy of each directory entry, which now
+/// and then reads past glibc's buffer into an unmapped page and crashes the
+/// test process (seen in the suite once several tests started children at
+/// the same time). The `Process` given only describes the child: its
+/// executable, arguments, environment, working directory and standard
+/// streams. Nothing else of the test process leaks into the child (a
+/// pipe's write end held by another child would keep its reader waiting),
+/// and it starts with default signal handling.
 public final class ChildProcess: Sendable {
     /// The child's process identifier.
     public let processIdentifier: Int32
-    private let exit = ExitSignal()
-    private let status = ExitStatus()
+    private let child: SpawnedProcess
+    private let exit: ExitSignal
 
     /// Starts the child `process` describes (configured, never run).
     public init(starting process: Process) throws {
         guard let executable = process.executableURL?.path else {
             throw CocoaError(.fileNoSuchFile, userInfo: [NSLocalizedDescriptionKey: "no executable to start"])
         }
-        let arguments = [executable] + (process.arguments ?? [])
-        let environment = (process.environment ?? ProcessInfo.processInfo.environment).map { "\($0.key)=\($0.value)" }
+        let exit = ExitSignal()
+        child = try SpawnedProcess(
+            executable: executable, arguments: process.arguments ?? [], environment: process.environment,
+            workingDirectory: process.currentDirectoryURL?.path, standardInput: Self.stream(process.standardInput),
+            standardOutput: Self.stream(process.standardOutput), standardError: Self.stream(process.standardError)
+        ) { _, _ in exit.signal() }
+        self.exit = exit
+        processIdentifier = child.processIdentifier
+    }
 
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        // The parent's ends of pipes given to the child, closed once it runs.
-        var parentEnds: [FileHandle] = []
-        for (stream, target) in [
-            (process.standardInput, STDIN_FILENO), (process.standardOutput, STDOUT_FILENO),
-            (process.standardError, STDERR_FILENO),
-        ] {
-            let descriptor: Int32
-            switch stream {
-            case let handle as FileHandle:
-                descriptor = handle.fileDescriptor
-            case let pipe as Pipe:
-                let childEnd = target == STDIN_FILENO ? pipe.fileHandleForReading : pipe.fileHandleForWriting
-                descriptor = childEnd.fileDescriptor
-                if !parentEnds.contains(where: { $0 === childEnd }) { parentEnds.append(childEnd) }
-            default:
-                continue  // inherited
-            }
-            posix_spawn_file_actions_adddup2(&actions, descriptor, target)
+    /// A `Process`'s standard stream as Spawn's: a pipe or an open file,
+    /// `/dev/null` for `FileHandle.nullDevice` (which has no descriptor),
+    /// anything else inherited.
+    private static func stream(_ stream: Any?) -> SpawnedProcess.StandardStream {
+        switch stream {
+        case let handle as FileHandle: handle === FileHandle.nullDevice ? .nullDevice : .fileHandle(handle)
+        case let pipe as Pipe: .pipe(pipe)
+        default: .inherited
         }
-        // Nothing else of the test process leaks into the child (a pipe's
-        // write end held by another child would keep its reader waiting).
-        if let closeFrom = SpawnExtensions.closeFrom { _ = closeFrom(&actions, 3) }
-        if let directory = process.currentDirectoryURL?.path {
-            guard let changeDirectory = SpawnExtensions.changeDirectory else {
-                throw CocoaError(.featureUnsupported)
-            }
-            _ = changeDirectory(&actions, directory)
-        }
-
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        // The child starts with no signal blocked and every signal's
-        // default action, whatever the test process's threads had.
-        var none = sigset_t()
-        sigemptyset(&none)
-        posix_spawnattr_setsigmask(&attributes, &none)
-        var all = sigset_t()
-        sigfillset(&all)
-        posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-
-        var pid: pid_t = 0
-        let code = withCStrings(arguments) { argv in
-            withCStrings(environment) { envp in posix_spawn(&pid, executable, &actions, &attributes, argv, envp) }
-        }
-        guard code == 0 else {
-            throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EINVAL)
-        }
-        for end in parentEnds { try? end.close() }
-        processIdentifier = pid
-
-        // The wait holds a thread of its own, never a cooperative one.
-        let exit = self.exit
-        let status = self.status
-        let child = pid
-        let waiter = Thread {
-            var raw: Int32 = 0
-            while waitpid(child, &raw, 0) == -1 && errno == EINTR {}
-            status.set(raw)
-            exit.signal()
-        }
-        waiter.stackSize = 1 << 16
-        waiter.start()
     }
 
     /// Whether the child has not yet exited.
-    public var isRunning: Bool { status.get() == nil }
+    public var isRunning: Bool { child.isRunning }
 
     /// The exit status, or the signal that ended the child; valid once it
     /// has exited.
-    public var terminationStatus: Int32 {
-        guard let raw = status.get() else { return 0 }
-        return raw & 0x7F == 0 ? (raw >> 8) & 0xFF : raw & 0x7F
-    }
+    public var terminationStatus: Int32 { child.termination?.status ?? 0 }
 
     /// Whether the child exited or was ended by a signal; valid once it
     /// has exited.
     public var terminationReason: Process.TerminationReason {
-        guard let raw = status.get() else { return .exit }
-        return raw & 0x7F == 0 ? .exit : .uncaughtSignal
+        guard case .killed = child.termination else { return .exit }
+        return .uncaughtSignal
     }
 
     /// Sends `signal` to the child, unless it has already been waited for
     /// (its process identifier may then be another process's).
-    public func send(_ signal: Int32) {
-        guard isRunning else { return }
-        kill(processIdentifier, signal)
-    }
+    public func send(_ signal: Int32) { child.send(signal) }
 
     /// Suspends until the child has exited; its exit status (or the signal
     /// that ended it).
@@ -154,40 +101,6 @@ public final class ChildProcess: Sendable {
     public func exited(within timeout: Duration) async -> Bool {
         await exit.wait(timeout: timeout)
     }
-}
-
-/// glibc's `posix_spawn` extensions, which Swift's Glibc module does not
-/// declare, looked up once.
-private enum SpawnExtensions {
-    typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
-    typealias ChangeDirectory =
-        @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32
-
-    static let closeFrom: CloseFrom? = symbol("posix_spawn_file_actions_addclosefrom_np")
-    static let changeDirectory: ChangeDirectory? = symbol("posix_spawn_file_actions_addchdir_np")
-
-    private static func symbol<T>(_ name: String) -> T? {
-        guard let address = dlsym(UnsafeMutableRawPointer(bitPattern: 0), name) else { return nil }
-        return unsafeBitCast(address, to: T.self)
-    }
-}
-
-/// `strings` as a NULL-terminated array of C strings, for `body`.
-private func withCStrings<R>(
-    _ strings: [String], _ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> R
-) -> R {
-    let pointers = strings.map { strdup($0) } + [nil]
-    defer { for pointer in pointers { free(pointer) } }
-    return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
-}
-
-/// The raw `waitpid` status, once the child has exited.
-private final class ExitStatus: @unchecked Sendable {
-    private var raw: Int32?
-    private let lock = NSLock()
-
-    func set(_ value: Int32) { lock.withLock { raw = value } }
-    func get() -> Int32? { lock.withLock { raw } }
 }
 
 /// A one-time event (a child's exit) that tasks await.
@@ -319,16 +232,6 @@ extension ChildProcess {
 }
 
 extension ChildProcess {
-    /// Starts this test binary again, running only the tests `filter`
-    /// selects: a probe suite that does its part in a child process (and
-    /// skips itself unless one of `environment`'s variables is set).
-    ///
-    /// - Parameters:
-    ///   - filter: The `--filter` for the child's run, usually the probe
-    ///     suite's type name.
-    ///   - environment: Added to this process's environment.
-    ///   - log: A file for the child's standard output and error, created
-    ///     empty; nil discards them. Standard input is empty.
     /// For a probe (see ``startingTestProbe(filter:environment:log:)``) that
     /// has reached its moment: waits for the parent's signal, at most
     /// ``livenessTimeout``. Until then the probe keeps what it holds open.
@@ -341,6 +244,16 @@ extension ChildProcess {
         while ContinuousClock.now < deadline { usleep(100_000) }
     }
 
+    /// Starts this test binary again, running only the tests `filter`
+    /// selects: a probe suite that does its part in a child process (and
+    /// skips itself unless one of `environment`'s variables is set).
+    ///
+    /// - Parameters:
+    ///   - filter: The `--filter` for the child's run, usually the probe
+    ///     suite's type name.
+    ///   - environment: Added to this process's environment.
+    ///   - log: A file for the child's standard output and error, created
+    ///     empty; nil discards them. Standard input is empty.
     public static func startingTestProbe(
         filter: String, environment extra: [String: String], log: String? = nil
     ) throws -> ChildProcess {
