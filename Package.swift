@@ -122,7 +122,7 @@ let package = Package(
         // Continuous replication of the server's database through Litestream,
         // run as a managed child process: its configuration, supervision,
         // control socket and restores. Knows nothing of the apps.
-        .target(name: "Replication", dependencies: ["SQLiteStore"]),
+        .target(name: "Replication", dependencies: ["SQLiteStore", "Spawn"]),
         // The apps' screens in a browser (`records serve`): pages rendered on
         // the server from the RecordsApp stores; no SQL here.
         .target(

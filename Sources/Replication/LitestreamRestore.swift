@@ -1,4 +1,5 @@
 import Foundation
+import Spawn
 
 #if canImport(Glibc)
     import Glibc
@@ -172,28 +173,24 @@ public enum LitestreamRestore {
     ) throws -> (Int32?, String) {
         var childEnvironment = environment
         if replica.isPlainHTTP { childEnvironment["AWS_CA_BUNDLE"] = nil }
-        let child = Process()
-        child.executableURL = URL(fileURLWithPath: executable)
-        child.arguments = arguments
-        child.environment = childEnvironment
-        child.standardInput = FileHandle.nullDevice
         let output = Pipe()
-        child.standardOutput = output
-        child.standardError = output
+        let child: SpawnedProcess
         do {
-            try child.run()
+            child = try SpawnedProcess(
+                executable: executable, arguments: arguments, environment: childEnvironment,
+                standardInput: .nullDevice, standardOutput: .pipe(output), standardError: .pipe(output),
+                ownProcessGroup: true)
         } catch {
             throw ReplicationError("cannot run \(executable): \(error.localizedDescription)")
         }
         let watch = ChildDeadline()
         if let limit {
             let seconds = Double(limit.components.seconds) + Double(limit.components.attoseconds) / 1e18
-            let pid = child.processIdentifier
-            DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { watch.expire(pid) }
+            DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { watch.expire(child) }
         }
         let said = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        child.waitUntilExit()
-        return (watch.finish() ? nil : child.terminationStatus, said)
+        let termination = child.waitUntilExit()
+        return (watch.finish() ? nil : termination.status, said)
     }
 
     /// A log line's message: the `msg="…"` of Litestream's structured
@@ -233,12 +230,12 @@ private final class ChildDeadline: @unchecked Sendable {
     private var finished = false
     private var expired = false
 
-    /// The deadline has come: kills `pid` unless ``finish()`` came first.
-    func expire(_ pid: Int32) {
+    /// The deadline has come: kills `child` unless ``finish()`` came first.
+    func expire(_ child: SpawnedProcess) {
         lock.withLock {
             guard !finished else { return }
             expired = true
-            kill(pid, SIGKILL)
+            child.kill()
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Spawn
 
 #if canImport(Glibc)
     import Glibc
@@ -70,7 +71,7 @@ public final class LitestreamSupervisor: @unchecked Sendable {
     private let log: @Sendable (String) -> Void
     // Guarded by `lock`.
     private let lock = NSLock()
-    private var process: Process?
+    private var process: SpawnedProcess?
     private var stopping = false
     private var state = ReplicationStatus.State.starting
     private var restarts = 0
@@ -174,7 +175,7 @@ public final class LitestreamSupervisor: @unchecked Sendable {
     /// Stops Litestream (SIGTERM, then SIGKILL after 10 s) and keeps it
     /// stopped. Safe to call more than once.
     public func stop() {
-        let running: Process? = lock.withLock {
+        let running: SpawnedProcess? = lock.withLock {
             stopping = true
             state = .stopped
             return process
@@ -185,7 +186,7 @@ public final class LitestreamSupervisor: @unchecked Sendable {
         let deadline = clock.now.advanced(by: .seconds(10))
         while running.isRunning && clock.now < deadline { usleep(20_000) }
         if running.isRunning {
-            kill(running.processIdentifier, SIGKILL)
+            running.kill()
             running.waitUntilExit()
         }
     }
@@ -257,14 +258,7 @@ public final class LitestreamSupervisor: @unchecked Sendable {
     // MARK: - The child process
 
     private func launch() throws {
-        let child = Process()
-        child.executableURL = URL(fileURLWithPath: executable)
-        child.arguments = ["replicate", "-no-expand-env", "-config", directory + "/litestream.yml"]
-        child.environment = environment
-        child.standardInput = FileHandle.nullDevice
         let output = Pipe()
-        child.standardOutput = output
-        child.standardError = output
         let lines = LineSplitter()
         output.fileHandleForReading.readabilityHandler = { [weak self] handle in
             let chunk = handle.availableData
@@ -275,20 +269,24 @@ public final class LitestreamSupervisor: @unchecked Sendable {
             }
             for line in lines.split(chunk) { self.received(line) }
         }
-        child.terminationHandler = { [weak self] finished in
-            self?.exited(finished)
-        }
-        let launched: Bool = lock.withLock {
-            guard !stopping else { return false }
-            process = child
+        // Started while holding the lock, so that a stop cannot come
+        // between the check and the start, and the exit handler, which takes
+        // the lock, sees the process it is called for.
+        try lock.withLock {
+            guard !stopping else { return }
+            do {
+                process = try SpawnedProcess(
+                    executable: executable,
+                    arguments: ["replicate", "-no-expand-env", "-config", directory + "/litestream.yml"],
+                    environment: environment, standardInput: .nullDevice, standardOutput: .pipe(output),
+                    standardError: .pipe(output), ownProcessGroup: true
+                ) { [weak self] finished, termination in
+                    self?.exited(finished, termination)
+                }
+            } catch {
+                throw ReplicationError("cannot run \(executable): \(error.localizedDescription)")
+            }
             startedAt = Date()
-            return true
-        }
-        guard launched else { return }
-        do {
-            try child.run()
-        } catch {
-            throw ReplicationError("cannot run \(executable): \(error.localizedDescription)")
         }
     }
 
@@ -301,13 +299,14 @@ public final class LitestreamSupervisor: @unchecked Sendable {
         log("litestream: " + line)
     }
 
-    private func exited(_ finished: Process) {
+    private func exited(_ finished: SpawnedProcess, _ termination: SpawnedProcess.Termination) {
         let (restart, pause): (Bool, TimeInterval) = lock.withLock {
             guard !stopping, finished === process else { return (false, 0) }
             let how =
-                finished.terminationReason == .uncaughtSignal
-                ? "was killed by signal \(finished.terminationStatus)"
-                : "exited with status \(finished.terminationStatus)"
+                switch termination {
+                case .killed(let signal): "was killed by signal \(signal)"
+                case .exited(let status): "exited with status \(status)"
+                }
             let tail = recentLines.last.map { " (its last line: \($0))" } ?? ""
             lastProblem = "Litestream \(how)" + tail
             if Date().timeIntervalSince(startedAt) > 60 { backoff = 1 }

@@ -1,4 +1,5 @@
 import Foundation
+import Replication
 import TestSupport
 import Testing
 
@@ -98,7 +99,7 @@ struct SpawnedProcessTests {
         #expect(said == "written\n")
     }
 
-    @Test("A missing program, or one that may not run, is the error Process.run() gives")
+    @Test("A missing program, or one that may not run, is the error Process.run() gives, and Replication says which")
     func startErrors() async throws {
         let directory = try TemporaryDirectory()
         let missing = directory.path("no-such-program")
@@ -124,6 +125,19 @@ struct SpawnedProcessTests {
             unknown = try #require(throws: POSIXError.self) { try SpawnedProcess(executable: garbage) }
         }
         #expect(unknown.code == .ENOEXEC)
+
+        // Litestream's runs say what they could not start, in the words
+        // users saw before.
+        let replica = ReplicaLocation.directory(directory.path("replica"))
+        let restore = try #require(throws: ReplicationError.self) {
+            try LitestreamRestore.history(executable: missing, replica: replica)
+        }
+        #expect(restore.message == "cannot run \(missing): \(absent.localizedDescription)")
+        let supervisor = try LitestreamSupervisor(
+            executable: missing, database: directory.path("db.sqlite"), replica: replica, log: { _ in })
+        let start = try #require(throws: ReplicationError.self) { try supervisor.start() }
+        #expect(start.message == "cannot run \(missing): \(absent.localizedDescription)")
+        #expect(supervisor.processIdentifier == nil)
     }
 
     @Test("The child starts with every signal's default action and none blocked, whatever the parent has")
