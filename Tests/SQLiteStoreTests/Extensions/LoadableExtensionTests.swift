@@ -10,7 +10,9 @@ import Testing
     /// connection, an entry point that refuses, and, built with `vfs`, a
     /// VFS named `sqlitestore_test_vfs` (the default VFS under another
     /// name) for the whole process.
-    private func compileExtension(named name: String, vfs: Bool, in directory: TemporaryDirectory) throws -> String {
+    private func compileExtension(named name: String, vfs: Bool, in directory: TemporaryDirectory) async throws
+        -> String
+    {
         let source = directory.path("\(name).c")
         try """
         #include <sqlite3ext.h>
@@ -39,16 +41,13 @@ import Testing
         }
         """.write(toFile: source, atomically: true, encoding: .utf8)
         let library = directory.path("\(name).so")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["clang", "-shared", "-fPIC", "-o", library, source] + (vfs ? ["-DWITH_VFS"] : [])
-        let errors = Pipe()
-        process.standardError = errors
-        try process.run()
-        let output = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw SQLiteError(code: .error, message: "clang failed: " + String(decoding: output, as: UTF8.self))
+        // Awaited, not waited for: no cooperative thread is held while
+        // clang runs.
+        let run = try await ChildProcess.run(
+            URL(fileURLWithPath: "/usr/bin/env"),
+            ["clang", "-shared", "-fPIC", "-o", library, source] + (vfs ? ["-DWITH_VFS"] : []))
+        guard run.status == 0, run.reason == .exit else {
+            throw SQLiteError(code: .error, message: "clang failed: " + run.errors)
         }
         return library
     }
@@ -56,9 +55,9 @@ import Testing
     @Suite("Loadable extensions")
     struct LoadableExtensionTests {
         @Test("A loaded extension's function works, and SQL text still cannot load one")
-        func loadsIntoTheConnection() throws {
+        func loadsIntoTheConnection() async throws {
             let directory = try TemporaryDirectory()
-            let library = try compileExtension(named: "twice", vfs: false, in: directory)
+            let library = try await compileExtension(named: "twice", vfs: false, in: directory)
             let db = try Database.inMemory()
             try db.loadExtension(at: library)
             #expect(try db.fetchOne(Int.self, "SELECT twice(21)") == 42)
@@ -74,9 +73,9 @@ import Testing
         }
 
         @Test("A missing file, a missing entry point and a refusing one are errors that say why")
-        func failures() throws {
+        func failures() async throws {
             let directory = try TemporaryDirectory()
-            let library = try compileExtension(named: "twice", vfs: false, in: directory)
+            let library = try await compileExtension(named: "twice", vfs: false, in: directory)
             let db = try Database.inMemory()
             let missing = directory.path("nothing-here.so")
             let noFile = try #require(throws: SQLiteError.self) { try db.loadExtension(at: missing) }
@@ -103,13 +102,13 @@ import Testing
         }
 
         @Test("An extension loaded for the process registers its VFS for every connection")
-        func processWideVFS() throws {
+        func processWideVFS() async throws {
             let directory = try TemporaryDirectory()
             var configuration = Configuration()
             configuration.vfs = "sqlitestore_test_vfs"
             let path = directory.path("through-the-vfs.sqlite")
             #expect(throws: SQLiteError.self) { _ = try Database(path: path, configuration: configuration) }
-            let library = try compileExtension(named: "withvfs", vfs: true, in: directory)
+            let library = try await compileExtension(named: "withvfs", vfs: true, in: directory)
             let failed = try #require(throws: SQLiteError.self) {
                 try LoadableExtension.loadForProcess(at: library, entryPoint: "refuses_init")
             }
