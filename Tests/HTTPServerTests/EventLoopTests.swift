@@ -387,7 +387,13 @@ import Testing
             while !release.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
             return StreamingTests.text("slow")
         }
-        let server = try LocalServer(options: { $0.eventLoopThreads = 2 }, routes: [slow])
+        // The grace outlasts the test however slow the machine: the
+        // request ends when the test releases it, not when the grace does.
+        let server = try LocalServer(
+            options: {
+                $0.eventLoopThreads = 2
+                $0.shutdownGrace = .seconds(3600)
+            }, routes: [slow])
         let port = server.server.port
         let inFlight = Task { try await StreamingTests.send(server, "GET", "/slow") }
         #expect(await eventually { started.withLock { $0 } })
