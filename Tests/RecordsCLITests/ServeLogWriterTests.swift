@@ -48,11 +48,17 @@ struct ServeLogWriterTests {
         }
         let writer = ServeLogWriter(descriptor: pipe.write, timestamp: { _ in "T" })
         for number in 0..<500 { writer.write("line \(number)") }
-        #expect(writer.flush(timeout: 60))
+        #expect(await onOwnThread { writer.flush(timeout: 60) })
         writer.write("end")
         let text = await onOwnThread { pipe.read(until: "end\n") }
         let expected = (0..<500).map { "line \($0)\n" }.joined() + "end\n"
         #expect(text == expected)
+    }
+
+    /// Text a reading thread hands back (written before its semaphore is
+    /// signalled, read after it is waited for).
+    final class Received: @unchecked Sendable {
+        var text = ""
     }
 
     @Test("A reader that does not read stops no writer: lines beyond the room are dropped, then counted")
@@ -60,30 +66,48 @@ struct ServeLogWriterTests {
         let pipe = try Pipe()
         defer { close(pipe.read) }
         let writer = ServeLogWriter(descriptor: pipe.write, capacity: 4096, timestamp: { _ in "T" })
-        let line = String(repeating: "x", count: 90)
-        var total = 0
-        // Until the pipe (64 KiB) is full and the writer's thread waits for
-        // a reader: then even a flush cannot finish.
-        var stuck = false
-        for _ in 0..<2_000 where !stuck {
-            for _ in 0..<100 {
+        // What blocks (flushes, the reader) runs on threads of its own, never
+        // on one of the suite's few cooperative threads, which other tests
+        // need meanwhile.
+        let outcome = await onOwnThread {
+            () -> (stuck: Bool, total: Int, droppedBefore: Int, flushed: Bool, text: String) in
+            let line = String(repeating: "x", count: 90)
+            var total = 0
+            // Until the pipe (64 KiB) is full and the writer's thread waits
+            // for a reader: then even a flush cannot finish.
+            var stuck = false
+            for _ in 0..<2_000 where !stuck {
+                for _ in 0..<100 {
+                    writer.write("\(total) \(line)")
+                    total += 1
+                }
+                stuck = !writer.flush(timeout: 0.05)
+            }
+            guard stuck else { return (false, total, 0, false, "") }
+            // Many more: every call returns although nothing reads.
+            for _ in 0..<1_000 {
                 writer.write("\(total) \(line)")
                 total += 1
             }
-            stuck = !writer.flush(timeout: 0.05)
+            let droppedBefore = writer.droppedCount
+            // Once read, what waited comes out, and how many lines were lost.
+            let received = Received()
+            let done = DispatchSemaphore(value: 0)
+            let reader = Thread {
+                received.text = pipe.read()
+                done.signal()
+            }
+            reader.start()
+            let flushed = writer.flush(timeout: 600)
+            // The end of the pipe for the reader.
+            close(pipe.write)
+            done.wait()
+            return (true, total, droppedBefore, flushed, received.text)
         }
-        try #require(stuck)
-        // Many more: every call returns although nothing reads.
-        for _ in 0..<1_000 {
-            writer.write("\(total) \(line)")
-            total += 1
-        }
-        #expect(writer.droppedCount > 0)
-        // Once read, what waited comes out, and how many lines were lost.
-        let reading = Task { await onOwnThread { pipe.read() } }
-        #expect(writer.flush(timeout: 60))
-        close(pipe.write)
-        let lines = await reading.value.split(separator: "\n")
+        try #require(outcome.stuck)
+        #expect(outcome.droppedBefore > 0)
+        #expect(outcome.flushed)
+        let lines = outcome.text.split(separator: "\n")
         let reports = lines.filter { $0.hasPrefix("T records serve: ") }
         let written = lines.filter { !$0.hasPrefix("T ") }.map { Int($0.split(separator: " ")[0]) ?? -1 }
         #expect(!reports.isEmpty)
@@ -95,7 +119,7 @@ struct ServeLogWriterTests {
             .flatMap { Int($0.1) }
         }
         #expect(dropped.count == reports.count, "\(reports)")
-        #expect(written.count + dropped.reduce(0, +) == total)
+        #expect(written.count + dropped.reduce(0, +) == outcome.total)
         #expect(writer.droppedCount == 0)
     }
 }
