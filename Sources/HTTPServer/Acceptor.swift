@@ -20,10 +20,13 @@ import Foundation
 /// requests a second in such runs and 10,000 when they were spread.
 /// `MHD_add_connection` places a connection on the thread its socket's
 /// number picks (the number modulo the threads, the next one with room if
-/// that one is full); sockets accepted one after another have consecutive
-/// numbers, so a burst is dealt out in turn. It applies the checks
-/// libmicrohttpd's own accept does: the connection limit, the limit per
-/// client address (counted over all the threads), the accept policy.
+/// that one is full), so the acceptor gives each connection the number of
+/// the next thread in turn (``renumber(_:toThread:of:)``): numbers alone
+/// are no guide, since whatever else the process opens between two
+/// accepts (a client in the same process, a file a request reads) can give
+/// every connection the same remainder. `MHD_add_connection` applies the
+/// checks libmicrohttpd's own accept does: the connection limit, the limit
+/// per client address (counted over all the threads), the accept policy.
 ///
 /// ``stop()`` shuts the socket down, which ends the thread's `accept`,
 /// waits for the thread, and closes the socket: connection attempts from
@@ -92,9 +95,10 @@ final class Acceptor: Sendable {
 
     /// Starts the thread that accepts connections and hands them to
     /// `daemon`, started with `MHD_USE_NO_LISTEN_SOCKET` and
-    /// `MHD_USE_ITC`. `log` gets what stops accepting for a while (no
-    /// file descriptors left).
-    func start(daemon: OpaquePointer, log: @escaping @Sendable (String) -> Void) {
+    /// `MHD_USE_ITC` and a pool of `threads` threads (1 without a pool).
+    /// `log` gets what stops accepting for a while (no file descriptors
+    /// left).
+    func start(daemon: OpaquePointer, threads: Int, log: @escaping @Sendable (String) -> Void) {
         let begins = state.withLock { state in
             guard !state.stopping, !state.started else { return false }
             state.started = true
@@ -103,7 +107,7 @@ final class Acceptor: Sendable {
         guard begins else { return }
         nonisolated(unsafe) let daemon = daemon
         let thread = Thread { [self] in
-            acceptConnections(daemon: daemon, log: log)
+            acceptConnections(daemon: daemon, threads: max(1, threads), log: log)
             ended.signal()
         }
         thread.name = "http-accept"
@@ -111,8 +115,9 @@ final class Acceptor: Sendable {
         thread.start()
     }
 
-    private func acceptConnections(daemon: OpaquePointer, log: @Sendable (String) -> Void) {
+    private func acceptConnections(daemon: OpaquePointer, threads: Int, log: @Sendable (String) -> Void) {
         var lastComplaint: ContinuousClock.Instant?
+        var turn = 0
         while true {
             var client = sockaddr_storage()
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
@@ -141,13 +146,40 @@ final class Acceptor: Sendable {
                     continue
                 }
             }
+            let placed = Self.renumber(connection, toThread: turn, of: threads)
+            turn = (turn + 1) % threads
             // Refused (limits, the server stopping): libmicrohttpd closed it.
             _ = withUnsafePointer(to: &client) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    MHD_add_connection(daemon, connection, $0, length)
+                    MHD_add_connection(daemon, placed, $0, length)
                 }
             }
         }
+    }
+
+    /// `descriptor`, or a copy of it numbered so that the number modulo
+    /// `threads` is `thread` (the original then closed): the number
+    /// libmicrohttpd's pool places the connection by. The copies tried on
+    /// the way are closed. When no copy can be made (no descriptors left),
+    /// `descriptor` as it is.
+    static func renumber(_ descriptor: Int32, toThread thread: Int, of threads: Int) -> Int32 {
+        guard threads > 1, Int(descriptor) % threads != thread else { return descriptor }
+        var passed: [Int32] = []
+        defer { for copy in passed { close(copy) } }
+        var lowest = descriptor + 1
+        // The lowest free number from `lowest` each time: with free numbers
+        // in a row, found within `threads` tries.
+        for _ in 0..<(threads * 4) {
+            let copy = fcntl(descriptor, F_DUPFD_CLOEXEC, lowest)
+            guard copy >= 0 else { return descriptor }
+            if Int(copy) % threads == thread {
+                close(descriptor)
+                return copy
+            }
+            passed.append(copy)
+            lowest = copy + 1
+        }
+        return descriptor
     }
 
     /// Stops accepting: the socket is shut down (connection attempts are

@@ -385,7 +385,7 @@ final class Daemon: Sendable {
         boundPort = acceptor?.port ?? records_mhd_bound_port(started)
         parking = core.parking
         self.acceptor = acceptor
-        acceptor?.start(daemon: started, log: { core.application.log($0) })
+        acceptor?.start(daemon: started, threads: options.eventLoopThreads, log: { core.application.log($0) })
     }
 
     /// Stops accepting connections; those open go on.
