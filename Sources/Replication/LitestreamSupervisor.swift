@@ -79,6 +79,8 @@ public final class LitestreamSupervisor: @unchecked Sendable {
     private var startedAt = Date()
     private var backoff: TimeInterval = 1
     private var recentLines: [String] = []
+    /// The end of the running process's output (see ``OutputEnd``).
+    private var outputEnd: OutputEnd?
 
     /// Prepares to replicate `database` to `replica`; nothing runs until
     /// ``start(readyWithin:)``.
@@ -162,7 +164,11 @@ public final class LitestreamSupervisor: @unchecked Sendable {
                 return
             }
             let exited = lock.withLock { process.map { !$0.isRunning } ?? true }
-            if exited { break }
+            if exited {
+                // What it said before it ended, to the end.
+                lock.withLock { outputEnd }?.wait(seconds: 2)
+                break
+            }
             usleep(50_000)
         }
         let lines = lock.withLock { recentLines.suffix(5).joined(separator: "\n") }
@@ -259,16 +265,7 @@ public final class LitestreamSupervisor: @unchecked Sendable {
 
     private func launch() throws {
         let output = Pipe()
-        let lines = LineSplitter()
-        output.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let chunk = handle.availableData
-            guard let self else { return }
-            if chunk.isEmpty {
-                handle.readabilityHandler = nil
-                return
-            }
-            for line in lines.split(chunk) { self.received(line) }
-        }
+        let drained = OutputEnd()
         // Started while holding the lock, so that a stop cannot come
         // between the check and the start, and the exit handler, which takes
         // the lock, sees the process it is called for.
@@ -281,13 +278,46 @@ public final class LitestreamSupervisor: @unchecked Sendable {
                     environment: environment, standardInput: .nullDevice, standardOutput: .pipe(output),
                     standardError: .pipe(output), ownProcessGroup: true
                 ) { [weak self] finished, termination in
+                    // Its last lines first, so that the problem logged
+                    // quotes them (bounded: a process it left behind could
+                    // hold the pipe open).
+                    drained.wait(seconds: 2)
                     self?.exited(finished, termination)
                 }
             } catch {
                 throw ReplicationError("cannot run \(executable): \(error.localizedDescription)")
             }
             startedAt = Date()
+            outputEnd = drained
+            readOutput(output.fileHandleForReading, drained: drained)
         }
+    }
+
+    /// Reads Litestream's output to its end on a thread of its own, a line
+    /// at a time into the log. Not with `FileHandle.readabilityHandler`:
+    /// on Linux, Foundation does not always report a pipe's end to it
+    /// (swift-corelibs-foundation issue 3275), and a handler torn down while
+    /// libdispatch delivered its event crashed a test process here.
+    private func readOutput(_ handle: FileHandle, drained: OutputEnd) {
+        let lines = LineSplitter()
+        let thread = Thread { [weak self] in
+            let descriptor = handle.fileDescriptor
+            var buffer = [UInt8](repeating: 0, count: 16_384)
+            while true {
+                let count = read(descriptor, &buffer, buffer.count)
+                if count < 0 && errno == EINTR { continue }
+                if count <= 0 { break }
+                // Read on once the supervisor is gone, so that Litestream
+                // never waits on a full pipe.
+                guard let self else { continue }
+                for line in lines.split(Data(buffer[0..<count])) { self.received(line) }
+            }
+            try? handle.close()
+            drained.reach()
+        }
+        thread.name = "litestream-output"
+        thread.stackSize = 256 * 1024
+        thread.start()
     }
 
     private func received(_ line: String) {
@@ -343,6 +373,28 @@ public final class LitestreamSupervisor: @unchecked Sendable {
 
 /// Cuts a child's output into lines as it arrives; called from one reading
 /// thread at a time.
+/// The end of a run's output: reached once its reader has read all of it
+/// (its lines are then in the log and the recent lines).
+private final class OutputEnd: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var reached = false
+
+    func reach() {
+        condition.lock()
+        reached = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Waits until the end is reached, for at most `seconds`.
+    func wait(seconds: TimeInterval) {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        condition.lock()
+        defer { condition.unlock() }
+        while !reached && condition.wait(until: deadline) {}
+    }
+}
+
 private final class LineSplitter: @unchecked Sendable {
     private var pending = Data()
 

@@ -140,6 +140,45 @@ struct SpawnedProcessTests {
         #expect(supervisor.processIdentifier == nil)
     }
 
+    /// Lines a log closure received, from any thread.
+    final class LoggedLines: @unchecked Sendable {
+        private let lock = NSLock()
+        private var lines: [String] = []
+        func append(_ line: String) { lock.withLock { lines.append(line) } }
+        var all: [String] { lock.withLock { lines } }
+    }
+
+    @Test("What Litestream said before it ended is read to the end: the start's error and the log quote it all")
+    func litestreamsLastWords() async throws {
+        let directory = try TemporaryDirectory()
+        // A stand-in that says a few lines and ends at once, as Litestream
+        // does when its configuration or its replica is wrong.
+        let program = directory.path("litestream")
+        let words = (1...40).map { "line \($0) of what went wrong" }
+        try Data(("#!/bin/sh\n" + words.map { "echo '\($0)'\n" }.joined() + "exit 3\n").utf8)
+            .write(to: URL(fileURLWithPath: program))
+        chmod(program, 0o755)
+        let logged = LoggedLines()
+        let supervisor = try LitestreamSupervisor(
+            executable: program, database: directory.path("db.sqlite"),
+            replica: .directory(directory.path("replica")), log: { line in logged.append(line) })
+        let refused = await onOwnThread { () -> ReplicationError? in
+            do {
+                try supervisor.start(readyWithin: .seconds(600))
+                return nil
+            } catch let error as ReplicationError {
+                return error
+            } catch {
+                return nil
+            }
+        }
+        let message = try #require(refused?.message)
+        // Its last lines, to the very last, though it ended at once.
+        #expect(
+            message.hasSuffix((36...40).map { "line \($0) of what went wrong" }.joined(separator: "\n")), "\(message)")
+        #expect(logged.all.filter { $0.hasPrefix("litestream: ") } == words.map { "litestream: " + $0 })
+    }
+
     @Test("The child starts with every signal's default action and none blocked, whatever the parent has")
     func defaultSignals() async throws {
         let (parent, child) = try await onOwnThread { () throws -> (String, String) in
