@@ -83,7 +83,8 @@ library_objects() {
     find "$scratch/debug/SQLiteStore.build" "$scratch/debug/SQLiteStoreAppSupport.build" \
         "$scratch/debug/SQLiteStoreSync.build" \
         "$scratch/debug/PasswordHashing.build" "$scratch/debug/RecordsApp.build" \
-        "$scratch/debug/HTTPServer.build" "$scratch/debug/Replication.build" "$scratch/debug/Thumbnails.build" \
+        "$scratch/debug/HTTPServer.build" "$scratch/debug/Replication.build" "$scratch/debug/Spawn.build" \
+        "$scratch/debug/Thumbnails.build" \
         "$scratch/debug/RecordsWeb.build" -name '*.o' | sort
 }
 
