@@ -99,25 +99,31 @@ enum StandardStream {
     /// - Returns: 0, or the `errno` of the write that failed.
     static func write(_ text: String, to descriptor: Int32) -> Int32 {
         var text = text
-        return text.withUTF8 { bytes in
-            guard let base = bytes.baseAddress else { return 0 }
-            var offset = 0
-            while offset < bytes.count {
-                let count = posixWrite(descriptor, base + offset, bytes.count - offset)
-                if count > 0 {
-                    offset += count
-                    continue
-                }
-                if count < 0 && errno == EINTR { continue }
-                if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
-                    var waiting = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
-                    _ = poll(&waiting, 1, -1)
-                    continue
-                }
-                return count < 0 ? errno : EIO
+        return text.withUTF8 { write(UnsafeRawBufferPointer($0), to: descriptor) }
+    }
+
+    /// Writes all of `bytes` to `descriptor`, as ``write(_:to:)`` writes
+    /// text.
+    ///
+    /// - Returns: 0, or the `errno` of the write that failed.
+    static func write(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) -> Int32 {
+        guard let base = bytes.baseAddress else { return 0 }
+        var offset = 0
+        while offset < bytes.count {
+            let count = posixWrite(descriptor, base + offset, bytes.count - offset)
+            if count > 0 {
+                offset += count
+                continue
             }
-            return 0
+            if count < 0 && errno == EINTR { continue }
+            if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                var waiting = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
+                _ = poll(&waiting, 1, -1)
+                continue
+            }
+            return count < 0 ? errno : EIO
         }
+        return 0
     }
 
     /// Whether standard output is a pipe whose reader has gone: a write
@@ -131,7 +137,7 @@ enum StandardStream {
 }
 
 // The C function under a name that `StandardStream.write` cannot shadow.
-func posixWrite(_ descriptor: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
+private func posixWrite(_ descriptor: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
     write(descriptor, buffer, count)
 }
 

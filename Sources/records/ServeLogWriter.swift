@@ -1,11 +1,5 @@
 import Foundation
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// Writes the server's log lines to a descriptor (standard error) from a
 /// thread of its own, so that the threads serving requests never wait for
 /// it: each request's line was a `write` on the event loop's thread, about
@@ -125,40 +119,18 @@ final class ServeLogWriter: @unchecked Sendable {
             dropped = 0
             writing = true
             condition.unlock()
-            if !batch.isEmpty { writeAll(batch) }
+            // A failed write (a closed pipe) loses the log; the server goes on.
+            if !batch.isEmpty { _ = batch.withUnsafeBytes { StandardStream.write($0, to: descriptor) } }
             if lost > 0 {
                 let line =
                     "\(timestamp(Date())) records serve: \(lost) log line\(lost == 1 ? "" : "s") dropped: "
                     + "standard error was not read fast enough\n"
-                writeAll(Array(line.utf8))
+                _ = StandardStream.write(line, to: descriptor)
             }
             condition.lock()
             writing = false
             condition.broadcast()
             condition.unlock()
-        }
-    }
-
-    /// Writes all of `bytes`, retrying after a signal or a partial write,
-    /// waiting while a non-blocking descriptor is full; gives up on an
-    /// error (a closed pipe): the log is lost, the server goes on.
-    private func writeAll(_ bytes: [UInt8]) {
-        bytes.withUnsafeBytes { buffer in
-            guard let base = buffer.baseAddress else { return }
-            var offset = 0
-            while offset < buffer.count {
-                let count = posixWrite(descriptor, base + offset, buffer.count - offset)
-                if count > 0 {
-                    offset += count
-                } else if count < 0 && errno == EINTR {
-                    continue
-                } else if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
-                    var ready = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
-                    _ = poll(&ready, 1, 1000)
-                } else {
-                    return
-                }
-            }
         }
     }
 }
