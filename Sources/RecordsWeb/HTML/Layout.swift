@@ -66,12 +66,9 @@ public enum Layout {
         // A script's read of the page (the live script refreshing a region)
         // neither shows nor takes the status line a redirect left: it is
         // for the page the browser loads next, which may be a moment later.
-        let takesFlash = !isScriptRead(request) && request.cookies[WebApp.flashCookie] != nil
+        let flashCookie = isScriptRead(request) ? nil : request.cookies[WebApp.flashCookie]
         let flash =
-            (takesFlash
-                ? request.cookies[WebApp.flashCookie].flatMap { $0.removingPercentEncoding }.flatMap {
-                    $0.isEmpty ? nil : $0
-                } : nil) ?? message
+            flashCookie.flatMap { $0.removingPercentEncoding }.flatMap { $0.isEmpty ? nil : $0 } ?? message
         let navigation = HTML(
             joining: sections.map { item in
                 let current: HTML = item.path == section ? " aria-current=\"page\"" : ""
@@ -117,7 +114,7 @@ public enum Layout {
             </html>
             """
         var response = Response.html(page, status: status)
-        if takesFlash {
+        if flashCookie != nil {
             response = response.setting(.deleting(WebApp.flashCookie, secure: request.isSecure))
         }
         return response
