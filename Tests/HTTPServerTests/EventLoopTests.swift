@@ -323,14 +323,22 @@ import Testing
         slow.startsOnEventLoop = true
         let server = try LocalServer(options: { $0.eventLoopThreads = 2 }, routes: [slow])
         let port = server.server.port
-        let answer = Task {
-            try await onOwnThread { () throws -> String in
-                let socket = try RawSocket(port: port)
-                defer { socket.close() }
-                try socket.send("GET /slow HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-                return (try? socket.read(until: "slow")) ?? ""
+        // The client is a thread of its own from the start: a task would
+        // first wait for one of the suite's two cooperative threads, which a
+        // loaded suite has kept busy for longer than the bound below.
+        let connected = Locked<Bool?>(nil)
+        let answered = DispatchSemaphore(value: 0)
+        let client = Thread {
+            defer { answered.signal() }
+            guard let socket = try? RawSocket(port: port) else {
+                connected.withLock { $0 = false }
+                return
             }
+            defer { socket.close() }
+            connected.withLock { $0 = (try? socket.send("GET /slow HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")) != nil }
+            _ = try? socket.read(until: "slow")
         }
+        client.start()
         // Stops once the handler waits (a bound, not a measure).
         let begun = ContinuousClock.now + .seconds(60)
         while !started.withLock({ $0 }), ContinuousClock.now < begun { try await Task.sleep(for: .milliseconds(10)) }
@@ -343,7 +351,8 @@ import Testing
             try await Task.sleep(for: .milliseconds(20))
         }
         #expect(finished.withLock { $0 })
-        _ = try await answer.value
+        await onOwnThread { answered.wait() }
+        #expect(connected.withLock { $0 } == true)
     }
 
     @Test func connectionsAreDealtOutOverTheEventLoopThreadsInTurn() async throws {
