@@ -48,7 +48,7 @@ enum Callbacks {
         let exchange = Exchange(request: request, core: core)
         if core.parking != nil { exchange.ticket = ParkingTicket(connection: connection) }
         exchangeSlot.pointee = Unmanaged.passRetained(exchange).toOpaque()
-        core.requestStarted()
+        core.requestStarted(on: connection)
         return Callbacks.begin(exchange, core: core, connection: connection)
     }
 
@@ -73,7 +73,7 @@ enum Callbacks {
         }
         exchange.gate?.abandon()
         slot.pointee = nil
-        core.requestEnded()
+        core.requestEnded(on: connection)
     }
 
     static let connectionNotice: MHD_NotifyConnectionCallback = { context, connection, _, code in

@@ -27,7 +27,10 @@ final class ConnectionWatchdog: Sendable {
     private let idleTimeout: Duration
     /// The bytes a body must bring in each period of `headerTimeout`.
     private let bodyBytesPerPeriod: Int
-    private let state = Locked(State())
+    /// The connections, over shards by connection: the event loop's
+    /// threads touch them several times a request.
+    private let shards = Sharded { Shard() }
+    private let isStopped = Locked(false)
     private let log: @Sendable (String) -> Void
 
     private struct Entry {
@@ -46,9 +49,8 @@ final class ConnectionWatchdog: Sendable {
         var bodyProgress: (bytes: Int, stalledSweeps: Int) = (0, 0)
     }
 
-    private struct State {
+    private struct Shard {
         var entries: [UInt: Entry] = [:]
-        var isStopped = false
         var dropped = 0
     }
 
@@ -64,10 +66,10 @@ final class ConnectionWatchdog: Sendable {
     }
 
     /// Connections dropped so far for being too slow.
-    var droppedCount: Int { state.withLock { $0.dropped } }
+    var droppedCount: Int { shards.sum { $0.dropped } }
 
     /// Connections open now.
-    var connectionCount: Int { state.withLock { $0.entries.count } }
+    var connectionCount: Int { shards.sum { $0.entries.count } }
 
     /// Starts checking the deadlines, on a thread of its own, until
     /// ``stop()``.
@@ -75,7 +77,7 @@ final class ConnectionWatchdog: Sendable {
         let (seconds, attoseconds) = headerTimeout.components
         let interval = min(0.25, max(0.02, (Double(seconds) + Double(attoseconds) / 1e18) / 8))
         let thread = Thread { [self] in
-            while !state.withLock({ $0.isStopped }) {
+            while !isStopped.withLock({ $0 }) {
                 Thread.sleep(forTimeInterval: interval)
                 sweep()
             }
@@ -85,42 +87,50 @@ final class ConnectionWatchdog: Sendable {
         thread.start()
     }
 
-    func stop() { state.withLock { $0.isStopped = true } }
+    func stop() { isStopped.withLock { $0 = true } }
 
     func connectionStarted(_ connection: OpaquePointer) {
         let descriptor = records_mhd_connection_fd(connection)
         guard descriptor >= 0 else { return }
         guard let socket = Self.socketIdentity(descriptor) else { return }
         let deadline = ContinuousClock.now.advanced(by: headerTimeout)
-        state.withLock {
-            $0.entries[Self.key(connection)] = Entry(descriptor: descriptor, socket: socket, deadline: deadline)
+        let key = Self.key(connection)
+        shards.withLock(for: key) {
+            $0.entries[key] = Entry(descriptor: descriptor, socket: socket, deadline: deadline)
         }
     }
 
     func headersArrived(_ connection: OpaquePointer) {
-        state.withLock { $0.entries[Self.key(connection)]?.deadline = nil }
+        let key = Self.key(connection)
+        shards.withLock(for: key) { $0.entries[key]?.deadline = nil }
     }
 
     /// The server is ready for the request's body: from now on it must
     /// keep coming.
     func bodyExpected(_ connection: OpaquePointer) {
         let now = ContinuousClock.now
-        state.withLock { $0.entries[Self.key(connection)]?.bodyPeriod = (now, 0) }
+        let key = Self.key(connection)
+        shards.withLock(for: key) { $0.entries[key]?.bodyPeriod = (now, 0) }
     }
 
     func bodyReceived(_ connection: OpaquePointer, count: Int) {
-        state.withLock { $0.entries[Self.key(connection)]?.bodyPeriod?.bytes += count }
+        let key = Self.key(connection)
+        shards.withLock(for: key) { $0.entries[key]?.bodyPeriod?.bytes += count }
     }
 
     func bodyComplete(_ connection: OpaquePointer) {
-        state.withLock { $0.entries[Self.key(connection)]?.bodyPeriod = nil }
+        let key = Self.key(connection)
+        shards.withLock(for: key) { $0.entries[key]?.bodyPeriod = nil }
     }
 
     func requestCompleted(_ connection: OpaquePointer) {
         let deadline = ContinuousClock.now.advanced(by: idleTimeout + headerTimeout)
-        state.withLock { state in
-            state.entries[Self.key(connection)]?.deadline = deadline
-            state.entries[Self.key(connection)]?.bodyPeriod = nil
+        let key = Self.key(connection)
+        shards.withLock(for: key) { shard in
+            // One lookup: this runs for every request.
+            guard let index = shard.entries.index(forKey: key) else { return }
+            shard.entries.values[index].deadline = deadline
+            shard.entries.values[index].bodyPeriod = nil
         }
     }
 
@@ -128,13 +138,15 @@ final class ConnectionWatchdog: Sendable {
     /// socket, so the descriptor is never another connection's when the
     /// watchdog shuts it down (both happen under the lock).
     func connectionClosed(_ connection: OpaquePointer) {
-        state.withLock { _ = $0.entries.removeValue(forKey: Self.key(connection)) }
+        let key = Self.key(connection)
+        shards.withLock(for: key) { _ = $0.entries.removeValue(forKey: key) }
     }
 
     private func sweep() {
         let now = ContinuousClock.now
         var forgotten = 0
-        let dropped = state.withLock { state -> Int in
+        var droppedTotal = 0
+        shards.forEachLocked { state in
             var dropped = 0
             /// Shuts the connection's socket down, unless its descriptor is
             /// no longer that socket (closed without libmicrohttpd's notice:
@@ -169,8 +181,9 @@ final class ConnectionWatchdog: Sendable {
                 dropped += 1
             }
             state.dropped += dropped
-            return dropped
+            droppedTotal += dropped
         }
+        let dropped = droppedTotal
         if dropped > 0 {
             log("server: dropped \(dropped) connection(s) whose request did not arrive in time")
         }
@@ -187,7 +200,7 @@ final class ConnectionWatchdog: Sendable {
     /// asked for makes it wait for the next edge, which the end that came
     /// with the last bytes never brings. The connection would then wait for
     /// the body's rate check (two periods of the header timeout).
-    private static func hungUp(_ entry: Entry, bytes: Int, key: UInt, in state: inout State) -> Bool {
+    private static func hungUp(_ entry: Entry, bytes: Int, key: UInt, in state: inout Shard) -> Bool {
         if bytes != entry.bodyProgress.bytes {
             state.entries[key]?.bodyProgress = (bytes, 0)
             return false

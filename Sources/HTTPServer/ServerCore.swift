@@ -21,7 +21,11 @@ final class ServerCore: Sendable {
     /// they do, and simply block.
     let parking: ParkingLot?
     private let grace: Duration
-    private let state = Locked((inFlight: 0, stopping: false))
+    private let stopping = Locked(false)
+    /// Requests in flight, counted by connection: a request's start and
+    /// end are counted on its connection's shard, so the event loop's
+    /// threads do not meet at one lock for every request.
+    private let requests = Sharded { 0 }
 
     init(
         application: any HTTPApplication, isSecure: Bool, grace: Duration, watchdog: ConnectionWatchdog,
@@ -34,19 +38,31 @@ final class ServerCore: Sendable {
         self.watchdog = watchdog
     }
 
-    var inFlight: Int { state.withLock { $0.inFlight } }
-    var isStopping: Bool { state.withLock { $0.stopping } }
+    var inFlight: Int { requests.sum { $0 } }
+    var isStopping: Bool { stopping.withLock { $0 } }
 
     /// True the first time.
     func beginStopping() -> Bool {
-        state.withLock { state in
-            defer { state.stopping = true }
-            return !state.stopping
+        stopping.withLock { stopping in
+            defer { stopping = true }
+            return !stopping
         }
     }
 
-    func requestStarted() { state.withLock { $0.inFlight += 1 } }
-    func requestEnded() { state.withLock { $0.inFlight -= 1 } }
+    /// A request began on `connection` (nil: counted on a shard of its own;
+    /// only the sum counts).
+    func requestStarted(on connection: OpaquePointer?) {
+        requests.withLock(for: Self.key(connection)) { $0 += 1 }
+    }
+
+    /// A request that began on `connection` ended.
+    func requestEnded(on connection: OpaquePointer?) {
+        requests.withLock(for: Self.key(connection)) { $0 -= 1 }
+    }
+
+    private static func key(_ connection: OpaquePointer?) -> UInt {
+        UInt(bitPattern: connection.map { Int(bitPattern: $0) } ?? 0)
+    }
 
     /// Waits until no request is in flight, or the grace period is over.
     func waitForRequestsInFlight() {

@@ -330,22 +330,41 @@ private func finishReplication(_ supervisor: LitestreamSupervisor) {
 /// (line breaks too) are escaped, so that a message is always one line and
 /// cannot pass for another.
 func serveLog(_ message: String, at date: Date = Date()) {
-    serveLogWriter.write(serveLogLine(message, at: date))
+    serveLogWriter.write(Terminal.clean(message), at: date)
 }
 
 /// Where ``serveLog(_:at:)`` writes: standard error, from a thread of its
-/// own (flushed before `records serve` ends).
-let serveLogWriter = ServeLogWriter(descriptor: STDERR_FILENO, timestamp: logTimestamp)
+/// own (flushed before `records serve` ends). Each line begins with
+/// ``appendServeLogLead(_:to:)``.
+let serveLogWriter = ServeLogWriter(descriptor: STDERR_FILENO, lead: appendServeLogLead)
 
 /// The text of ``serveLog(_:at:)``'s line.
 func serveLogLine(_ message: String, at date: Date) -> String {
-    "\(logTimestamp(date)) records serve: " + Terminal.clean(message)
+    var line: [UInt8] = []
+    appendServeLogLead(date, to: &line)
+    line.append(contentsOf: Terminal.clean(message).utf8)
+    return String(decoding: line, as: UTF8.self)
+}
+
+/// What begins each line of the server's log: its time, then
+/// `records serve: `.
+func appendServeLogLead(_ date: Date, to bytes: inout [UInt8]) {
+    appendLogTimestamp(date, to: &bytes)
+    bytes.append(contentsOf: " records serve: ".utf8)
 }
 
 /// `date` as ISO 8601 in UTC with milliseconds, `2026-12-03T07:32:07.123Z`,
 /// as `Date.ISO8601FormatStyle(includingFractionalSeconds: true)` writes
 /// it, without a formatter: the server writes one for every request.
 func logTimestamp(_ date: Date) -> String {
+    var bytes: [UInt8] = []
+    appendLogTimestamp(date, to: &bytes)
+    return String(decoding: bytes, as: UTF8.self)
+}
+
+/// Appends ``logTimestamp(_:)``'s 24 characters to `bytes`, digit by
+/// digit: no text is made on the way (this runs for every request).
+func appendLogTimestamp(_ date: Date, to bytes: inout [UInt8]) {
     let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
     let (days, inDay) = milliseconds.quotientAndRemainder(dividingBy: 86_400_000)
     // A time before 1970 has a negative remainder: it belongs to the day before.
@@ -361,12 +380,35 @@ func logTimestamp(_ date: Date) -> String {
     let dayOfMonth = dayOfYear - (153 * monthIndex + 2) / 5 + 1
     let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
     let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-    func padded(_ value: Int64, _ width: Int) -> String {
-        let digits = String(value)
-        return String(repeating: "0", count: max(0, width - digits.count)) + digits
+    /// `value`'s decimal digits, at least `width` of them (zeros first).
+    func digits(_ value: Int64, _ width: Int) {
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        let value = value.magnitude
+        var divisor: UInt64 = 1
+        for _ in 1..<width { divisor *= 10 }
+        while divisor <= value / 10 { divisor *= 10 }
+        var rest = value
+        while divisor > 0 {
+            bytes.append(UInt8(ascii: "0") + UInt8(rest / divisor))
+            rest %= divisor
+            divisor /= 10
+        }
     }
-    return "\(padded(year, 4))-\(padded(month, 2))-\(padded(dayOfMonth, 2))T\(padded(time / 3_600_000, 2)):"
-        + "\(padded(time / 60_000 % 60, 2)):\(padded(time / 1000 % 60, 2)).\(padded(time % 1000, 3))Z"
+    bytes.reserveCapacity(bytes.count + 24)
+    digits(year, 4)
+    bytes.append(UInt8(ascii: "-"))
+    digits(month, 2)
+    bytes.append(UInt8(ascii: "-"))
+    digits(dayOfMonth, 2)
+    bytes.append(UInt8(ascii: "T"))
+    digits(time / 3_600_000, 2)
+    bytes.append(UInt8(ascii: ":"))
+    digits(time / 60_000 % 60, 2)
+    bytes.append(UInt8(ascii: ":"))
+    digits(time / 1000 % 60, 2)
+    bytes.append(UInt8(ascii: "."))
+    digits(time % 1000, 3)
+    bytes.append(UInt8(ascii: "Z"))
 }
 
 /// `HOST:PORT`, `[IPv6]:PORT`, or `:PORT` for the loopback address.

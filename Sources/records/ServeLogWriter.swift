@@ -25,10 +25,15 @@ final class ServeLogWriter: @unchecked Sendable {
     /// How long lines may gather before they are written.
     let gathering: TimeInterval
     private let descriptor: Int32
-    private let timestamp: @Sendable (Date) -> String
+    private let lead: @Sendable (Date, inout [UInt8]) -> Void
+    /// How long the lead is (measured once: its time has a fixed width).
+    private let leadLength: Int
     // Guarded by `condition`.
     private let condition = NSCondition()
     private var waiting: [UInt8] = []
+    /// The buffer the thread last wrote, emptied: ``waiting`` takes it
+    /// when the thread takes its lines, so that no buffer grows anew.
+    private var spare: [UInt8] = []
     private var dropped = 0
     /// Whether the thread is writing what it took (``flush()`` waits for it).
     private var writing = false
@@ -38,16 +43,38 @@ final class ServeLogWriter: @unchecked Sendable {
     /// How many ``flush()`` calls wait (the thread then writes at once).
     private var flushing = 0
 
-    /// A writer to `descriptor`; `timestamp` dates the line that counts
-    /// dropped lines.
+    /// A writer to `descriptor`; `lead` writes what begins a line of
+    /// ``write(_:at:)`` (its time), and the line that counts dropped lines.
     init(
         descriptor: Int32, capacity: Int = 1 << 20, gathering: TimeInterval = 0.01,
-        timestamp: @escaping @Sendable (Date) -> String
+        lead: @escaping @Sendable (Date, inout [UInt8]) -> Void
     ) {
         self.descriptor = descriptor
         self.capacity = capacity
         self.gathering = gathering
-        self.timestamp = timestamp
+        self.lead = lead
+        var sample: [UInt8] = []
+        lead(Date(), &sample)
+        leadLength = sample.count
+    }
+
+    /// Queues `message` as a line that begins with the writer's lead for
+    /// `date`, and returns at once. The line is put together in the
+    /// writer's buffer: no text is made for it on the way.
+    func write(_ message: String, at date: Date) {
+        condition.lock()
+        defer { condition.unlock() }
+        startIfNeeded()
+        let before = waiting.count
+        // Dropped before it is written, so that the buffer never grows past its room.
+        guard before + leadLength + message.utf8.count + 1 <= capacity else {
+            dropped += 1
+            return
+        }
+        lead(date, &waiting)
+        waiting.append(contentsOf: message.utf8)
+        waiting.append(UInt8(ascii: "\n"))
+        queued(after: before)
     }
 
     /// Queues `line` (a newline is added) and returns at once.
@@ -55,15 +82,20 @@ final class ServeLogWriter: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         startIfNeeded()
-        let count = line.utf8.count + 1
-        guard waiting.count + count <= capacity else {
+        let before = waiting.count
+        guard before + line.utf8.count + 1 <= capacity else {
             dropped += 1
             return
         }
-        let before = waiting.count
         waiting.append(contentsOf: line.utf8)
         waiting.append(UInt8(ascii: "\n"))
-        // Woken for the first line, and once half the room is taken.
+        queued(after: before)
+    }
+
+    /// A line was added to ``waiting``, which held `before` bytes: the
+    /// thread is woken for the first line, and once half the room is
+    /// taken. Called with the lock held.
+    private func queued(after before: Int) {
         if idle || (before < capacity / 2 && waiting.count >= capacity / 2) { condition.broadcast() }
     }
 
@@ -113,7 +145,8 @@ final class ServeLogWriter: @unchecked Sendable {
             }
             let gathered = Date(timeIntervalSinceNow: gathering)
             while flushing == 0 && waiting.count < capacity / 2 && condition.wait(until: gathered) {}
-            var batch: [UInt8] = []
+            var batch = spare
+            spare = []
             swap(&batch, &waiting)
             let lost = dropped
             dropped = 0
@@ -122,12 +155,17 @@ final class ServeLogWriter: @unchecked Sendable {
             // A failed write (a closed pipe) loses the log; the server goes on.
             if !batch.isEmpty { _ = batch.withUnsafeBytes { StandardStream.write($0, to: descriptor) } }
             if lost > 0 {
-                let line =
-                    "\(timestamp(Date())) records serve: \(lost) log line\(lost == 1 ? "" : "s") dropped: "
-                    + "standard error was not read fast enough\n"
-                _ = StandardStream.write(line, to: descriptor)
+                var line: [UInt8] = []
+                lead(Date(), &line)
+                line.append(
+                    contentsOf:
+                        "\(lost) log line\(lost == 1 ? "" : "s") dropped: standard error was not read fast enough\n"
+                        .utf8)
+                _ = line.withUnsafeBytes { StandardStream.write($0, to: descriptor) }
             }
+            batch.removeAll(keepingCapacity: true)
             condition.lock()
+            spare = batch
             writing = false
             condition.broadcast()
             condition.unlock()

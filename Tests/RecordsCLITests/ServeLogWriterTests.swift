@@ -46,12 +46,24 @@ struct ServeLogWriterTests {
             close(pipe.read)
             close(pipe.write)
         }
-        let writer = ServeLogWriter(descriptor: pipe.write, timestamp: { _ in "T" })
-        for number in 0..<500 { writer.write("line \(number)") }
+        let writer = ServeLogWriter(
+            descriptor: pipe.write,
+            lead: { date, bytes in bytes.append(contentsOf: "\(Int(date.timeIntervalSince1970)) records serve: ".utf8) }
+        )
+        // Whole lines, and messages after the lead of their time.
+        for number in 0..<500 {
+            if number.isMultiple(of: 2) {
+                writer.write("line \(number)")
+            } else {
+                writer.write("message \(number)", at: Date(timeIntervalSince1970: TimeInterval(number)))
+            }
+        }
         #expect(await onOwnThread { writer.flush(timeout: 60) })
         writer.write("end")
         let text = await onOwnThread { pipe.read(until: "end\n") }
-        let expected = (0..<500).map { "line \($0)\n" }.joined() + "end\n"
+        let expected =
+            (0..<500).map { $0.isMultiple(of: 2) ? "line \($0)\n" : "\($0) records serve: message \($0)\n" }.joined()
+            + "end\n"
         #expect(text == expected)
     }
 
@@ -65,7 +77,9 @@ struct ServeLogWriterTests {
     func unreadPipe() async throws {
         let pipe = try Pipe()
         defer { close(pipe.read) }
-        let writer = ServeLogWriter(descriptor: pipe.write, capacity: 4096, timestamp: { _ in "T" })
+        let writer = ServeLogWriter(
+            descriptor: pipe.write, capacity: 4096,
+            lead: { _, bytes in bytes.append(contentsOf: "T records serve: ".utf8) })
         // What blocks (flushes, the reader) runs on threads of its own, never
         // on one of the suite's few cooperative threads, which other tests
         // need meanwhile.

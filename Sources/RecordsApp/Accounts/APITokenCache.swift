@@ -56,6 +56,10 @@ public final class APITokenCache: Sendable {
         /// Counts the commits that dropped entries: a read that began
         /// before one must not put back what that commit dropped.
         var generation: UInt64 = 0
+        /// Whether the commit observer is in place: nothing is cached
+        /// without it. Kept here, not read from ``observation``, so that a
+        /// request takes one lock.
+        var observed = false
     }
 
     private let tokens: APITokenStore
@@ -88,6 +92,7 @@ public final class APITokenCache: Sendable {
             self?.drop(transaction)
         }
         observation.withLock { $0 = token }
+        state.withLock { $0.observed = token != nil }
     }
 
     deinit { observation.withLock { $0?.cancel() } }
@@ -101,8 +106,9 @@ public final class APITokenCache: Sendable {
         guard APITokenStore.isWellFormed(secret) else { return nil }
         let key = try APITokenStore.digest(secret)
         let time = now()
-        let observed = observation.withLock { $0 != nil }
-        let (cached, generation) = state.withLock { state in (state.entries[key], state.generation) }
+        let (cached, generation, observed) = state.withLock { state in
+            (state.entries[key], state.generation, state.observed)
+        }
         if let cached, observed, time >= cached.readAt, time < cached.readAt.addingTimeInterval(seconds(timeToLive)) {
             // Expiry is checked on every hit: the cache never outlives it.
             return cached.token.isActive(at: time) ? (cached.token, cached.user) : nil
