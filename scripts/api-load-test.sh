@@ -5,7 +5,7 @@
 #   scripts/api-load-test.sh [--quick] [--seconds N] [--people N] [--no-build]
 #                            [--ours-only | --pocketbase-only] [--connections "1 16 64 500"]
 #                            [--streams N] [--kill-check] [--synchronous full|normal]
-#                            [--event-loop-threads N]
+#                            [--event-loop-threads N] [--wrk-threads N]
 #
 # Builds records (release) unless --no-build or --pocketbase-only, makes a
 # database with --people people (default 10000) and a user with a
@@ -14,7 +14,7 @@
 # collection (first, last, age; any signed-in user may list, view and
 # create) with the same number of people, made through its API, and a user
 # whose token the load carries. Then, for each operation and connection
-# count, wrk (2 threads) runs --seconds (default 10; --quick: 2) against
+# count, wrk (--wrk-threads, default 2) runs --seconds (default 10; --quick: 2) against
 # our API and then PocketBase:
 #   list    GET /api/v1/people?limit=20 / GET /api/collections/people/records?perPage=20
 #   get     GET /api/v1/people/ID / GET /api/collections/people/records/ID (IDs drawn from 1,000)
@@ -26,6 +26,10 @@
 # synchronous=NORMAL, which --synchronous normal matches).
 # --event-loop-threads passes its count to `records serve` (0: a thread for
 # each connection, the server's transport before its event loop).
+# --wrk-threads sets wrk's threads (at most the connection count). On two
+# cores a second wrk thread competes with the server's own threads for the
+# processors: with one, both servers' latencies are less the load
+# generator's scheduling (docs/API.md shows runs with each).
 #
 # --streams N instead opens N event streams on each server
 # (GET /api/v1/events?apps=people; PocketBase's /api/realtime subscribed to
@@ -51,10 +55,11 @@ streams=0
 kill_check=0
 synchronous=full
 event_loop_threads=2
+wrk_threads=2
 connections=(1 16 64 500)
 while [ $# -gt 0 ]; do
     case "$1" in
-    --seconds | --people | --connections | --streams | --synchronous | --event-loop-threads)
+    --seconds | --people | --connections | --streams | --synchronous | --event-loop-threads | --wrk-threads)
         if [ $# -lt 2 ]; then
             echo "api-load-test: $1 needs a value (see --help)" >&2
             exit 2
@@ -81,6 +86,10 @@ while [ $# -gt 0 ]; do
         ;;
     --event-loop-threads)
         event_loop_threads="$2"
+        shift
+        ;;
+    --wrk-threads)
+        wrk_threads="$2"
         shift
         ;;
     --no-build) build=0 ;;
@@ -110,15 +119,15 @@ if [ ${#connections[@]} -eq 0 ]; then
     echo "api-load-test: --connections needs at least one count" >&2
     exit 2
 fi
-for number in "$seconds" "$people" "$streams" "$event_loop_threads" "${connections[@]}"; do
+for number in "$seconds" "$people" "$streams" "$event_loop_threads" "$wrk_threads" "${connections[@]}"; do
     if ! [[ "$number" =~ ^[0-9]+$ ]]; then
         echo "api-load-test: '$number' is not a whole number" >&2
         exit 2
     fi
 done
-for number in "$seconds" "$people" "${connections[@]}"; do
+for number in "$seconds" "$people" "$wrk_threads" "${connections[@]}"; do
     if [ "$number" -eq 0 ]; then
-        echo "api-load-test: --seconds, --people and --connections take numbers above 0" >&2
+        echo "api-load-test: --seconds, --people, --wrk-threads and --connections take numbers above 0" >&2
         exit 2
     fi
 done
@@ -505,7 +514,7 @@ load() {
     fi
     script="$(wrk_script "$side" "$op")"
     settle "$side"
-    local threads=$((count < 2 ? 1 : 2))
+    local threads=$((count < wrk_threads ? count : wrk_threads))
     line="$(wrk -t "$threads" -c "$count" -d "${seconds}s" --timeout 10s -s "$script" --latency "$url$path" |
         grep '^RESULT' || true)"
     if [ -z "$line" ]; then
@@ -682,7 +691,7 @@ done
 
 # --- The report ------------------------------------------------------------------
 echo
-echo "records serve (/api/v1, --synchronous $synchronous, --event-loop-threads $event_loop_threads) and PocketBase $("$pocketbase" --version 2>/dev/null | awk '{ print $NF }'), $people people each, ${seconds} s per run, wrk (2 threads) on 127.0.0.1"
+echo "records serve (/api/v1, --synchronous $synchronous, --event-loop-threads $event_loop_threads) and PocketBase $("$pocketbase" --version 2>/dev/null | awk '{ print $NF }'), $people people each, ${seconds} s per run, wrk ($wrk_threads thread$([ "$wrk_threads" -eq 1 ] || echo s)) on 127.0.0.1"
 echo "machine: $(machine); load average $load_before before, $(cut -d ' ' -f 1-3 /proc/loadavg) after"
 echo
 echo "| operation | connections | ours req/s | PocketBase req/s | ratio | ours p50 / p99 ms | PocketBase p50 / p99 ms | failures (ours / PocketBase) |"
