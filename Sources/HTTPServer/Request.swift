@@ -5,57 +5,186 @@ import Foundation
 /// of a POST, the uploaded file of an upload route, and what the
 /// application's own steps learned about it (``context``).
 public struct Request: Sendable {
+    /// The request's values, shared by copies until one of them changes
+    /// (copy on write): a request goes through many steps (middleware, the
+    /// route, the body's reading), and each copy of some twenty values cost
+    /// a retain and a release of each; one storage costs one.
+    ///
+    /// `@unchecked Sendable`: a storage is only changed through
+    /// ``uniqueStorage()``, when no other request shares it. For the same
+    /// reason its values need no run-time exclusivity checks: a change
+    /// never overlaps another request's access.
+    private final class Storage: @unchecked Sendable {
+        @exclusivity(unchecked) var method: String
+        @exclusivity(unchecked) var path: String
+        @exclusivity(unchecked) var query: [String: String]
+        @exclusivity(unchecked) var headers: [String: String]
+        @exclusivity(unchecked) var cookies: [String: String]
+        @exclusivity(unchecked) var parameters: [String: String] = [:]
+        @exclusivity(unchecked) var form: Form = Form()
+        @exclusivity(unchecked) var body: [UInt8] = []
+        @exclusivity(unchecked) var upload: (any UploadSink)? = nil
+        @exclusivity(unchecked) var uploadError: (any Error)? = nil
+        @exclusivity(unchecked) var uploadWithheld: Bool = false
+        @exclusivity(unchecked) var context: RequestContext = RequestContext()
+        @exclusivity(unchecked) var route: Route? = nil
+        @exclusivity(unchecked) var formProblem: FormProblem? = nil
+        @exclusivity(unchecked) var matched: Router.Match? = nil
+        @exclusivity(unchecked) var bodyGate: BodyGate? = nil
+        @exclusivity(unchecked) var clientAddress: String
+        @exclusivity(unchecked) var isSecure: Bool
+        @exclusivity(unchecked) var receivedAt: Date
+
+        init(
+            method: String, path: String, query: [String: String], headers: [String: String], cookies: [String: String],
+            clientAddress: String, isSecure: Bool, receivedAt: Date
+        ) {
+            self.method = method
+            self.path = path
+            self.query = query
+            self.headers = headers
+            self.cookies = cookies
+            self.clientAddress = clientAddress
+            self.isSecure = isSecure
+            self.receivedAt = receivedAt
+        }
+
+        /// A storage with the same values.
+        func copy() -> Storage {
+            let copy = Storage(
+                method: method, path: path, query: query, headers: headers, cookies: cookies,
+                clientAddress: clientAddress, isSecure: isSecure, receivedAt: receivedAt)
+            copy.parameters = parameters
+            copy.form = form
+            copy.body = body
+            copy.upload = upload
+            copy.uploadError = uploadError
+            copy.uploadWithheld = uploadWithheld
+            copy.context = context
+            copy.route = route
+            copy.formProblem = formProblem
+            copy.matched = matched
+            copy.bodyGate = bodyGate
+            return copy
+        }
+    }
+
+    private var storage: Storage
+
+    /// The storage, copied first when another request shares it.
+    private mutating func uniqueStorage() -> Storage {
+        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+        return storage
+    }
+
     /// The method, upper case (`GET`, `HEAD`, `POST`).
-    public var method: String
+    public var method: String {
+        get { storage.method }
+        _modify { yield &uniqueStorage().method }
+    }
     /// The path, without the query (percent-decoded by the server).
-    public var path: String
+    public var path: String {
+        get { storage.path }
+        _modify { yield &uniqueStorage().path }
+    }
     /// The query's parameters (first value of each name).
-    public var query: [String: String]
+    public var query: [String: String] {
+        get { storage.query }
+        _modify { yield &uniqueStorage().query }
+    }
     /// The headers, by lower-case name.
-    public var headers: [String: String]
+    public var headers: [String: String] {
+        get { storage.headers }
+        _modify { yield &uniqueStorage().headers }
+    }
     /// The cookies, by name.
-    public var cookies: [String: String]
+    public var cookies: [String: String] {
+        get { storage.cookies }
+        _modify { yield &uniqueStorage().cookies }
+    }
     /// The values of the route pattern's `:name` segments.
-    public var parameters: [String: String] = [:]
+    public var parameters: [String: String] {
+        get { storage.parameters }
+        _modify { yield &uniqueStorage().parameters }
+    }
     /// A POST's fields (empty otherwise).
-    public var form: Form = Form()
+    public var form: Form {
+        get { storage.form }
+        _modify { yield &uniqueStorage().form }
+    }
     /// The raw body of a route that takes it as bytes
     /// (``Route/Body/bytes(limit:)``), as the client sent it; empty for
     /// other routes. A test sets it on a request made in memory, as it
     /// sets ``form``.
-    public var body: [UInt8] = []
+    public var body: [UInt8] {
+        get { storage.body }
+        _modify { yield &uniqueStorage().body }
+    }
     /// An upload route's file, or a streamed route's body
     /// (``Route/Body/stream(limit:sink:)``), spooled by the route's sink;
     /// nil when the form had no file or the file or body was empty.
-    public var upload: (any UploadSink)?
+    public var upload: (any UploadSink)? {
+        get { storage.upload }
+        _modify { yield &uniqueStorage().upload }
+    }
     /// Why the upload was refused while it was received (too large, wrong
     /// type), if it was; the rest of the body was discarded.
-    public var uploadError: (any Error)?
+    public var uploadError: (any Error)? {
+        get { storage.uploadError }
+        _modify { yield &uniqueStorage().uploadError }
+    }
     /// Whether the body held a file that the application refused to
     /// receive before it started (the `acceptingFile` check of
     /// ``receivingBody(acceptingFile:)``): none of it was kept.
-    public var uploadWithheld = false
+    public var uploadWithheld: Bool {
+        get { storage.uploadWithheld }
+        _modify { yield &uniqueStorage().uploadWithheld }
+    }
     /// What the application's steps found out about the request (who is
     /// asking, for one), by type-keyed values.
-    public var context = RequestContext()
+    public var context: RequestContext {
+        get { storage.context }
+        _modify { yield &uniqueStorage().context }
+    }
     /// The route the request matched, once it has (middleware sees it).
-    public var route: Route?
+    public var route: Route? {
+        get { storage.route }
+        _modify { yield &uniqueStorage().route }
+    }
     /// Why the server refused the form body (too large, malformed...), once
     /// the body is in; the route's handler then does not run.
-    public var formProblem: FormProblem?
+    public var formProblem: FormProblem? {
+        get { storage.formProblem }
+        _modify { yield &uniqueStorage().formProblem }
+    }
     /// The router's answer for the method and path, when the server found
     /// it already (to decide where the request starts): the application
     /// then does not look again.
-    var matched: Router.Match?
+    var matched: Router.Match? {
+        get { storage.matched }
+        _modify { yield &uniqueStorage().matched }
+    }
     /// Where the body comes from while it has not been read; nil once it
     /// has, or for a request made in memory.
-    var bodyGate: BodyGate?
+    var bodyGate: BodyGate? {
+        get { storage.bodyGate }
+        _modify { yield &uniqueStorage().bodyGate }
+    }
     /// The client's IP address.
-    public var clientAddress: String
+    public var clientAddress: String {
+        get { storage.clientAddress }
+        _modify { yield &uniqueStorage().clientAddress }
+    }
     /// Whether the request came over TLS.
-    public var isSecure: Bool
+    public var isSecure: Bool {
+        get { storage.isSecure }
+        _modify { yield &uniqueStorage().isSecure }
+    }
     /// The time the server received the request.
-    public var receivedAt: Date
+    public var receivedAt: Date {
+        get { storage.receivedAt }
+        _modify { yield &uniqueStorage().receivedAt }
+    }
 
     /// Creates a request (the server does this; tests of a single handler
     /// may too).
@@ -64,14 +193,9 @@ public struct Request: Sendable {
         cookies: [String: String] = [:], clientAddress: String = "127.0.0.1",
         isSecure: Bool = false, receivedAt: Date = Date()
     ) {
-        self.method = method
-        self.path = path
-        self.query = query
-        self.headers = headers
-        self.cookies = cookies
-        self.clientAddress = clientAddress
-        self.isSecure = isSecure
-        self.receivedAt = receivedAt
+        storage = Storage(
+            method: method, path: path, query: query, headers: headers, cookies: cookies,
+            clientAddress: clientAddress, isSecure: isSecure, receivedAt: receivedAt)
     }
 
     /// The request with its body in: ``form``, ``body``, ``upload``,

@@ -153,6 +153,48 @@ import Testing
         #expect(Request(method: "GET", path: "/").context[Greeting.self] == "nobody")
     }
 
+    @Test func aCopiedRequestIsAValueChangingOneLeavesTheOtherAsItWas() async {
+        let original = Request(
+            method: "POST", path: "/people", query: ["q": "ada"], headers: ["accept": "text/html"],
+            cookies: ["session": "one"])
+        var copy = original
+        copy.method = "PATCH"
+        copy.path = "/people/1"
+        copy.query["q"] = "grace"
+        copy.headers["accept"] = "application/json"
+        copy.cookies = [:]
+        copy.parameters["id"] = "1"
+        copy.body = Array("{}".utf8)
+        copy.context[Greeting.self] = "hello"
+        copy.uploadWithheld = true
+        #expect(original.method == "POST" && original.path == "/people")
+        #expect(original.query == ["q": "ada"] && original.headers == ["accept": "text/html"])
+        #expect(original.cookies == ["session": "one"] && original.parameters.isEmpty && original.body.isEmpty)
+        #expect(original.context[Greeting.self] == "nobody" && !original.uploadWithheld)
+        #expect(copy.method == "PATCH" && copy.path == "/people/1" && copy.query == ["q": "grace"])
+        #expect(copy.headers == ["accept": "application/json"] && copy.cookies.isEmpty)
+        #expect(copy.parameters == ["id": "1"] && copy.body == Array("{}".utf8))
+        #expect(copy.context[Greeting.self] == "hello" && copy.uploadWithheld)
+
+        // Copies that cross tasks, each changed in its own, stay apart too.
+        let changed = await withTaskGroup(of: Request.self) { group in
+            for number in 0..<8 {
+                group.addTask {
+                    var mine = original
+                    mine.parameters["n"] = String(number)
+                    mine.context[Greeting.self] = "task \(number)"
+                    return mine
+                }
+            }
+            var all: [Request] = []
+            for await request in group { all.append(request) }
+            return all
+        }
+        #expect(Set(changed.compactMap { $0.parameters["n"] }) == Set((0..<8).map(String.init)))
+        #expect(changed.allSatisfy { $0.context[Greeting.self] == "task \($0.parameters["n"] ?? "")" })
+        #expect(original.parameters.isEmpty && original.context[Greeting.self] == "nobody")
+    }
+
     @Test func anUnknownPathIs404AndAWrongMethod405WithAllow() async {
         let app = App(router: Router([.get("/x", access: .anyone) { _ in Self.text("x") }]))
         #expect(await app.respond(to: Request(method: "GET", path: "/y")).status == 404)
