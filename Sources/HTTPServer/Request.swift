@@ -285,15 +285,28 @@ public struct Request: Sendable {
 /// let name = request.context[UserName.self]   // in the handler
 /// ```
 public struct RequestContext: Sendable {
-    private var values: [ObjectIdentifier: any Sendable] = [:]
+    /// Each value in a ``Box`` of its key's value type, under its key's
+    /// identity: the key decides the box's type, so a value is read back
+    /// with a class check, not a cast from an existential.
+    @usableFromInline var values: [ObjectIdentifier: AnyObject & Sendable] = [:]
 
     /// An empty context.
     public init() {}
 
+    /// A value stored in the context.
+    @usableFromInline final class Box<Value: Sendable>: Sendable {
+        @usableFromInline let value: Value
+        @usableFromInline init(_ value: Value) { self.value = value }
+    }
+
     /// The value stored under `key`, or the key's default.
+    ///
+    /// Inlinable, so that it is specialized where it is used: the steps of
+    /// every request read and write it.
+    @inlinable
     public subscript<Key: RequestContextKey>(_ key: Key.Type) -> Key.Value {
-        get { (values[ObjectIdentifier(key)] as? Key.Value) ?? Key.defaultValue }
-        set { values[ObjectIdentifier(key)] = newValue }
+        get { (values[ObjectIdentifier(key)] as? Box<Key.Value>)?.value ?? Key.defaultValue }
+        set { values[ObjectIdentifier(key)] = Box(newValue) }
     }
 }
 

@@ -7,11 +7,6 @@ import Foundation
     import Darwin
 #endif
 
-/// The text of a NUL-terminated C string held in an array.
-private func cText(_ characters: [CChar]) -> String {
-    String(decoding: characters.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-}
-
 /// An IPv4 or IPv6 socket address parsed from its literal.
 struct SocketAddress {
     let port: UInt16
@@ -59,20 +54,30 @@ struct SocketAddress {
         host == "::1" || host.hasPrefix("127.") || host == "localhost"
     }
 
+    /// The address's text (`127.0.0.1`, `::1`); empty for another family.
+    /// It is written for every request (its client), so an IPv4 address
+    /// is written here, digit by digit, and no array is made for either.
     static func describe(_ address: UnsafePointer<sockaddr>) -> String {
-        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
         switch Int32(address.pointee.sa_family) {
         case AF_INET:
-            return address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { ipv4 in
-                var raw = ipv4.pointee.sin_addr
-                guard inet_ntop(AF_INET, &raw, &text, socklen_t(text.count)) != nil else { return "" }
-                return cText(text)
+            let value = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
+                UInt32(bigEndian: $0.pointee.sin_addr.s_addr)
             }
+            var text = ""
+            text.reserveCapacity(15)
+            for shift: UInt32 in [24, 16, 8, 0] {
+                if shift != 24 { text += "." }
+                text += String((value >> shift) & 0xFF)
+            }
+            return text
         case AF_INET6:
             return address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { ipv6 in
                 var raw = ipv6.pointee.sin6_addr
-                guard inet_ntop(AF_INET6, &raw, &text, socklen_t(text.count)) != nil else { return "" }
-                return cText(text)
+                return withUnsafeTemporaryAllocation(of: CChar.self, capacity: Int(INET6_ADDRSTRLEN) + 1) { text in
+                    guard let start = text.baseAddress, inet_ntop(AF_INET6, &raw, start, socklen_t(text.count)) != nil
+                    else { return "" }
+                    return String(cString: start)
+                }
             }
         default:
             return ""

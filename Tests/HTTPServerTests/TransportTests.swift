@@ -55,6 +55,58 @@ import Testing
             + "Content-Type: multipart/form-data; boundary=records-big\r\n\(headers)\r\n"
     }
 
+    /// The route sees the client's address as text, IPv4 and IPv6, on both
+    /// transports (the throttles and the sessions list key on it).
+    @Test(arguments: [0, 2])
+    func theRouteSeesTheClientsAddress(eventLoopThreads: Int) async throws {
+        let routes: [Route] = [.get("/who", access: .anyone) { request in Self.page(request.clientAddress) }]
+        let server = try LocalServer(options: { $0.eventLoopThreads = eventLoopThreads }, routes: routes)
+        defer { server.stopInBackground() }
+        let port = server.server.port
+        for source in ["127.0.0.1", "127.0.0.23", "127.250.3.100"] {
+            let page = try await onOwnThread { () throws -> String in
+                let socket = try RawSocket(port: port, from: source)
+                defer { socket.close() }
+                try socket.send("GET /who HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+                return try socket.read(until: "</html>")
+            }
+            #expect(page.contains("<p>\(source)</p>"), "\(page)")
+        }
+        let ipv6 = try LocalServer(
+            options: {
+                $0.host = "::1"
+                $0.eventLoopThreads = eventLoopThreads
+            }, routes: routes)
+        defer { ipv6.stopInBackground() }
+        let port6 = ipv6.server.port
+        let answer = try await onOwnThread { () throws -> String in
+            let descriptor = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
+            guard descriptor >= 0 else { throw POSIXError(.EBADF) }
+            defer { close(descriptor) }
+            var address = sockaddr_in6()
+            address.sin6_family = sa_family_t(AF_INET6)
+            address.sin6_port = port6.bigEndian
+            address.sin6_addr = in6addr_loopback
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
+                }
+            }
+            guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
+            let request = Array("GET /who HTTP/1.1\r\nHost: [::1]\r\nConnection: close\r\n\r\n".utf8)
+            guard send(descriptor, request, request.count, 0) == request.count else { throw POSIXError(.EPIPE) }
+            var received: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = recv(descriptor, &buffer, buffer.count, 0)
+                if count <= 0 { break }
+                received += buffer[..<count]
+            }
+            return String(decoding: received, as: UTF8.self)
+        }
+        #expect(answer.contains("<p>::1</p>"), "\(answer)")
+    }
+
     @Test func aClientTricklingItsRequestHeadersIsDropped() async throws {
         let runs = Runs()
         // The idle timeout alone would never fire: a byte comes every 100 ms.
