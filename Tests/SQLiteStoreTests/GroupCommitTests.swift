@@ -9,15 +9,15 @@ import Testing
 /// and a failed sync never taken for a success.
 @Suite("Group commit", .tags(.concurrency))
 struct GroupCommitTests {
-    /// Counts the syncs it runs; the first (or the `gated`th) waits for
-    /// `gate`.
+    /// Counts the syncs it runs; the `gated` ones (by number, from 1)
+    /// wait for `gate`.
     private final class Syncs: Sendable {
-        let gate = Gate("first sync")
+        let gate = Gate("gated syncs")
         private let counted = Locked(0)
         private let failure: (any Error)?
-        private let gated: Int
+        private let gated: Set<Int>
 
-        init(failing failure: (any Error)? = nil, gated: Int = 1) {
+        init(failing failure: (any Error)? = nil, gated: Set<Int> = [1]) {
             self.failure = failure
             self.gated = gated
         }
@@ -29,46 +29,71 @@ struct GroupCommitTests {
                 count += 1
                 return count
             }
-            if number == gated { try gate.waitBlocking() }
+            if gated.contains(number) { try gate.waitBlocking() }
             if let failure { throw failure }
         }
     }
 
     private struct DiskFailed: Error, Equatable {}
 
-    @Test("A write is answered after a sync that began once it ended; writes that end during a sync share the next")
+    @Test(
+        "A write is answered after a sync that began once it ended; writes that end during a sync share the next, which starts at once; a third sync waits for one to end"
+    )
     func sharedSyncs() async throws {
-        let syncs = Syncs()
+        let syncs = Syncs(gated: [1, 2])
         let commits = CommitSync(sync: { try syncs.sync() })
-        let first = commits.accessEnded()
         let answered = Locked<[Int]>([])
-        let firstWait = Task {
-            try await commits.waitUntilSynced(first)
-            answered.withLock { $0.append(1) }
-        }
-        #expect(await eventually { syncs.count == 1 })
-        // These end while the first sync runs: it does not cover them.
-        let second = commits.accessEnded()
-        let third = commits.accessEnded()
-        let laterWaits = [second, third].enumerated().map { index, ticket in
+        func waiting(_ ticket: UInt64, _ label: Int) -> Task<Void, any Error> {
             Task {
                 try await commits.waitUntilSynced(ticket)
-                answered.withLock { $0.append(index + 2) }
+                answered.withLock { $0.append(label) }
             }
         }
+        let first = commits.accessEnded()
+        let firstWait = waiting(first, 1)
+        #expect(await eventually { syncs.count == 1 })
+        // These end while the first sync runs, which does not cover them:
+        // one more sync starts for both, without waiting for the first.
+        let second = commits.accessEnded()
+        let third = commits.accessEnded()
+        let laterWaits = [waiting(second, 2), waiting(third, 3)]
+        #expect(await eventually { syncs.count == 2 })
+        // This one ends while two run: it waits for one of them to end.
+        let fourth = commits.accessEnded()
+        let lastWait = waiting(fourth, 4)
         try await Task.sleep(for: .milliseconds(50))
         #expect(answered.withLock { $0 }.isEmpty)
+        #expect(syncs.count == 2)
+        #expect(commits.syncCount == 2)
         syncs.gate.open()
         try await firstWait.value
         for wait in laterWaits { try await wait.value }
-        #expect(answered.withLock { $0 }.sorted() == [1, 2, 3])
-        // One sync for the first, one shared by the two that ended during it.
-        #expect(syncs.count == 2)
-        #expect(commits.syncCount == 2)
+        try await lastWait.value
+        #expect(answered.withLock { $0 }.sorted() == [1, 2, 3, 4])
+        // One for the first, one shared by the two that ended during it,
+        // one for the last.
+        #expect(syncs.count == 3)
+        #expect(commits.syncCount == 3)
         // An access already covered waits for nothing more.
         try await commits.waitUntilSynced(second)
-        try commits.waitUntilSyncedBlocking(third)
+        try commits.waitUntilSyncedBlocking(fourth)
+        #expect(syncs.count == 3)
+    }
+
+    @Test("A sync that ends first answers every write that ended before it began, also those an earlier sync covers")
+    func aLaterSyncAnswersEarlierWrites() async throws {
+        // The first sync stays gated; the second, which began after both
+        // writes ended, answers both.
+        let syncs = Syncs(gated: [1])
+        let commits = CommitSync(sync: { try syncs.sync() })
+        let first = commits.accessEnded()
+        let firstWait = Task { try await commits.waitUntilSynced(first) }
+        #expect(await eventually { syncs.count == 1 })
+        let second = commits.accessEnded()
+        try await commits.waitUntilSynced(second)
+        try await firstWait.value
         #expect(syncs.count == 2)
+        syncs.gate.open()
     }
 
     @Test("A failed sync fails the writes waiting for it and every write after it")
@@ -150,7 +175,7 @@ struct GroupCommitTests {
 
         // While a commit's sync runs, a write that commits nothing but
         // could read it waits for that sync, and starts no other.
-        let gated = Syncs(gated: 2)
+        let gated = Syncs(gated: [2])
         let second = try DatabasePool(
             path: directory.path("gated.sqlite"), configuration: configuration, maximumReaderCount: 2,
             sync: { try gated.sync() })

@@ -15,8 +15,8 @@ import Foundation
 /// commits without waiting for the disk, and each write access waits for
 /// a sync of the write-ahead log that covers every commit made before the
 /// access ended (its own, and any other it could have read). Accesses that
-/// end while a sync runs share the next one, so a busy writer waits for
-/// the disk once for many commits instead of once each.
+/// end while syncs run share the next one, so a busy writer waits for the
+/// disk once for many commits instead of once each.
 ///
 /// Once attached to the writer (``attach(to:checkpointFrames:)``), it
 /// counts the commits that appended to the log, through the connection's
@@ -25,8 +25,13 @@ import Foundation
 /// commit is synced already waits for nothing. Unattached, every access
 /// that ends counts as a commit.
 ///
-/// The syncs run one at a time on a queue of their own, never on the
-/// writer's: the writer goes on with the next writes while the disk works.
+/// The syncs run on a queue of their own, never on the writer's: the
+/// writer goes on with the next writes while the disk works. Two may run
+/// at once: a commit made while a sync runs (which does not cover it)
+/// starts the next sync at once, instead of waiting for the running one to
+/// end first, which took a write up to two syncs' time; a third waits for
+/// one of the two to end. Any sync that began after a commit covers it,
+/// whichever ends first.
 /// A sync that fails fails every write waiting for it, and every write
 /// after it: once the system reported a write-back error, a later sync
 /// that succeeds does not prove the earlier data reached the disk.
@@ -46,7 +51,9 @@ final class CommitSync: Sendable {
         var checkpointFrames: Int32 = 0
         /// Every access numbered up to this one is on the disk.
         var synced: UInt64 = 0
-        var isSyncing = false
+        /// What each sync running now covers: the number of the last
+        /// access that had ended when it began.
+        var running: [UInt64] = []
         var waiters: [(ticket: UInt64, waiter: Waiter)] = []
         /// The first failed sync, given to every later write.
         var failure: (any Error)?
@@ -55,7 +62,9 @@ final class CommitSync: Sendable {
     }
 
     private let state = Locked(State())
-    private let queue = DispatchQueue(label: "SQLiteStore.DatabasePool.commitSync")
+    /// The most syncs that run at once.
+    static let maximumConcurrentSyncs = 2
+    private let queue = DispatchQueue(label: "SQLiteStore.DatabasePool.commitSync", attributes: .concurrent)
     private let sync: @Sendable () throws -> Void
 
     /// Syncs with `sync`, which makes every commit so far durable.
@@ -136,51 +145,49 @@ final class CommitSync: Sendable {
     var syncCount: Int { state.withLock { $0.syncCount } }
 
     private func wait(for ticket: UInt64, _ waiter: @escaping Waiter) {
-        enum Next {
-            case answer(Result<Void, any Error>)
-            case startSyncing
-            case waitInLine
-        }
-        let next = state.withLock { state -> Next in
-            if let failure = state.failure { return .answer(.failure(failure)) }
-            if state.synced >= ticket { return .answer(.success(())) }
+        let (answer, start) = state.withLock { state -> (Result<Void, any Error>?, UInt64?) in
+            if let failure = state.failure { return (.failure(failure), nil) }
+            if state.synced >= ticket { return (.success(()), nil) }
             state.waiters.append((ticket, waiter))
-            guard !state.isSyncing else { return .waitInLine }
-            state.isSyncing = true
-            return .startSyncing
+            return (nil, Self.nextSync(&state))
         }
-        switch next {
-        case .answer(let result): waiter(result)
-        case .startSyncing: queue.async { self.runSyncs() }
-        case .waitInLine: break
-        }
+        if let answer { waiter(answer) }
+        if let start { queue.async { self.runSync(covering: start) } }
     }
 
-    /// Syncs until no one waits: each sync covers every access that ended
-    /// before it began.
-    private func runSyncs() {
-        while true {
-            let target = state.withLock { state in
-                state.syncCount += 1
-                return state.ended
+    /// Counts a sync that starts now and returns what it covers, when a
+    /// waiter's access is covered by no sync running and fewer than
+    /// ``maximumConcurrentSyncs`` run; else nil.
+    private static func nextSync(_ state: inout State) -> UInt64? {
+        guard state.failure == nil, state.running.count < maximumConcurrentSyncs,
+            let latest = state.waiters.lazy.map(\.ticket).max(), state.running.allSatisfy({ $0 < latest })
+        else { return nil }
+        state.syncCount += 1
+        state.running.append(state.ended)
+        return state.ended
+    }
+
+    /// Syncs, which covers every access that ended before it began (up to
+    /// `target`); answers the waiters it covers, and starts the next sync
+    /// if some still wait.
+    private func runSync(covering target: UInt64) {
+        let result = Result { try sync() }
+        let (answered, outcome, next) = state.withLock {
+            state -> ([Waiter], Result<Void, any Error>, UInt64?) in
+            if let index = state.running.firstIndex(of: target) { state.running.remove(at: index) }
+            switch result {
+            case .success: state.synced = max(state.synced, target)
+            case .failure(let error): state.failure = state.failure ?? error
             }
-            let result = Result { try sync() }
-            let (answered, isDone) = state.withLock { state -> ([Waiter], Bool) in
-                switch result {
-                case .success: state.synced = max(state.synced, target)
-                case .failure(let error): state.failure = state.failure ?? error
-                }
-                let ready = state.waiters.filter { state.failure != nil || $0.ticket <= state.synced }
-                state.waiters.removeAll { state.failure != nil || $0.ticket <= state.synced }
-                if state.waiters.isEmpty { state.isSyncing = false }
-                return (ready.map(\.waiter), state.waiters.isEmpty)
-            }
-            let outcome: Result<Void, any Error> = state.withLock { state in
-                state.failure.map { .failure($0) } ?? .success(())
-            }
-            for waiter in answered { waiter(outcome) }
-            if isDone { return }
+            let failed = state.failure != nil
+            let synced = state.synced
+            let ready = state.waiters.filter { failed || $0.ticket <= synced }.map(\.waiter)
+            state.waiters.removeAll { failed || $0.ticket <= synced }
+            let outcome: Result<Void, any Error> = state.failure.map { .failure($0) } ?? .success(())
+            return (ready, outcome, Self.nextSync(&state))
         }
+        for waiter in answered { waiter(outcome) }
+        if let next { queue.async { self.runSync(covering: next) } }
     }
 }
 
