@@ -23,6 +23,17 @@ import Foundation
 /// this user, the `-wal` is empty (it never holds changes), and no other
 /// process holds one of SQLite's locks on the database or the `-shm` file
 /// (any connection using them does).
+///
+/// Those checks and the removal happen while this process holds SQLite's
+/// exclusive lock on the database file, as SQLite's own last connection
+/// does when it removes them: a connection of another process takes a
+/// shared lock on the database before it opens the `-wal` and `-shm`
+/// files, and keeps it until it closes, so none can start using the files
+/// between the checks and the removal. (Without the lock, one that did
+/// could commit into a `-wal` removed the next moment, and the next
+/// process to open the database would start a new one without that
+/// commit.) A database file this process cannot open for writing cannot be
+/// locked that way; its files are removed after the checks alone.
 enum CompanionFiles {
     /// The files of one database, as its first connection in this process
     /// found them.
@@ -94,15 +105,59 @@ enum CompanionFiles {
         guard !entry.absent.isEmpty else { return }
         let wal = entry.path + "-wal"
         let shm = entry.path + "-shm"
+        let exclusive = ExclusiveLock(entry.path)
+        if case .heldElsewhere = exclusive { return }
+        // Closing the descriptor ends the lock, once the files are gone.
+        defer { exclusive.release() }
         var info = stat()
         if lstat(wal, &info) == 0, info.st_size != 0 { return }
-        guard !isLocked(entry.path, start: sqlitePendingByte, length: 512), !isLocked(shm, start: 0, length: 0) else {
-            return
-        }
+        if case .unavailable = exclusive, isLocked(entry.path, start: sqlitePendingByte, length: 512) { return }
+        guard !isLocked(shm, start: 0, length: 0) else { return }
+        removalWillStart.withLock { $0 }?(entry.path)
         for suffix in entry.absent {
             let path = entry.path + suffix
             guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid() else { continue }
             unlink(path)
+        }
+    }
+
+    /// Run by the tests with the database's path once the checks have
+    /// passed, just before its files are removed; nil otherwise.
+    static let removalWillStart = Locked<(@Sendable (String) -> Void)?>(nil)
+
+    /// SQLite's exclusive lock on a database file, taken by this process
+    /// without waiting: a write lock on the pending, reserved and shared
+    /// bytes, which no connection of another process can hold any lock of
+    /// SQLite's beside.
+    private enum ExclusiveLock {
+        /// Held through this descriptor, until it is closed.
+        case held(Int32)
+        /// Another process holds one of SQLite's locks on the file.
+        case heldElsewhere
+        /// The file cannot be opened for writing, which a write lock needs.
+        case unavailable
+
+        init(_ path: String) {
+            let descriptor = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
+            guard descriptor >= 0 else {
+                self = .unavailable
+                return
+            }
+            var lock = flock()
+            lock.l_type = Int16(F_WRLCK)
+            lock.l_whence = Int16(SEEK_SET)
+            lock.l_start = off_t(sqlitePendingByte)
+            lock.l_len = 512
+            guard fcntl(descriptor, F_SETLK, &lock) == 0 else {
+                close(descriptor)
+                self = .heldElsewhere
+                return
+            }
+            self = .held(descriptor)
+        }
+
+        func release() {
+            if case .held(let descriptor) = self { close(descriptor) }
         }
     }
 
