@@ -5,7 +5,7 @@
 #   scripts/api-load-test.sh [--quick] [--seconds N] [--people N] [--no-build]
 #                            [--ours-only | --pocketbase-only] [--connections "1 16 64 500"]
 #                            [--streams N] [--kill-check] [--synchronous full|normal]
-#                            [--event-loop-threads N] [--wrk-threads N]
+#                            [--event-loop-threads N] [--wrk-threads N] [--rounds N]
 #
 # Builds records (release) unless --no-build or --pocketbase-only, makes a
 # database with --people people (default 10000) and a user with a
@@ -21,6 +21,10 @@
 #   create  POST /api/v1/people / POST /api/collections/people/records
 # and prints a table (req/s, p50 and p99, failures: answers other than 2xx
 # and socket errors), the machine and its load average.
+# --rounds N (default 1) runs each operation and connection count N times,
+# the two servers taking turns, and reports each figure's median (failures
+# summed): one 10 s run of either server can be off by 10% on a two-core
+# machine, which a single run's ratio cannot tell from a real difference.
 # --synchronous passes its mode to `records serve` (default full: every
 # create on the disk before it is answered; PocketBase runs SQLite with
 # synchronous=NORMAL, which --synchronous normal matches).
@@ -56,10 +60,11 @@ kill_check=0
 synchronous=full
 event_loop_threads=2
 wrk_threads=2
+rounds=1
 connections=(1 16 64 500)
 while [ $# -gt 0 ]; do
     case "$1" in
-    --seconds | --people | --connections | --streams | --synchronous | --event-loop-threads | --wrk-threads)
+    --seconds | --people | --connections | --streams | --synchronous | --event-loop-threads | --wrk-threads | --rounds)
         if [ $# -lt 2 ]; then
             echo "api-load-test: $1 needs a value (see --help)" >&2
             exit 2
@@ -92,6 +97,10 @@ while [ $# -gt 0 ]; do
         wrk_threads="$2"
         shift
         ;;
+    --rounds)
+        rounds="$2"
+        shift
+        ;;
     --no-build) build=0 ;;
     --ours-only) theirs=0 ;;
     --pocketbase-only) ours=0 ;;
@@ -119,15 +128,15 @@ if [ ${#connections[@]} -eq 0 ]; then
     echo "api-load-test: --connections needs at least one count" >&2
     exit 2
 fi
-for number in "$seconds" "$people" "$streams" "$event_loop_threads" "$wrk_threads" "${connections[@]}"; do
+for number in "$seconds" "$people" "$streams" "$event_loop_threads" "$wrk_threads" "$rounds" "${connections[@]}"; do
     if ! [[ "$number" =~ ^[0-9]+$ ]]; then
         echo "api-load-test: '$number' is not a whole number" >&2
         exit 2
     fi
 done
-for number in "$seconds" "$people" "$wrk_threads" "${connections[@]}"; do
+for number in "$seconds" "$people" "$wrk_threads" "$rounds" "${connections[@]}"; do
     if [ "$number" -eq 0 ]; then
-        echo "api-load-test: --seconds, --people, --wrk-threads and --connections take numbers above 0" >&2
+        echo "api-load-test: --seconds, --people, --wrk-threads, --rounds and --connections take numbers above 0" >&2
         exit 2
     fi
 done
@@ -672,8 +681,10 @@ for side in ${checked[@]+"${checked[@]}"}; do
 done
 for op in list get create; do
     for count in "${connections[@]}"; do
-        for side in ${checked[@]+"${checked[@]}"}; do
-            load "$side" "$op" "$count"
+        for _ in $(seq 1 "$rounds"); do
+            for side in ${checked[@]+"${checked[@]}"}; do
+                load "$side" "$op" "$count"
+            done
         done
     done
 done
@@ -691,24 +702,36 @@ done
 
 # --- The report ------------------------------------------------------------------
 echo
-echo "records serve (/api/v1, --synchronous $synchronous, --event-loop-threads $event_loop_threads) and PocketBase $("$pocketbase" --version 2>/dev/null | awk '{ print $NF }'), $people people each, ${seconds} s per run, wrk ($wrk_threads thread$([ "$wrk_threads" -eq 1 ] || echo s)) on 127.0.0.1"
+echo "records serve (/api/v1, --synchronous $synchronous, --event-loop-threads $event_loop_threads) and PocketBase $("$pocketbase" --version 2>/dev/null | awk '{ print $NF }'), $people people each, ${seconds} s per run$([ "$rounds" -eq 1 ] || echo ", medians of $rounds rounds (the servers taking turns)"), wrk ($wrk_threads thread$([ "$wrk_threads" -eq 1 ] || echo s)) on 127.0.0.1"
 echo "machine: $(machine); load average $load_before before, $(cut -d ' ' -f 1-3 /proc/loadavg) after"
 echo
 echo "| operation | connections | ours req/s | PocketBase req/s | ratio | ours p50 / p99 ms | PocketBase p50 / p99 ms | failures (ours / PocketBase) |"
 echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 awk -F '\t' '
     { key = $1 SUBSEP $2; if (!(key in seen)) { seen[key] = 1; order[++n] = key }
-      rate[key, $3] = $4; p50[key, $3] = $5; p99[key, $3] = $6; bad[key, $3] = $7; has[key, $3] = 1 }
+      m = ++runs[key, $3]; rate[key, $3, m] = $4; p50[key, $3, m] = $5; p99[key, $3, m] = $6
+      bad[key, $3] += $7; has[key, $3] = 1 }
+    # The median of what[k, s, 1..runs[k, s]].
+    function median(what, k, s,    count, i, j, v, sorted) {
+        count = runs[k, s]
+        for (i = 1; i <= count; i++) {
+            v = what[k, s, i]
+            for (j = i - 1; j >= 1 && sorted[j] > v; j--) sorted[j + 1] = sorted[j]
+            sorted[j + 1] = v
+        }
+        return count % 2 ? sorted[(count + 1) / 2] : (sorted[count / 2] + sorted[count / 2 + 1]) / 2
+    }
     function cell(k, s, what) {
         if (!has[k, s]) return "-"
-        if (what == "rate") return rate[k, s]
-        if (what == "lat") return sprintf("%.2f / %.2f", p50[k, s], p99[k, s])
+        if (what == "rate") return sprintf("%.0f", median(rate, k, s))
+        if (what == "lat") return sprintf("%.2f / %.2f", median(p50, k, s), median(p99, k, s))
         return bad[k, s]
     }
     END {
         for (i = 1; i <= n; i++) {
             k = order[i]; split(k, parts, SUBSEP)
-            ratio = (has[k, "ours"] && has[k, "pocketbase"] && rate[k, "pocketbase"] > 0) ? sprintf("%.2fx", rate[k, "ours"] / rate[k, "pocketbase"]) : "-"
+            theirs = has[k, "pocketbase"] ? median(rate, k, "pocketbase") : 0
+            ratio = (has[k, "ours"] && theirs > 0) ? sprintf("%.2fx", median(rate, k, "ours") / theirs) : "-"
             printf "| %s | %d | %s | %s | %s | %s | %s | %s / %s |\n", parts[1], parts[2], cell(k, "ours", "rate"),
                 cell(k, "pocketbase", "rate"), ratio, cell(k, "ours", "lat"), cell(k, "pocketbase", "lat"),
                 cell(k, "ours", "bad"), cell(k, "pocketbase", "bad")
