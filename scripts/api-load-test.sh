@@ -497,6 +497,41 @@ LUA
 # request within half a second, so that a run does not start while the
 # server still works through the requests of the one before (at 500
 # connections, seconds of them), then a second more.
+# cpu_ticks PID: the process's user and system time so far, in clock ticks.
+cpu_ticks() {
+    local stat
+    stat="$(cat "/proc/$1/stat" 2>/dev/null)" || {
+        echo 0
+        return
+    }
+    # The fields after the command name, which is in parentheses.
+    awk '{ print $12 + $13 }' <<<"${stat##*) }"
+}
+
+# quiet: waits (at most 30 s) until neither server has used more than a
+# twentieth of a core for half a second. A server can go on working after
+# its run ended (answering what was still queued, collecting garbage); the
+# next run, of either server, would share the cores with it.
+quiet() {
+    local start=$SECONDS pid busy before after
+    local -A ticks
+    while [ $((SECONDS - start)) -lt 30 ]; do
+        for pid in ${ours_pid:-} ${pb_pid:-}; do ticks[$pid]="$(cpu_ticks "$pid")"; done
+        sleep 0.5
+        busy=0
+        for pid in ${ours_pid:-} ${pb_pid:-}; do
+            before="${ticks[$pid]}"
+            after="$(cpu_ticks "$pid")"
+            [ $((after - before)) -le $(($(getconf CLK_TCK) / 40)) ] || busy=1
+        done
+        if [ "$busy" -eq 0 ]; then
+            [ $((SECONDS - start)) -lt 2 ] || echo "api-load-test: waited $((SECONDS - start)) s for the servers to go quiet" >&2
+            return 0
+        fi
+    done
+    echo "api-load-test: a server was still busy 30 s after the last run; going on" >&2
+}
+
 settle() {
     local url header took
     if [ "$1" = ours ]; then url="$ours_url$ours_list" header="$work/ours.header"; else
@@ -507,7 +542,7 @@ settle() {
         awk -v t="$took" 'BEGIN { exit !(t < 0.5) }' && break
         sleep 0.5
     done
-    sleep 1
+    quiet
 }
 
 table="$work/table"
