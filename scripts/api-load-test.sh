@@ -514,6 +514,7 @@ cpu_ticks() {
 # next run, of either server, would share the cores with it.
 quiet() {
     local start=$SECONDS pid busy before after
+    local most=$(($(getconf CLK_TCK) / 40))
     local -A ticks
     while [ $((SECONDS - start)) -lt 30 ]; do
         for pid in ${ours_pid:-} ${pb_pid:-}; do ticks[$pid]="$(cpu_ticks "$pid")"; done
@@ -522,7 +523,7 @@ quiet() {
         for pid in ${ours_pid:-} ${pb_pid:-}; do
             before="${ticks[$pid]}"
             after="$(cpu_ticks "$pid")"
-            [ $((after - before)) -le $(($(getconf CLK_TCK) / 40)) ] || busy=1
+            [ $((after - before)) -le "$most" ] || busy=1
         done
         if [ "$busy" -eq 0 ]; then
             [ $((SECONDS - start)) -lt 2 ] || echo "api-load-test: waited $((SECONDS - start)) s for the servers to go quiet" >&2

@@ -35,10 +35,7 @@ struct CompanionFilesRemovalTests {
     func openingDuringRemovalWaitsAndKeepsItsCommit() async throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("db.sqlite")
-        let setup = try Database(path: path)
-        try setup.execute("PRAGMA journal_mode = wal")
-        try setup.execute("CREATE TABLE t (a); INSERT INTO t VALUES (1)")
-        setup.close()
+        try makeWALDatabase(path)
         #expect(try dir.entries() == ["db.sqlite"], "the last connection removed its files")
 
         let opening = path + ".opening"

@@ -23,9 +23,9 @@ struct DatabaseHolderProbe {
     }
 }
 
-/// A WAL database at `path` with one row, closed: no `-wal` or `-shm`
-/// file is left.
-private func makeWALDatabase(_ path: String) throws {
+/// A WAL database at `path` with one row (`t.a` = 1), closed: no `-wal`
+/// or `-shm` file is left.
+func makeWALDatabase(_ path: String) throws {
     let db = try Database(path: path)
     try db.execute("PRAGMA journal_mode = wal")
     try db.execute("CREATE TABLE t (a); INSERT INTO t VALUES (1)")

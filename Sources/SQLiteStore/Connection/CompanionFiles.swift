@@ -143,11 +143,7 @@ enum CompanionFiles {
                 self = .unavailable
                 return
             }
-            var lock = flock()
-            lock.l_type = Int16(F_WRLCK)
-            lock.l_whence = Int16(SEEK_SET)
-            lock.l_start = off_t(sqlitePendingByte)
-            lock.l_len = 512
+            var lock = writeLock(start: sqlitePendingByte, length: 512)
             guard fcntl(descriptor, F_SETLK, &lock) == 0 else {
                 close(descriptor)
                 self = .heldElsewhere
@@ -173,12 +169,19 @@ enum CompanionFiles {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard descriptor >= 0 else { return errno != ENOENT }
         defer { close(descriptor) }
+        var lock = writeLock(start: start, length: length)
+        guard fcntl(descriptor, F_GETLK, &lock) == 0 else { return true }
+        return lock.l_type != Int16(F_UNLCK)
+    }
+
+    /// A write lock on `length` bytes from `start` (0: to the end), to take
+    /// or to ask about.
+    private static func writeLock(start: Int, length: Int) -> flock {
         var lock = flock()
         lock.l_type = Int16(F_WRLCK)
         lock.l_whence = Int16(SEEK_SET)
         lock.l_start = off_t(start)
         lock.l_len = off_t(length)
-        guard fcntl(descriptor, F_GETLK, &lock) == 0 else { return true }
-        return lock.l_type != Int16(F_UNLCK)
+        return lock
     }
 }
