@@ -44,9 +44,34 @@ final class BodyGate: Sendable {
     /// Called after each event, for a connection that does not block
     /// waiting for them (it parks instead: see ``ParkingLot``).
     private let wake: (@Sendable () -> Void)?
+    /// The request has no body, and its route reads none or takes it as
+    /// it came: the task's ask is answered at once, with an empty body,
+    /// and the connection's thread waits only for the answer.
+    let bodiless: Bool
 
     /// A gate; `wake` is called after each event, from the task's thread.
-    init(wake: (@Sendable () -> Void)? = nil) { self.wake = wake }
+    /// A `bodiless` gate hands the task an empty body without asking the
+    /// connection's thread (see ``bodiless``).
+    init(wake: (@Sendable () -> Void)? = nil, bodiless: Bool = false) {
+        self.wake = wake
+        self.bodiless = bodiless
+    }
+
+    /// Whether a request whose headers are `headers`, for a route taking
+    /// `body`, can have its (empty) body handed over without waiting for
+    /// the connection's thread: no `Transfer-Encoding` (with which
+    /// libmicrohttpd ignores `Content-Length`), a `Content-Length` of `0` or
+    /// none, and a route that reads no body or takes the bytes as they
+    /// came (an empty form or upload is still read, for its problems).
+    static func isBodiless(_ headers: [String: String], route body: Route.Body) -> Bool {
+        guard headers["transfer-encoding"] == nil, headers["content-length"].map({ $0 == "0" }) ?? true else {
+            return false
+        }
+        switch body {
+        case .none, .bytes: return true
+        case .form, .upload, .stream: return false
+        }
+    }
 
     // MARK: - The request's task
 

@@ -14,11 +14,19 @@ extension Callbacks {
     /// (read now, unless it is announced too large: then refused unread).
     static func begin(_ exchange: Exchange, core: ServerCore, connection: OpaquePointer) -> MHD_Result {
         let application = core.application
-        let gate = BodyGate(wake: waker(for: exchange, core: core))
-        exchange.gate = gate
         var request = exchange.request
-        request.bodyGate = gate
         let match = application.router.match(method: request.method, path: request.path)
+        // A request with no body (a GET) is answered without the task
+        // waiting for one: the answer comes in this call, as an early one.
+        let bodiless: Bool
+        if case .route(let route, _) = match {
+            bodiless = BodyGate.isBodiless(request.headers, route: route.body)
+        } else {
+            bodiless = false
+        }
+        let gate = BodyGate(wake: waker(for: exchange, core: core), bodiless: bodiless)
+        exchange.gate = gate
+        request.bodyGate = gate
         request.matched = match
         let started = request
         exchange.startExecutor = startExecutor(for: match, core: core)

@@ -211,7 +211,9 @@ public struct Request: Sendable {
     /// - Throws: ``ClientDisconnected`` when the client went away first.
     public func receivingBody(acceptingFile: (@Sendable (Request) -> Bool)? = nil) async throws -> Request {
         guard let bodyGate else { return self }
-        let received = try await bodyGate.receive(self, fileGuard: acceptingFile)
+        // No body is coming: no need to wait for the connection's thread.
+        let received =
+            bodyGate.bodiless ? BodyGate.Received() : try await bodyGate.receive(self, fileGuard: acceptingFile)
         var request = self
         request.bodyGate = nil
         request.form = received.form

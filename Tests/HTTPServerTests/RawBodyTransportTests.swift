@@ -277,6 +277,63 @@ import Testing
         #expect(sinks.all.isEmpty)
     }
 
+    /// A request without a body is answered without its task waiting for
+    /// one (``BodyGate/bodiless``); one with a body the route discards, or
+    /// keeps, still has it read. Whichever comes, the connection stays open
+    /// for the next, on the event loop and with a thread for each
+    /// connection.
+    @Test(arguments: [0, 2])
+    func requestsWithAndWithoutBodiesTakeTurnsOnOneConnection(eventLoopThreads: Int) async throws {
+        let runs = Runs()
+        let server = try LocalServer(
+            options: { $0.eventLoopThreads = eventLoopThreads },
+            routes: Self.routes(runs, RecordingSinks(), Starts()))
+        defer { server.stopInBackground() }
+        let port = server.server.port
+        let answers = try await onOwnThread { () throws -> [String] in
+            let socket = try RawSocket(port: port)
+            defer { socket.close() }
+            let requests: [(head: String, body: String)] = [
+                (Self.head("DELETE", "/json", ""), ""),
+                // A body the route discards: read, then the next request.
+                (Self.head("DELETE", "/json", "Content-Length: 5\r\n"), "12345"),
+                (Self.head("PUT", "/json", "Content-Type: application/json\r\nContent-Length: 0\r\n"), ""),
+                (Self.head("PUT", "/json", "Content-Type: application/json\r\nContent-Length: 2\r\n"), "{}"),
+                (Self.head("PUT", "/json", "Content-Type: text/plain\r\nTransfer-Encoding: chunked\r\n"), "0\r\n\r\n"),
+                (Self.head("DELETE", "/json", ""), ""),
+            ]
+            var answers: [String] = []
+            for request in requests {
+                socket.discardReceived()
+                try socket.send(request.head + request.body)
+                answers.append(try socket.read(until: "</html>"))
+            }
+            return answers
+        }
+        #expect(answers.count == 6)
+        for answer in answers { #expect(answer.hasPrefix("HTTP/1.1 200"), "\(answer)") }
+        #expect(answers[0].contains("deleted") && answers[1].contains("deleted") && answers[5].contains("deleted"))
+        #expect(answers[2].contains("json 0 fields 0"), "\(answers[2])")
+        #expect(answers[3].contains("json 2 fields 0 {}"), "\(answers[3])")
+        #expect(answers[4].contains("json 0 fields 0"), "\(answers[4])")
+        #expect(runs.value == 6)
+    }
+
+    @Test(
+        arguments: [
+            (["content-length": "0"], true), ([:], true), (["content-length": "5"], false),
+            (["transfer-encoding": "chunked"], false),
+            (["content-length": "0", "transfer-encoding": "chunked"], false),
+            (["content-length": "00"], false),
+        ] as [([String: String], Bool)])
+    func whichRequestsAreAnsweredWithoutWaitingForABody(headers: [String: String], bodiless: Bool) {
+        #expect(BodyGate.isBodiless(headers, route: .none) == bodiless)
+        #expect(BodyGate.isBodiless(headers, route: .bytes(limit: 10)) == bodiless)
+        // A form or an upload is read even when empty, for its problems.
+        #expect(!BodyGate.isBodiless(headers, route: .form()))
+        #expect(!BodyGate.isBodiless(headers, route: .stream(limit: 10) { _ in throw HTTPError.notFound }))
+    }
+
     @Test func anEmptyStreamedBodyMakesNoSink() async throws {
         let sinks = RecordingSinks()
         let server = try LocalServer(routes: Self.routes(Runs(), sinks, Starts()))
