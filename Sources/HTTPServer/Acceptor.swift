@@ -159,25 +159,28 @@ final class Acceptor: Sendable {
 
     /// `descriptor`, or a copy of it numbered so that the number modulo
     /// `threads` is `thread` (the original then closed): the number
-    /// libmicrohttpd's pool places the connection by. The copies tried on
-    /// the way are closed. When no copy can be made (no descriptors left),
+    /// libmicrohttpd's pool places the connection by. When no copy can be
+    /// made (no descriptors left), or none of the numbers tried is free,
     /// `descriptor` as it is.
     static func renumber(_ descriptor: Int32, toThread thread: Int, of threads: Int) -> Int32 {
         guard threads > 1, Int(descriptor) % threads != thread else { return descriptor }
-        var passed: [Int32] = []
-        defer { for copy in passed { close(copy) } }
-        var lowest = descriptor + 1
-        // The lowest free number from `lowest` each time: with free numbers
-        // in a row, found within `threads` tries.
-        for _ in 0..<(threads * 4) {
-            let copy = fcntl(descriptor, F_DUPFD_CLOEXEC, lowest)
+        var lowest = Int(descriptor) + 1
+        // Only numbers with the wanted remainder are asked for: stepping
+        // through every free number could meet only the wrong remainder
+        // when what else the process has open takes every other number.
+        for _ in 0..<16 {
+            lowest += (thread - lowest % threads + threads) % threads
+            guard lowest <= Int(Int32.max) else { return descriptor }
+            let copy = fcntl(descriptor, F_DUPFD_CLOEXEC, Int32(lowest))
             guard copy >= 0 else { return descriptor }
             if Int(copy) % threads == thread {
                 close(descriptor)
                 return copy
             }
-            passed.append(copy)
-            lowest = copy + 1
+            // The number asked for was taken: the next try starts past the
+            // copy, so closing it now cannot give the same number back.
+            close(copy)
+            lowest = Int(copy) + 1
         }
         return descriptor
     }
