@@ -257,16 +257,44 @@ public struct Router: Sendable {
             if case .literal(let literal) = route.segments.first { first = literal }
             candidates[route.segments.count, default: [:]][first, default: []].append(index)
         }
+        // A path whose first segment is a literal may also match the routes
+        // starting with a parameter: merged here once, in order, not for
+        // every request.
+        for (count, shape) in candidates {
+            guard let anyFirst = shape[nil] else { continue }
+            for (first, indexes) in shape where first != nil {
+                candidates[count]?[first] = (indexes + anyFirst).sorted()
+            }
+        }
         self.candidates = candidates
     }
 
     /// The indexes of the routes that may match `parts`, in order.
     private func candidates(for parts: [Substring]) -> [Int] {
         guard let shape = candidates[parts.count] else { return [] }
-        let anyFirst = shape[nil] ?? []
-        guard let first = parts.first, let literal = shape[String(first)] else { return anyFirst }
-        if anyFirst.isEmpty { return literal }
-        return (literal + anyFirst).sorted()
+        if let first = parts.first, let literal = shape[String(first)] { return literal }
+        return shape[nil] ?? []
+    }
+
+    /// The path's segments, empty ones left out (`/a//b/` is `a`, `b`),
+    /// found byte by byte: this runs for every request.
+    static func segments(ofPath path: String) -> [Substring] {
+        var parts: [Substring] = []
+        parts.reserveCapacity(6)
+        let bytes = path.utf8
+        var start = bytes.startIndex
+        var index = start
+        // `/` is one byte of UTF-8 and never part of another character's,
+        // so each index found is a character boundary.
+        while index != bytes.endIndex {
+            if bytes[index] == UInt8(ascii: "/") {
+                if index != start { parts.append(path[start..<index]) }
+                start = bytes.index(after: index)
+            }
+            index = bytes.index(after: index)
+        }
+        if start != bytes.endIndex { parts.append(path[start...]) }
+        return parts
     }
 
     /// What a lookup found.
@@ -282,7 +310,7 @@ public struct Router: Sendable {
 
     /// The route for `method` and `path`. `HEAD` uses the `GET` route.
     public func match(method: String, path: String) -> Match {
-        let parts = path.split(separator: "/", omittingEmptySubsequences: true)
+        let parts = Self.segments(ofPath: path)
         let wanted = method == "HEAD" ? "GET" : method
         var allowed: [String] = []
         // Routes are values of many fields: only the one found is copied.

@@ -262,6 +262,48 @@ import Testing
         #expect(Callbacks.declaredLength(["content-length": text, "transfer-encoding": "chunked"]) == nil)
     }
 
+    @Test(arguments: [
+        "/", "", "/people", "/people/7", "//people//7//", "people/7", "/a/b/c/d/e/f/g/h", "/caf\u{E9}/\u{1F600}/x",
+        "/%2F/a%20b", "/e\u{301}/n",
+    ])
+    func aPathsSegmentsAreItsPartsBetweenSlashesWithoutEmptyOnes(path: String) {
+        let segments = Router.segments(ofPath: path)
+        #expect(segments == path.split(separator: "/", omittingEmptySubsequences: true))
+        #expect(!segments.contains { $0.isEmpty || $0.contains("/") })
+    }
+
+    /// A connection is renumbered for its event loop thread even when what
+    /// else the process holds open takes every number of that remainder
+    /// just above it (the full test run once put 14 of 16 connections on
+    /// one thread that way): the free numbers just above it are all of the
+    /// other remainder.
+    @Test func aConnectionIsRenumberedForItsThreadPastNumbersTakenOfItsRemainder() throws {
+        let opened = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        try #require(opened >= 0)
+        defer { close(opened) }
+        // High numbers, which the rest of the process does not reach.
+        let connection = fcntl(opened, F_DUPFD_CLOEXEC, 3000)
+        try #require(connection >= 3000)
+        let wanted = 1 - Int(connection) % 2
+        var held: [Int32] = []
+        defer { for descriptor in held { close(descriptor) } }
+        for number in (connection + 1)...(connection + 24) where Int(number) % 2 == wanted {
+            let copy = fcntl(opened, F_DUPFD_CLOEXEC, number)
+            try #require(copy == number)
+            held.append(copy)
+        }
+        let placed = Acceptor.renumber(connection, toThread: wanted, of: 2)
+        #expect(placed != connection)
+        #expect(Int(placed) % 2 == wanted)
+        #expect(placed > connection + 24)
+        // The original is closed, the copy open; the numbers tried on the
+        // way are free again.
+        #expect(fcntl(connection, F_GETFD) == -1)
+        #expect(fcntl(placed, F_GETFD) >= 0)
+        #expect(fcntl(connection + 2, F_GETFD) == -1)
+        if placed != connection { close(placed) }
+    }
+
     /// The process's resident memory, in KiB (Linux).
     static func residentKiB() -> Int {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
