@@ -1,4 +1,5 @@
 import SQLiteStore
+import Synchronization
 
 /// A model of one of the apps, stored as a row of the app's table and read
 /// and written through the library's record protocols.
@@ -110,10 +111,20 @@ struct RecordTable<Record: AppRecord>: Sendable {
 
     /// The record with that ID, read strictly in the access running.
     static func record(_ db: Database, id: Int64, strict: Bool = true) throws -> Record? {
-        let sql: SQL = """
-            SELECT \(Record.detailSelection) FROM \(identifier: Record.tableName) WHERE \(byKey) = \(id)
-            """
-        return try db.fetchOne(sql).map { try Record(row: $0, strict: strict) }
+        try db.fetchOne(byID, arguments: [id]).map { try Record(row: $0, strict: strict) }
+    }
+
+    /// `SELECT <details> FROM <table> WHERE <key> = ?`, put together once
+    /// per record type: a get by ID is the commonest request, and putting
+    /// its SQL together each time cost more than SQLite's part of it.
+    private static var byID: SQL {
+        QueryTexts.byID.withLock { queries in
+            let type = ObjectIdentifier(Record.self)
+            if let sql = queries[type] { return sql }
+            let sql: SQL = "SELECT \(Record.detailSelection) FROM \(identifier: Record.tableName) WHERE \(byKey) = ?"
+            queries[type] = sql
+            return sql
+        }
     }
 
     /// The rows matching `filter`, in order, those that can be read and
@@ -432,4 +443,10 @@ extension RecordStore {
         for id in ids where !unique.contains(id) { unique.append(id) }
         return try await access.deleteAll(unique)
     }
+}
+
+/// Queries ``RecordTable`` puts together once per record type (a generic
+/// type has no stored static properties of its own).
+private enum QueryTexts {
+    static let byID = Mutex<[ObjectIdentifier: SQL]>([:])
 }
