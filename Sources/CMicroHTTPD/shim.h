@@ -43,6 +43,16 @@ static inline int records_accept(int listening, struct sockaddr *address, sockle
 #endif
 }
 
+/// Calls `iterator` for each header, cookie and query argument of the
+/// request, in one pass (the kinds form a mask in C, which Swift's closed
+/// enum cannot hold); the number of pairs.
+static inline int records_mhd_request_values(struct MHD_Connection *connection, MHD_KeyValueIterator iterator,
+                                             void *context) {
+    return MHD_get_connection_values(connection, (enum MHD_ValueKind)(MHD_HEADER_KIND | MHD_COOKIE_KIND |
+                                                                      MHD_GET_ARGUMENT_KIND),
+                                     iterator, context);
+}
+
 /// The port the daemon listens on (useful when it was started on port 0).
 static inline uint16_t records_mhd_bound_port(struct MHD_Daemon *daemon) {
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);

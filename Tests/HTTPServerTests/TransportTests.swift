@@ -272,6 +272,12 @@ import Testing
         #expect(!segments.contains { $0.isEmpty || $0.contains("/") })
     }
 
+    @Test(arguments: ["Content-Type", "content-type", "X-API-KEY", "Host", "x-\u{C4}b-Header", "", "A1-b2_C3"])
+    func aHeadersNameIsLowercasedAsStringLowercasedWould(name: String) {
+        let lowered = name.withCString { Callbacks.lowercasedName($0) }
+        #expect(lowered == name.lowercased())
+    }
+
     /// A connection is renumbered for its event loop thread even when what
     /// else the process holds open takes every number of that remainder
     /// just above it (the full test run once put 14 of 16 connections on
