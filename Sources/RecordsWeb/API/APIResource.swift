@@ -222,7 +222,8 @@ struct APIInput: Sendable {
 
     /// What is wrong with `value` for `field`'s kind, or nil.
     private static func typeProblem(_ value: JSONValue, field: APIField) -> String? {
-        let label = Problem.sentence(field.displayLabel ?? field.label).dropLast()
+        // Put together only for a problem: this runs for every field sent.
+        var label: Substring { Problem.sentence(field.displayLabel ?? field.label).dropLast() }
         if value == .null {
             return field.nullable ? nil : "\(label) must not be null."
         }
