@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(SQLite3)
     import SQLite3
 #else
@@ -84,12 +85,33 @@ final class ConnectionAuthorizer {
     /// SQLite delete row by row instead of truncating the table, so that
     /// the update hook reports every deleted row.
     var reportsEveryDeletedRow = false
+    /// The table or view a `DROP` being prepared names, between SQLite's
+    /// check of the drop itself and its check of deleting the table's
+    /// rows, which comes next: answered `SQLITE_IGNORE`, that second
+    /// check would make SQLite skip the drop without an error.
+    var dropping: [CChar]?
 
     /// Called before each prepare: forgets what an earlier prepare (or a
     /// re-prepare while stepping) recorded.
     func beginPrepare() {
         if !region.isEmpty { region = DatabaseRegion() }
         savepoint = nil
+        dropping = nil
+    }
+
+    /// The answer of ``reportsEveryDeletedRow`` to an `SQLITE_DELETE`
+    /// check of `table` (nil: a statement's own tables and `sqlite_`
+    /// tables are let through as they are).
+    func deleteCode(_ table: UnsafePointer<CChar>?) -> Int32 {
+        guard let table else { return SQLITE_OK }
+        if let dropping {
+            self.dropping = nil
+            // The check of a DROP, not of a DELETE statement: the rows go
+            // with the table, which must go.
+            if strcmp(table, dropping) == 0 { return SQLITE_OK }
+        }
+        guard reportsEveryDeletedRow, strncmp(table, "sqlite_", 7) != 0 else { return SQLITE_OK }
+        return SQLITE_IGNORE
     }
 
     /// What the prepare just recorded, for the new statement.
@@ -131,15 +153,18 @@ let libraryAuthorizerCallback:
                         operation: operation, name: String(cString: second).lowercased())
                 }
             }
-        default:
+        case SQLITE_DROP_TABLE, SQLITE_DROP_TEMP_TABLE, SQLITE_DROP_VIEW, SQLITE_DROP_TEMP_VIEW, SQLITE_DROP_VTABLE:
+            // SQLite checks the deletion of its rows next (sqlite3DropTable).
+            authorizer.dropping = first.map { Array(UnsafeBufferPointer(start: $0, count: strlen($0) + 1)) }
+        case SQLITE_DELETE:
             break
+        default:
+            // Anything else between: no longer the drop's own check.
+            if authorizer.dropping != nil { authorizer.dropping = nil }
         }
         // For a DELETE, SQLITE_IGNORE only turns off the truncate
         // optimization: the rows are still deleted.
-        let code =
-            action == SQLITE_DELETE && authorizer.reportsEveryDeletedRow
-                && !(first.map { strncmp($0, "sqlite_", 7) == 0 } ?? true)
-            ? SQLITE_IGNORE : SQLITE_OK
+        let code = action == SQLITE_DELETE ? authorizer.deleteCode(first) : SQLITE_OK
         guard let user = authorizer.user else { return code }
         let request = AuthorizerRequest(
             action: AuthorizerAction(rawValue: action), firstArgument: first.map { String(cString: $0) },

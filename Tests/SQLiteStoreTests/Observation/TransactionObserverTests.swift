@@ -153,6 +153,82 @@ struct TransactionObserverTests {
         token.cancel()
     }
 
+    /// A connection watched by an observer answers SQLite's checks of
+    /// deletions so that `DELETE` reports every row; a `DROP` is checked
+    /// the same way, and was skipped without an error: the table stayed.
+    @Test func aWatchedConnectionStillDropsTablesViewsAndVirtualTables() throws {
+        let db = try Database.inMemory()
+        try makePeople(db)
+        let log = TransactionLog()
+        let token = db.addTransactionObserver { log.record($0) }
+        try db.execute("INSERT INTO people (id, name) VALUES (1, 'Ada'), (2, 'Bob')")
+        try db.execute("CREATE VIEW names AS SELECT name FROM people")
+        try db.execute("CREATE VIRTUAL TABLE words USING fts5(text)")
+        try db.execute("CREATE TEMP TABLE scratch (id INTEGER PRIMARY KEY)")
+        try db.execute("CREATE TEMP VIEW recent AS SELECT id FROM people")
+        try db.execute("INSERT INTO words (text) VALUES ('hello')")
+        for statement in [
+            "DROP VIEW names", "DROP TABLE words", "DROP TABLE scratch", "DROP VIEW recent", "DROP TABLE pets",
+        ] {
+            try db.execute(sql: statement)
+        }
+        let left = try db.fetchAll(
+            String.self, "SELECT name FROM sqlite_schema WHERE type IN ('table', 'view') ORDER BY name")
+        #expect(left == ["people"])
+        #expect(try db.fetchAll(String.self, "SELECT name FROM sqlite_temp_schema").isEmpty)
+        // A DELETE of every row is still reported row by row, and a drop
+        // after it too goes through.
+        try db.execute("DELETE FROM people")
+        try db.execute("DROP TABLE people")
+        #expect(try db.fetchAll(String.self, "SELECT name FROM sqlite_schema WHERE type = 'table'").isEmpty)
+        #expect(
+            log.all.last == [
+                DatabaseChange(kind: .delete, table: "people", rowID: 1),
+                DatabaseChange(kind: .delete, table: "people", rowID: 2),
+            ])
+        token.cancel()
+    }
+
+    /// The recorder remembers the tables it saw by SQLite's pointer to
+    /// their name: a table renamed, or dropped and another made (which may
+    /// get the same memory), is still reported by its name at the time,
+    /// and only when the observer asked for it; so are changes that go
+    /// from table to table, past the tables it remembers.
+    @Test func changesAreReportedUnderEachTablesNameAtTheTimeThroughRenamesAndDrops() throws {
+        let db = try Database.inMemory()
+        try makePeople(db)
+        let log = TransactionLog()
+        let token = db.addTransactionObserver(tables: ["people", "animals"]) { log.record($0) }
+        try db.execute("INSERT INTO people (id, name) VALUES (1, 'Ada')")
+        try db.execute("INSERT INTO pets (id, name) VALUES (1, 'Rex')")
+        try db.execute("ALTER TABLE pets RENAME TO animals")
+        try db.execute("INSERT INTO animals (id, name) VALUES (2, 'Tom')")
+        try db.execute("DROP TABLE people")
+        try db.execute("CREATE TABLE pets (id INTEGER PRIMARY KEY, name TEXT NOT NULL)")
+        try db.execute("CREATE TABLE people (id INTEGER PRIMARY KEY, name TEXT NOT NULL)")
+        try db.execute("INSERT INTO pets (id, name) VALUES (3, 'Kit')")
+        try db.execute("INSERT INTO people (id, name) VALUES (4, 'Bob')")
+        // Forty tables changed in one transaction, in turn, twice.
+        for index in 0..<40 { try db.execute(sql: "CREATE TABLE t\(index) (id INTEGER PRIMARY KEY)") }
+        try db.transaction { db in
+            for round in 0..<2 {
+                for index in 0..<40 { try db.execute(sql: "INSERT INTO t\(index) (id) VALUES (\(round + 1))") }
+                try db.execute(sql: "INSERT INTO people (id, name) VALUES (\(10 + round), 'C')")
+            }
+        }
+        #expect(
+            log.all == [
+                [DatabaseChange(kind: .insert, table: "people", rowID: 1)],
+                [DatabaseChange(kind: .insert, table: "animals", rowID: 2)],
+                [DatabaseChange(kind: .insert, table: "people", rowID: 4)],
+                [
+                    DatabaseChange(kind: .insert, table: "people", rowID: 10),
+                    DatabaseChange(kind: .insert, table: "people", rowID: 11),
+                ],
+            ])
+        token.cancel()
+    }
+
     @Test func cancelledOrReleasedTokenStopsTheReports() throws {
         let db = try Database.inMemory()
         try makePeople(db)
