@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(SQLite3)
     import SQLite3
 #else
@@ -338,13 +339,27 @@ final class ChangeRecorder {
     @exclusivity(unchecked) private var savepoints: [(name: String, count: Int)] = []
     /// A transaction whose commit hook ran.
     @exclusivity(unchecked) private var committing: (snapshot: ChangeTracker.Snapshot, changes: [DatabaseChange])?
-    /// The last table name seen by the update hook, and whether the
-    /// interest holds it: consecutive changes mostly hit the same table.
-    @exclusivity(unchecked) private var lastTableName: [CChar] = []
-    @exclusivity(unchecked) private var lastTable = ""
-    @exclusivity(unchecked) private var isLastTableObserved = false
-    /// The snapshot `isLastTableObserved` was found with.
+    /// The tables the update hook named lately, and whether the interest
+    /// holds each: a write with triggers changes rows of several tables
+    /// in turn (an app's row, its search index, the sync engine's
+    /// bookkeeping), so the name is looked up here instead of being made
+    /// into a text and looked for in the interest on every change.
+    @exclusivity(unchecked) private var tables: [SeenTable] = []
+    /// The snapshot ``tables`` were found with.
     @exclusivity(unchecked) private var lastSnapshot: ChangeTracker.Snapshot?
+
+    /// A table name the update hook passed, as SQLite's pointer to it (the
+    /// same for a table until the schema changes) and its bytes (checked
+    /// too, as a pointer may be reused for another name after a change).
+    private struct SeenTable {
+        let pointer: UnsafePointer<CChar>
+        let bytes: [CChar]
+        let name: String
+        let isObserved: Bool
+    }
+
+    /// The most tables ``tables`` keeps: past it, the oldest is forgotten.
+    private static let seenTablesLimit = 32
     /// Set when a value observation needs a refetch after this access.
     @exclusivity(unchecked) var needsRefetch = false
     /// The connection's `PRAGMA data_version` when last checked, to notice
@@ -377,24 +392,30 @@ final class ChangeRecorder {
                 snapshot = lastSnapshot
             } else {
                 let current = tracker.snapshot()
-                lastTableName = []
+                tables.removeAll(keepingCapacity: true)
                 lastSnapshot = current
                 snapshot = current
             }
         }
-        if lastTableName.isEmpty || strcmp(table, lastTableName) != 0 {
-            lastTable = String(cString: table)
-            lastTableName = Array(UnsafeBufferPointer(start: table, count: strlen(table) + 1))
-            isLastTableObserved = snapshot!.interest.contains(lastTable.lowercased())
+        let seen: SeenTable
+        if let index = tables.firstIndex(where: { $0.pointer == table && strcmp(table, $0.bytes) == 0 }) {
+            seen = tables[index]
+        } else {
+            let name = String(cString: table)
+            seen = SeenTable(
+                pointer: table, bytes: Array(UnsafeBufferPointer(start: table, count: strlen(table) + 1)), name: name,
+                isObserved: snapshot!.interest.contains(name.lowercased()))
+            if tables.count >= Self.seenTablesLimit { tables.removeFirst() }
+            tables.append(seen)
         }
-        guard isLastTableObserved else { return }
+        guard seen.isObserved else { return }
         let kind: DatabaseChange.Kind =
             switch operation {
             case SQLITE_INSERT: .insert
             case SQLITE_DELETE: .delete
             default: .update
             }
-        changes.append(DatabaseChange(kind: kind, table: lastTable, rowID: rowID))
+        changes.append(DatabaseChange(kind: kind, table: seen.name, rowID: rowID))
     }
 
     fileprivate func willCommit() {

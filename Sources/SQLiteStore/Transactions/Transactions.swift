@@ -7,6 +7,16 @@ public enum TransactionKind: String, Sendable {
     case immediate = "IMMEDIATE"
     /// Like immediate; in rollback-journal modes, readers are locked out too.
     case exclusive = "EXCLUSIVE"
+
+    /// The statement that begins such a transaction (a constant: one runs
+    /// for every read and write access).
+    var beginStatement: String {
+        switch self {
+        case .deferred: "BEGIN DEFERRED TRANSACTION"
+        case .immediate: "BEGIN IMMEDIATE TRANSACTION"
+        case .exclusive: "BEGIN EXCLUSIVE TRANSACTION"
+        }
+    }
 }
 
 extension Database {
@@ -37,7 +47,7 @@ extension Database {
         guard !isInsideTransaction else {
             throw SQLiteError.misuse("a transaction is already open; use savepoint(_:) to nest one")
         }
-        try executeScopeControl("BEGIN \(kind.rawValue) TRANSACTION")
+        try executeScopeControl(kind.beginStatement)
         let result: T
         do {
             result = try inScope(body)
@@ -81,8 +91,8 @@ extension Database {
     public func savepoint<T>(_ body: (Database) throws -> T) throws -> T {
         savepointDepth += 1
         defer { savepointDepth -= 1 }
-        let name = "sqlitestore_savepoint_\(savepointDepth)"
-        try executeScopeControl("SAVEPOINT \(name)")
+        let name = Self.savepointName(depth: savepointDepth)
+        try executeScopeControl(Self.savepointStatements(depth: savepointDepth).begin)
         let result: T
         do {
             result = try inScope(body)
@@ -96,13 +106,30 @@ extension Database {
             throw error
         }
         do {
-            try executeScopeControl("RELEASE SAVEPOINT \(name)")
+            try executeScopeControl(Self.savepointStatements(depth: savepointDepth).release)
         } catch {
             rollbackQuietly("ROLLBACK TRANSACTION TO SAVEPOINT \(name)")
             rollbackQuietly("RELEASE SAVEPOINT \(name)")
             throw error
         }
         return result
+    }
+
+    /// The name of the savepoint at `depth` (1 for the outermost).
+    private static func savepointName(depth: Int) -> String { "sqlitestore_savepoint_\(depth)" }
+
+    /// The `SAVEPOINT` and `RELEASE` of the savepoint at `depth`: made once
+    /// for the first levels, as every write of a combined group runs in a
+    /// savepoint of its own.
+    private static func savepointStatements(depth: Int) -> (begin: String, release: String) {
+        if depth >= 1, depth <= commonSavepointStatements.count { return commonSavepointStatements[depth - 1] }
+        let name = savepointName(depth: depth)
+        return ("SAVEPOINT \(name)", "RELEASE SAVEPOINT \(name)")
+    }
+
+    private static let commonSavepointStatements: [(begin: String, release: String)] = (1...4).map { depth in
+        let name = savepointName(depth: depth)
+        return ("SAVEPOINT \(name)", "RELEASE SAVEPOINT \(name)")
     }
 
     /// Runs the body of a transaction or savepoint, during which
