@@ -99,9 +99,10 @@ final class ConnectionAuthorizer {
         dropping = nil
     }
 
-    /// The answer of ``reportsEveryDeletedRow`` to an `SQLITE_DELETE`
-    /// check of `table` (nil: a statement's own tables and `sqlite_`
-    /// tables are let through as they are).
+    /// The answer to SQLite's check that `table`'s rows may be deleted:
+    /// `SQLITE_IGNORE` (no truncate optimization) while
+    /// ``reportsEveryDeletedRow``, except for SQLite's own `sqlite_`
+    /// tables and for the check that follows a `DROP` of that table.
     func deleteCode(_ table: UnsafePointer<CChar>?) -> Int32 {
         guard let table else { return SQLITE_OK }
         if let dropping {

@@ -91,14 +91,13 @@ extension Database {
     public func savepoint<T>(_ body: (Database) throws -> T) throws -> T {
         savepointDepth += 1
         defer { savepointDepth -= 1 }
-        let name = Self.savepointName(depth: savepointDepth)
-        try executeScopeControl(Self.savepointStatements(depth: savepointDepth).begin)
+        let statements = Self.savepointStatements(depth: savepointDepth)
+        try executeScopeControl(statements.begin)
         let result: T
         do {
             result = try inScope(body)
         } catch {
-            rollbackQuietly("ROLLBACK TRANSACTION TO SAVEPOINT \(name)")
-            rollbackQuietly("RELEASE SAVEPOINT \(name)")
+            rollBackSavepoint(depth: savepointDepth)
             throw error
         }
         // A savepoint always holds a transaction open: none means it is gone.
@@ -106,13 +105,20 @@ extension Database {
             throw error
         }
         do {
-            try executeScopeControl(Self.savepointStatements(depth: savepointDepth).release)
+            try executeScopeControl(statements.release)
         } catch {
-            rollbackQuietly("ROLLBACK TRANSACTION TO SAVEPOINT \(name)")
-            rollbackQuietly("RELEASE SAVEPOINT \(name)")
+            rollBackSavepoint(depth: savepointDepth)
             throw error
         }
         return result
+    }
+
+    /// Undoes and ends the savepoint at `depth`, ignoring failures (the
+    /// caller throws the error that led here).
+    private func rollBackSavepoint(depth: Int) {
+        let name = Self.savepointName(depth: depth)
+        rollbackQuietly("ROLLBACK TRANSACTION TO SAVEPOINT \(name)")
+        rollbackQuietly("RELEASE SAVEPOINT \(name)")
     }
 
     /// The name of the savepoint at `depth` (1 for the outermost).
