@@ -149,6 +149,31 @@ struct CaptureTests {
         }
     }
 
+    /// With recursive triggers on, a replace deletes the old row through
+    /// its delete trigger: the old identity becomes a tombstone, the new
+    /// row gets an identity of its own, and the outbox holds the deletion
+    /// and the new row's values. Either way one live identity remains.
+    @Test func replacingARowWithRecursiveTriggersDeletesItAndRecordsANewOne() throws {
+        let queue = try People.replica()
+        try queue.writeWithoutTransaction { db in try db.execute("PRAGMA recursive_triggers = ON") }
+        try queue.write { db in
+            try db.execute("INSERT INTO people (first, age) VALUES (\("Ada"), \(36))")
+            let old = try db.fetchOne(Data.self, "SELECT gid FROM sqlitestore_sync_rows WHERE local_id = 1")
+            try db.execute("DELETE FROM sqlitestore_sync_outbox")
+            try db.execute("INSERT OR REPLACE INTO people (id, first) VALUES (1, \("Augusta"))")
+            let new = try db.fetchOne(Data.self, "SELECT gid FROM sqlitestore_sync_rows WHERE local_id = 1")
+            #expect(new != nil && new != old)
+            #expect(try db.fetchOne(Int.self, "SELECT COUNT(*) FROM sqlitestore_sync_rows WHERE local_id = 1") == 1)
+            #expect(try db.fetchOne(Int.self, "SELECT deleted FROM sqlitestore_sync_rows WHERE gid = \(old)") == 1)
+            let entries = try db.fetchAll("SELECT gid, col, value FROM sqlitestore_sync_outbox ORDER BY seq").map {
+                (try $0.decode(Data.self, at: 0), try $0.decode(Int.self, at: 1), try $0[2])
+            }
+            #expect(entries.map(\.0) == [old, new, new, new, new])
+            #expect(entries.map(\.1) == [-1, 0, 1, 2, 3])
+            #expect(entries.map(\.2) == [.null, .text("Augusta"), .null, .null, .null])
+        }
+    }
+
     @Test func changingALocalIDKeepsTheGlobalIdentity() throws {
         let queue = try People.replica()
         try queue.write { db in

@@ -74,6 +74,10 @@ enum CoffeeSchema {
         // (see ``FoldedSearchIndex``): a write no longer touches the index
         // before its transaction's fold.
         Migrator.migration("coffee.searchIndexFoldedRowsOnly") { db in try searchIndex.indexOnlyFoldedRows(db) },
+        // The engine's triggers record a write without building temporary
+        // tables (docs/SYNC.md, "What a synced write costs"): installing
+        // again writes them back.
+        sync.migration("coffee.syncCaptureWithoutTemporaryTables"),
     ]
 
     /// Makes the table that gives each coffee's picture a version: the web's

@@ -42,6 +42,10 @@ enum ContactsSchema {
         // (see ``FoldedSearchIndex``): a write no longer touches the index
         // before its transaction's fold.
         Migrator.migration("contacts.searchIndexFoldedRowsOnly") { db in try searchIndex.indexOnlyFoldedRows(db) },
+        // The engine's triggers record a write without building temporary
+        // tables (docs/SYNC.md, "What a synced write costs"): installing
+        // again writes them back.
+        sync.migration("contacts.syncCaptureWithoutTemporaryTables"),
     ]
 
     /// The first full-text index of the name, address and contact, as the

@@ -46,6 +46,10 @@ enum PeopleSchema {
         // (see ``FoldedSearchIndex``): a write no longer touches the index
         // before its transaction's fold.
         Migrator.migration("people.searchIndexFoldedRowsOnly") { db in try searchIndex.indexOnlyFoldedRows(db) },
+        // The engine's triggers record a write without building temporary
+        // tables (docs/SYNC.md, "What a synced write costs"): installing
+        // again writes them back.
+        sync.migration("people.syncCaptureWithoutTemporaryTables"),
     ]
 
     /// The first full-text index of first and last names, folding case and
